@@ -1,0 +1,212 @@
+"""The events a Session emits: the record of everything an agent run does.
+
+Front ends render them, the session log appends them, resume replays them. Every event is a
+pydantic model with a literal ``type`` so a line of JSON turns back into the right class
+through :data:`EVENT_ADAPTER`. This module imports nothing of agentcli's, so every layer may use it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+SCHEMA_VERSION = 1
+"""Bumped when an event changes shape in a way older readers cannot skip over."""
+
+Outcome = Literal["completed", "clarify", "paused", "halted", "error"]
+"""How a turn ended; the headless front end maps each to an exit code."""
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class BaseEvent(BaseModel):
+    """Fields every event carries."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ts: datetime = Field(default_factory=_now)
+    """When the event happened (UTC)."""
+
+
+class SessionStarted(BaseEvent):
+    """A session began (or was resumed) in a workspace."""
+
+    type: Literal["session_started"] = "session_started"
+    session_id: str
+    workspace: str
+    model: str
+    api_base: str | None = None
+    workflow: str
+    resumed: bool = False
+
+
+class UserMessage(BaseEvent):
+    """The user said something: a task, guidance after a halt, or a follow-up."""
+
+    type: Literal["user_message"] = "user_message"
+    text: str
+
+
+class ClarificationAnswered(BaseEvent):
+    """The user answered the agent's question."""
+
+    type: Literal["clarification_answered"] = "clarification_answered"
+    call_id: str
+    answer: str
+
+
+class StateChanged(BaseEvent):
+    """The statechart took a transition."""
+
+    type: Literal["state_changed"] = "state_changed"
+    event: str
+    source: str
+    target: str
+    configuration: list[str]
+    """Every active state after the transition, outermost first."""
+
+
+class TextDelta(BaseEvent):
+    """Streamed assistant text, coalesced so a front end is not woken per token."""
+
+    type: Literal["text_delta"] = "text_delta"
+    text: str
+
+
+class ToolCallRequest(BaseModel):
+    """A tool call as the model made it (arguments as the raw JSON text it sent)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    arguments: str
+
+
+class AssistantMessage(BaseEvent):
+    """A whole model response: what goes into the conversation history."""
+
+    type: Literal["assistant_message"] = "assistant_message"
+    text: str
+    tool_calls: list[ToolCallRequest] = Field(default_factory=list)
+    finish_reason: str | None = None
+    interrupted: bool = False
+    """True when the stream was cut off (a pause) before it finished."""
+
+
+class ToolCallStarted(BaseEvent):
+    """A tool began running."""
+
+    type: Literal["tool_call_started"] = "tool_call_started"
+    call_id: str
+    name: str
+    arguments: str
+
+
+class ToolCallFinished(BaseEvent):
+    """A tool finished, failed, or was interrupted."""
+
+    type: Literal["tool_call_finished"] = "tool_call_finished"
+    call_id: str
+    name: str
+    ok: bool
+    output: str
+    """The text the model sees as the tool result."""
+    error: str | None = None
+    duration_s: float
+    files_changed: list[str] = Field(default_factory=list)
+    interrupted: bool = False
+
+
+class UsageReported(BaseEvent):
+    """Tokens and cost of one model call, with the session's running totals."""
+
+    type: Literal["usage"] = "usage"
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cost: float | None
+    """US dollars, or None when litellm has no price for the model (never a made-up 0)."""
+    total_input_tokens: int
+    total_output_tokens: int
+    total_cost: float | None
+
+
+class RetryScheduled(BaseEvent):
+    """A model call failed with a retryable error and will be tried again."""
+
+    type: Literal["retry"] = "retry"
+    attempt: int
+    max_attempts: int
+    delay_s: float
+    error: str
+
+
+class Notice(BaseEvent):
+    """Something the user should see that is not an error: a reminder sent, a guard tripped."""
+
+    type: Literal["notice"] = "notice"
+    kind: str
+    text: str
+
+
+class ErrorOccurred(BaseEvent):
+    """Something failed. ``fatal`` errors end the turn."""
+
+    type: Literal["error"] = "error"
+    kind: str
+    message: str
+    fatal: bool = False
+
+
+class ClarificationRequested(BaseEvent):
+    """The agent asked the user a question and waits for the answer."""
+
+    type: Literal["clarification_requested"] = "clarification_requested"
+    call_id: str
+    question: str
+    options: list[str] = Field(default_factory=list)
+
+
+class TurnEnded(BaseEvent):
+    """The agent stopped and waits for the user; ``outcome`` says why."""
+
+    type: Literal["turn_ended"] = "turn_ended"
+    outcome: Outcome
+    reason: str = ""
+    """The summary on completion, the question, the pause or halt reason, or the error."""
+    steps: int = 0
+    """Model calls made in this turn."""
+
+
+Event = Annotated[
+    Union[
+        SessionStarted,
+        UserMessage,
+        ClarificationAnswered,
+        StateChanged,
+        TextDelta,
+        AssistantMessage,
+        ToolCallStarted,
+        ToolCallFinished,
+        UsageReported,
+        RetryScheduled,
+        Notice,
+        ErrorOccurred,
+        ClarificationRequested,
+        TurnEnded,
+    ],
+    Field(discriminator="type"),
+]
+
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+"""Validates a dict (or JSON) into the right event class by its ``type``."""
+
+EVENT_TYPES: frozenset[str] = frozenset(
+    cls.model_fields["type"].default for cls in Event.__origin__.__args__  # type: ignore[attr-defined]
+)
+"""Every ``type`` this version knows; a log line with another type came from a newer version."""

@@ -1,0 +1,55 @@
+"""The system prompt, rebuilt for every model request."""
+
+from __future__ import annotations
+
+import platform
+from datetime import date
+from pathlib import Path
+
+from agentcli.workflow.model import Phase
+
+_RULES = """\
+You are agentcli, a coding agent working in the user's workspace through tools.
+
+How to work:
+- Explore before you change: list, glob, grep and read the files that matter.
+- Make changes with edit_file (small, exact replacements) or write_file (new or rewritten files).
+- Verify your work by running it or its tests with bash. Read errors and fix the cause.
+- Paths are relative to the workspace; you cannot touch anything outside it.
+- Every file change is snapshotted, so the user can undo any step.
+
+How to stop — this is required:
+- End every turn by calling exactly one of the control tools:
+  - complete(summary): the task is done and verified; summarize what you did.
+  - clarify(question, options?): you need a decision or information only the user has.
+  - pause(reason): you are blocked or need the user to review before going on.
+- Never stop by just writing text: a reply without a tool call is treated as a mistake.
+"""
+
+REMINDER = (
+    "You stopped without calling a tool. Every turn must end with exactly one of complete, "
+    "clarify or pause. If the task is done, call complete with a summary; if you need the user, "
+    "call clarify; if you are blocked, call pause. Otherwise continue with the next tool call."
+)
+
+TRUNCATED_REMINDER = (
+    "Your reply was cut off by the output length limit. Continue with smaller steps, and end "
+    "with complete, clarify or pause."
+)
+
+
+def system_prompt(*, workspace: Path, phase: Phase, tool_names: list[str], today: date | None = None) -> str:
+    """The instructions for one request: the rules, the environment, and the active phase."""
+    today = today or date.today()
+    sections = [
+        _RULES,
+        "Environment:\n"
+        f"- Workspace: {workspace}\n"
+        f"- Platform: {platform.system()} {platform.release()}\n"
+        f"- Date: {today.isoformat()}\n"
+        f"- Tools available now: {', '.join(tool_names)}",
+    ]
+    if phase.instructions:
+        text = phase.instructions.replace("{date}", today.isoformat()).replace("{workspace}", str(workspace))
+        sections.append(f"Current phase: {phase.name}\n{text}")
+    return "\n\n".join(sections)

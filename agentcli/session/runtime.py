@@ -1,0 +1,376 @@
+"""The work the chart's states invoke: streaming the model, running tools, keeping the conversation.
+
+The chart decides where the agent is; the Runtime does what that state means and tells the chart
+what happened by sending it an event. A state's work runs in the task the chart's ``invoke``
+starts; leaving the state cancels that task. What was in flight at that moment (a half-streamed
+reply, a running tool) is recorded synchronously in the state's exit callback, so the history
+stays consistent whatever the order in which the cancelled task winds down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from statemachine import StateChart
+
+from agentcli.config import Settings
+from agentcli.events import (
+    AssistantMessage,
+    ClarificationRequested,
+    ErrorOccurred,
+    Event,
+    Notice,
+    RetryScheduled,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallRequest,
+    ToolCallStarted,
+    UsageReported,
+)
+from agentcli.llm.types import Message, ModelCallError, ModelClient, ModelRequest, ModelResponse, RetryNotice, TextChunk
+from agentcli.session.coalesce import TextCoalescer
+from agentcli.session.context import trim
+from agentcli.session.prompt import REMINDER, TRUNCATED_REMINDER, system_prompt
+from agentcli.tools.base import ToolContext, ToolResult
+from agentcli.tools.registry import CONTROL_TOOLS, ToolRegistry
+from agentcli.workflow.model import ALL_TOOLS, Phase, Workflow
+
+CONTEXT_CHARS = 400_000
+"""Roughly 100k tokens: conversations past this are trimmed, oldest tool groups first."""
+
+INTERRUPTED = "Interrupted before it finished: the run was paused. Its effects may be partial."
+NOT_RUN = "Not run: the turn ended before this call was reached."
+
+
+@dataclass
+class Totals:
+    """Running usage of the session."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float | None = 0.0
+    """None once any call had an unknown price: a partial sum would understate the cost."""
+    steps: int = 0
+    """Model calls made in the current turn."""
+
+
+@dataclass
+class _InFlight:
+    """What a state's task is doing right now, for its exit callback to record if cut off."""
+
+    text: list[str] = field(default_factory=list)
+    streaming: bool = False
+    call: ToolCallRequest | None = None
+    call_started: float = 0.0
+
+
+def _history_arguments(raw: str) -> str:
+    """Arguments as stored in the conversation: always a JSON object.
+
+    Some providers (Anthropic through litellm) reject a history whose arguments are not JSON, so
+    a malformed call is kept as an object that still shows the model what it sent.
+    """
+    try:
+        if isinstance(json.loads(raw or "{}"), dict):
+            return raw or "{}"
+    except json.JSONDecodeError:
+        pass
+    return json.dumps({"_malformed_arguments": raw[:2000]})
+
+
+def assistant_message(text: str, calls: list[ToolCallRequest]) -> Message:
+    message: Message = {"role": "assistant", "content": text or None}
+    if calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _history_arguments(c.arguments)}}
+            for c in calls
+        ]
+    return message
+
+
+def tool_message(call_id: str, content: str) -> Message:
+    return {"role": "tool", "tool_call_id": call_id, "content": content}
+
+
+class Runtime:
+    """One session's working state and the coroutines the chart invokes.
+
+    It is registered on the chart as a listener: the chart's ``invoke``, ``cond`` and exit
+    callbacks are resolved here by name.
+    """
+
+    def __init__(
+        self,
+        *,
+        workspace: Path,
+        settings: Settings,
+        workflow: Workflow,
+        model_client: ModelClient,
+        tools: ToolRegistry,
+        emit: Callable[[Event], None],
+    ) -> None:
+        self.workspace = workspace
+        self.settings = settings
+        self.workflow = workflow
+        self.model_client = model_client
+        self.tools = tools
+        self.emit = emit
+        self.chart: StateChart | None = None
+        self.messages: list[Message] = []
+        """The conversation without the system prompt, which is rebuilt for every request."""
+        self.pending: deque[ToolCallRequest] = deque()
+        """Calls of the latest reply not yet run, in order."""
+        self.totals = Totals()
+        self.reminded = False
+        self.phase_events: frozenset[str] = frozenset()
+        self.last_result: ToolResult | None = None
+        self.last_call: ToolCallRequest | None = None
+        self._flight = _InFlight()
+        self._task: asyncio.Task[Any] | None = None
+        self._coalescer: TextCoalescer | None = None
+        self.tool_context = ToolContext(workspace=workspace, settings=settings.tools)
+
+    # -- what the chart asks -------------------------------------------------------------
+
+    def has_pending_calls(self) -> bool:
+        return bool(self.pending)
+
+    def modifies_files(self) -> bool:
+        """Guard: the last tool may have changed files and a snapshot store is attached."""
+        return False
+
+    @property
+    def active_phase(self) -> Phase:
+        assert self.chart is not None
+        names = {state.id: state.name for state in self.chart.configuration}
+        phase_ids = [sid for sid in names if sid.startswith("phase_")]
+        for phase in reversed(self.workflow.phases):
+            if any(names[sid] == phase.name for sid in phase_ids):
+                return phase
+        return self.workflow.phase(self.workflow.initial)
+
+    def phase_tools(self, phase: Phase) -> list[str]:
+        if ALL_TOOLS in phase.tools:
+            return self.tools.names
+        chosen = [name for name in phase.tools if name in self.tools]
+        return chosen + [name for name in self.tools.names if name in CONTROL_TOOLS and name not in chosen]
+
+    # -- commands from the Session -------------------------------------------------------
+
+    def begin_turn(self, text: str | None) -> None:
+        """A user message (or a plain resume) starts a new turn: fresh step count and reminder."""
+        self.totals.steps = 0
+        self.reminded = False
+        if text is not None:
+            self.messages.append({"role": "user", "content": text})
+        elif not self.messages or self.messages[-1]["role"] == "assistant":
+            self.messages.append({"role": "user", "content": "Continue where you left off."})
+
+    async def settle(self, timeout: float = 10.0) -> None:
+        """Wait for a cancelled state task to wind down (a killed command to be reaped)."""
+        task = self._task
+        if task is not None and not task.done() and task is not asyncio.current_task():
+            await asyncio.wait([task], timeout=timeout)
+
+    # -- thinking ----------------------------------------------------------------------------
+
+    async def run_thinking(self) -> None:
+        """Invoked on entering ``thinking``: one model call, then the event its reply calls for."""
+        self._task = asyncio.current_task()
+        if self.totals.steps >= self.settings.max_steps:
+            await self._send("step_limit", reason=f"step limit reached ({self.settings.max_steps} model calls)")
+            return
+        self.totals.steps += 1
+        phase = self.active_phase
+        tool_names = self.phase_tools(phase)
+        request = ModelRequest(
+            model=self.settings.model_for(phase.model),
+            messages=[
+                {"role": "system", "content": system_prompt(workspace=self.workspace, phase=phase, tool_names=tool_names)},
+                *trim(self.messages, CONTEXT_CHARS),
+            ],
+            tools=self.tools.schemas(tool_names),
+            tool_choice=phase.tool_choice if phase.tool_choice != "auto" else None,
+            api_base=self.settings.api_base,
+        )
+        self._flight = _InFlight(streaming=True)
+        self._coalescer = TextCoalescer(lambda text: self.emit(TextDelta(text=text)))
+        response: ModelResponse | None = None
+        try:
+            async for item in self.model_client.stream(request):
+                if isinstance(item, TextChunk):
+                    self._flight.text.append(item.text)
+                    self._coalescer.add(item.text)
+                elif isinstance(item, RetryNotice):
+                    self._coalescer.flush()
+                    self._flight.text.clear()
+                    self.emit(RetryScheduled(attempt=item.attempt, max_attempts=item.max_attempts,
+                                             delay_s=item.delay_s, error=item.error))
+                else:
+                    response = item
+        except ModelCallError as error:
+            self._end_stream()
+            self.emit(ErrorOccurred(kind="model", message=str(error), fatal=not error.retryable))
+            if error.retryable:
+                await self._send("pause", reason=f"model unavailable, retries exhausted: {error}")
+            else:
+                await self._send("fail", reason=str(error))
+            return
+        self._end_stream()
+        if response is None:  # a client that broke its contract; never a silent stop
+            await self._send("fail", reason="the model client returned no response")
+            return
+        await self._handle_response(response)
+
+    def _end_stream(self) -> None:
+        if self._coalescer is not None:
+            self._coalescer.flush()
+        self._flight = _InFlight()
+
+    async def _handle_response(self, response: ModelResponse) -> None:
+        self._record_usage(response)
+        calls = response.tool_calls
+        self.messages.append(assistant_message(response.text, calls))
+        self.emit(AssistantMessage(text=response.text, tool_calls=calls, finish_reason=response.finish_reason))
+        if calls:
+            self.reminded = False
+            self.pending.extend(calls)
+            await self._send("tool_call", name=calls[0].name)
+            return
+        if not self.reminded:
+            self.reminded = True
+            reminder = TRUNCATED_REMINDER if response.finish_reason == "length" else REMINDER
+            self.messages.append({"role": "user", "content": reminder})
+            self.emit(Notice(kind="reminder", text="The model stopped without complete/clarify/pause; reminded it once."))
+            await self._send("nudge")
+            return
+        await self._send("pause", reason="stopped without complete/clarify/pause")
+
+    def _record_usage(self, response: ModelResponse) -> None:
+        usage = response.usage
+        if usage is None:
+            return
+        totals = self.totals
+        totals.input_tokens += usage.input_tokens
+        totals.output_tokens += usage.output_tokens
+        if response.cost is None or totals.cost is None:
+            totals.cost = None
+        else:
+            totals.cost += response.cost
+        self.emit(
+            UsageReported(
+                model=response.model,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                cost=response.cost,
+                total_input_tokens=totals.input_tokens,
+                total_output_tokens=totals.output_tokens,
+                total_cost=totals.cost,
+            )
+        )
+
+    def on_exit_thinking(self) -> None:
+        """Leaving ``thinking`` mid-stream (a pause): keep what was said, mark it interrupted."""
+        if not self._flight.streaming:
+            return
+        if self._coalescer is not None:
+            self._coalescer.flush()
+        text = "".join(self._flight.text)
+        self._flight = _InFlight()
+        if text:
+            self.messages.append(assistant_message(text, []))
+        self.emit(AssistantMessage(text=text, interrupted=True))
+
+    # -- executingTool -------------------------------------------------------------------
+
+    async def run_tool(self) -> None:
+        """Invoked on entering ``executingTool``: run the next pending call."""
+        self._task = asyncio.current_task()
+        call = self.pending[0]
+        phase = self.active_phase
+        allowed = self.phase_tools(phase)
+        self._flight = _InFlight(call=call, call_started=time.monotonic())
+        self.emit(ToolCallStarted(call_id=call.id, name=call.name, arguments=call.arguments))
+        if call.name in self.tools and call.name not in allowed:
+            result = ToolResult.failure(
+                f"'{call.name}' is not available in the {phase.name} phase; its tools are: {', '.join(allowed)}"
+            )
+        else:
+            result = await self.tools.call(call.name, call.arguments, self.tool_context)
+        duration = time.monotonic() - self._flight.call_started
+        self._flight = _InFlight()
+        self.pending.popleft()
+        self.last_call, self.last_result = call, result
+        self._finish_call(call, result, duration)
+        if result.control is not None and result.ok:
+            self._drop_pending(NOT_RUN)
+            await self._send_control(call, result)
+            return
+        event = f"called_{call.name}"
+        if result.ok and event in self.phase_events:
+            await self._send(event)
+        await self._send("tool_done", name=call.name)
+
+    def _finish_call(self, call: ToolCallRequest, result: ToolResult, duration: float, *, interrupted: bool = False) -> None:
+        self.messages.append(tool_message(call.id, result.output))
+        self.emit(
+            ToolCallFinished(
+                call_id=call.id,
+                name=call.name,
+                ok=result.ok,
+                output=result.output,
+                error=result.error,
+                duration_s=round(duration, 6),
+                files_changed=list(result.files_changed),
+                interrupted=interrupted,
+            )
+        )
+
+    def _drop_pending(self, why: str) -> None:
+        """Every call gets a result, even those a turn's end left unrun (no orphan calls)."""
+        while self.pending:
+            call = self.pending.popleft()
+            self._finish_call(call, ToolResult.failure(why), 0.0)
+
+    async def _send_control(self, call: ToolCallRequest, result: ToolResult) -> None:
+        if result.control == "complete":
+            await self._send("completed", reason=str(result.data.get("summary", "")))
+        elif result.control == "clarify":
+            question = str(result.data.get("question", ""))
+            options = [str(option) for option in result.data.get("options", [])]
+            self.emit(ClarificationRequested(call_id=call.id, question=question, options=options))
+            await self._send("clarify", reason=question)
+        else:
+            await self._send("pause", reason=str(result.data.get("reason", "")))
+
+    def on_exit_executingTool(self) -> None:  # noqa: N802 - named after the chart state
+        """Leaving ``executingTool`` mid-call (a pause): the call and the rest get results."""
+        call = self._flight.call
+        if call is None:
+            return
+        duration = time.monotonic() - self._flight.call_started
+        self._flight = _InFlight()
+        if self.pending and self.pending[0] is call:
+            self.pending.popleft()
+        self._finish_call(call, ToolResult.failure(INTERRUPTED), duration, interrupted=True)
+        self._drop_pending(NOT_RUN)
+
+    # -- capturingSnapshot ---------------------------------------------------------------
+
+    async def run_capture(self) -> None:
+        """Invoked on entering ``capturingSnapshot``; the snapshot store attaches here."""
+        self._task = asyncio.current_task()
+        await self._send("snapshot_done")
+
+    # -- helpers -------------------------------------------------------------------------
+
+    async def _send(self, event: str, **kwargs: Any) -> None:
+        assert self.chart is not None
+        await self.chart.send(event, **kwargs)

@@ -1,0 +1,216 @@
+"""The Session: what front ends drive with commands and observe through events.
+
+Front ends never reach into the chart, the model client or the tools; they call the commands
+here (``send_user_message``, ``answer``, ``pause``, ``resume``) and subscribe to events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agentcli.config import Settings
+from agentcli.events import (
+    ClarificationAnswered,
+    ClarificationRequested,
+    Event,
+    Outcome,
+    SessionStarted,
+    StateChanged,
+    TurnEnded,
+    UserMessage,
+)
+from agentcli.llm.types import ModelClient
+from agentcli.session.chart import CONTROL_STATES, WAITING_STATES, ChartGraph, chart_class, chart_graph, phase_events
+from agentcli.session.runtime import Runtime
+from agentcli.tools.registry import ToolRegistry, default_registry
+from agentcli.workflow.model import Workflow
+
+Subscriber = Callable[[Event], None]
+
+_CONTROL_IDS = frozenset(CONTROL_STATES)
+
+_OUTCOMES: dict[str, Outcome] = {
+    "completed": "completed",
+    "clarify": "clarify",
+    "pause": "paused",
+    "step_limit": "halted",
+    "stuck": "halted",
+    "fail": "error",
+}
+
+
+class SessionStateError(Exception):
+    """A command does not fit the state the session is in (e.g. an answer with no question)."""
+
+
+def new_session_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+class Session:
+    """One agent run in one workspace."""
+
+    def __init__(
+        self,
+        *,
+        workspace: Path,
+        settings: Settings,
+        workflow: Workflow,
+        model_client: ModelClient,
+        tools: ToolRegistry | None = None,
+        session_id: str | None = None,
+    ) -> None:
+        self.id = session_id or new_session_id()
+        self.workspace = workspace.resolve()
+        self.settings = settings
+        self.workflow = workflow
+        self._subscribers: list[Subscriber] = []
+        self._turn_end: asyncio.Future[TurnEnded] | None = None
+        self.last_turn: TurnEnded | None = None
+        self.pending_question: ClarificationRequested | None = None
+        self.runtime = Runtime(
+            workspace=self.workspace,
+            settings=settings,
+            workflow=workflow,
+            model_client=model_client,
+            tools=tools or default_registry(),
+            emit=self._emit,
+        )
+        self.runtime.phase_events = phase_events(workflow)
+        self._chart_class = chart_class(workflow)
+        self.chart: Any = None
+        self._started = False
+
+    # -- observation ---------------------------------------------------------------------
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        """Call ``subscriber`` with every event from now on; returns an unsubscribe function."""
+        self._subscribers.append(subscriber)
+        return lambda: self._subscribers.remove(subscriber)
+
+    def _emit(self, event: Event) -> None:
+        if isinstance(event, ClarificationRequested):
+            self.pending_question = event
+        for subscriber in list(self._subscribers):
+            subscriber(event)
+
+    @property
+    def graph(self) -> ChartGraph:
+        """The chart's states and transitions, read from its definition."""
+        return chart_graph(self._chart_class)
+
+    @property
+    def configuration(self) -> list[str]:
+        """Ids of every active state, outermost first."""
+        if self.chart is None:
+            return []
+        return [state.id for state in sorted(self.chart.configuration, key=lambda s: s.document_order)]
+
+    @property
+    def control_state(self) -> str:
+        return next((sid for sid in self.configuration if sid in _CONTROL_IDS), "idle")
+
+    @property
+    def totals(self) -> Any:
+        return self.runtime.totals
+
+    # -- chart listener callbacks ----------------------------------------------------------
+
+    def after_transition(self, event: str, source: Any, target: Any, **kwargs: Any) -> None:
+        if source is None or target is None or not event:
+            return
+        self._emit(
+            StateChanged(event=str(event), source=source.id, target=target.id, configuration=self.configuration)
+        )
+        if target.id in WAITING_STATES and target.id in _CONTROL_IDS:
+            outcome = _OUTCOMES.get(str(event))
+            if outcome is None:
+                return
+            ended = TurnEnded(outcome=outcome, reason=str(kwargs.get("reason", "")), steps=self.runtime.totals.steps)
+            self.last_turn = ended
+            self._emit(ended)
+            if self._turn_end is not None and not self._turn_end.done():
+                self._turn_end.set_result(ended)
+
+    # -- lifecycle and commands ----------------------------------------------------------
+
+    async def start(self, *, resumed: bool = False) -> None:
+        """Activate the chart and announce the session. Commands call it when needed."""
+        if self._started:
+            return
+        self._started = True
+        self.chart = self._chart_class(listeners=[self.runtime, self])
+        self.runtime.chart = self.chart
+        await self.chart.activate_initial_state()
+        self._emit(
+            SessionStarted(
+                session_id=self.id,
+                workspace=str(self.workspace),
+                model=self.settings.model,
+                api_base=self.settings.api_base,
+                workflow=self.workflow.name,
+                resumed=resumed,
+            )
+        )
+
+    def _expect_turn(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._turn_end = loop.create_future()
+
+    async def send_user_message(self, text: str) -> None:
+        """Give the agent a task, a follow-up, or guidance after a halt or pause."""
+        await self.start()
+        state = self.control_state
+        if state not in ("idle", "paused", "halted"):
+            raise SessionStateError(f"cannot take a new message while {state}; pause first or answer the question")
+        self._emit(UserMessage(text=text))
+        self.runtime.begin_turn(text)
+        self._expect_turn()
+        await self.chart.send("user_message")
+
+    async def answer(self, text: str) -> None:
+        """Answer the question the agent asked with ``clarify``."""
+        await self.start()
+        question = self.pending_question
+        if self.control_state != "awaitingClarification" or question is None:
+            raise SessionStateError("there is no question waiting for an answer")
+        self.pending_question = None
+        self._emit(ClarificationAnswered(call_id=question.call_id, answer=text))
+        self.runtime.begin_turn(f"Answer to your question ({question.question}): {text}")
+        self._expect_turn()
+        await self.chart.send("answer")
+
+    async def pause(self, reason: str = "paused by the user") -> None:
+        """Stop at once: a stream in progress is cancelled, a running command is killed."""
+        if self.control_state in WAITING_STATES:
+            return
+        await self.chart.send("pause", reason=reason)
+        await self.runtime.settle()
+
+    async def resume(self, guidance: str | None = None) -> None:
+        """Continue a paused or halted session, optionally with guidance."""
+        await self.start()
+        state = self.control_state
+        if state not in ("paused", "halted"):
+            raise SessionStateError(f"nothing to resume: the session is {state}")
+        if guidance:
+            self._emit(UserMessage(text=guidance))
+        self.runtime.begin_turn(guidance)
+        self._expect_turn()
+        await self.chart.send("resume")
+
+    async def wait_turn(self) -> TurnEnded:
+        """Wait until the current turn ends (completed, clarify, paused, halted or error)."""
+        if self._turn_end is None:
+            raise SessionStateError("no turn is running")
+        return await asyncio.shield(self._turn_end)
+
+    async def run_turn(self, text: str) -> TurnEnded:
+        """Send a message and wait for the turn it starts to end."""
+        await self.send_user_message(text)
+        return await self.wait_turn()
+

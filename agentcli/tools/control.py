@@ -1,0 +1,56 @@
+"""The control tools that end a turn: complete, clarify, pause. The agent must end with one."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from agentcli.tools.base import Arguments, Tool, ToolContext, ToolResult
+
+
+class CompleteArgs(Arguments):
+    summary: str = Field(description="What was done and how it was verified.")
+
+
+class Complete(Tool[CompleteArgs]):
+    name = "complete"
+    description = "Finish the task. Call this once the work is done and verified, with a summary."
+    arguments = CompleteArgs
+
+    async def run(self, args: CompleteArgs, ctx: ToolContext) -> ToolResult:
+        return ToolResult(ok=True, output="Task marked complete.", control="complete",
+                          data={"summary": args.summary})
+
+
+class ClarifyArgs(Arguments):
+    question: str = Field(description="The question for the user.")
+    options: list[str] | None = Field(None, description="Suggested answers the user can pick from.")
+
+
+class Clarify(Tool[ClarifyArgs]):
+    name = "clarify"
+    description = (
+        "Ask the user a question when the task is ambiguous or a decision is theirs. "
+        "The run waits for the answer."
+    )
+    arguments = ClarifyArgs
+
+    async def run(self, args: ClarifyArgs, ctx: ToolContext) -> ToolResult:
+        return ToolResult(
+            ok=True,
+            output="Question sent to the user; waiting for the answer.",
+            control="clarify",
+            data={"question": args.question, "options": list(args.options or [])},
+        )
+
+
+class PauseArgs(Arguments):
+    reason: str = Field(description="Why the work stops here and what is needed to go on.")
+
+
+class Pause(Tool[PauseArgs]):
+    name = "pause"
+    description = "Stop and hand control back to the user, e.g. when blocked or needing review."
+    arguments = PauseArgs
+
+    async def run(self, args: PauseArgs, ctx: ToolContext) -> ToolResult:
+        return ToolResult(ok=True, output="Paused.", control="pause", data={"reason": args.reason})

@@ -1,0 +1,218 @@
+"""The file tools: read_file, write_file, edit_file, list_files."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import Field
+
+from agentcli.tools.base import Arguments, BlockingTool, ToolContext, ToolError, ToolResult
+from agentcli.tools.ignore import make_filter
+from agentcli.tools.paths import relative, resolve_in_workspace
+from agentcli.tools.text import looks_binary, read_text, truncate_middle
+
+MAX_LINE_CHARS = 2000
+DEFAULT_READ_LINES = 2000
+
+
+class ReadFileArgs(Arguments):
+    path: str = Field(description="File path, relative to the workspace.")
+    offset: int | None = Field(None, ge=1, description="First line to show (1-based).")
+    limit: int | None = Field(None, ge=1, description="How many lines to show (default 2000).")
+
+
+class ReadFile(BlockingTool[ReadFileArgs]):
+    name = "read_file"
+    description = (
+        "Read a text file. Returns its lines numbered from 1 (cat -n style). "
+        "Use offset and limit to page through long files."
+    )
+    arguments = ReadFileArgs
+
+    def run_blocking(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
+        path = resolve_in_workspace(ctx.workspace, args.path, must_exist=True)
+        display = relative(ctx.workspace, path)
+        paged = args.offset is not None or args.limit is not None
+        if paged and path.is_file() and path.stat().st_size > ctx.settings.max_read_bytes:
+            lines = _read_lines_streaming(path, display, args.offset or 1, args.limit or DEFAULT_READ_LINES)
+            total = None
+        else:
+            text = read_text(path, max_bytes=ctx.settings.max_read_bytes, display=display)
+            all_lines = text.splitlines()
+            total = len(all_lines)
+            start = (args.offset or 1) - 1
+            if total and start >= total:
+                raise ToolError(f"offset {args.offset} is past the end of '{display}' ({total} lines)")
+            lines = all_lines[start : start + (args.limit or DEFAULT_READ_LINES)]
+        first = args.offset or 1
+        body = "\n".join(
+            f"{number:6}\t{_clip(line)}" for number, line in enumerate(lines, start=first)
+        )
+        shown_to = first + len(lines) - 1
+        if total is None:
+            footer = f"\n[lines {first}-{shown_to} of a large file]"
+        elif not total:
+            footer = "[empty file]"
+        elif shown_to < total or first > 1:
+            footer = f"\n[lines {first}-{shown_to} of {total}]"
+        else:
+            footer = ""
+        output = truncate_middle(body + footer, ctx.settings.max_output_chars)
+        return ToolResult(ok=True, output=output)
+
+
+def _clip(line: str) -> str:
+    return line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + " [line cut]"
+
+
+def _read_lines_streaming(path: Path, display: str, offset: int, limit: int) -> list[str]:
+    """Page through a file too large to read whole, line by line."""
+    with path.open("rb") as handle:
+        if looks_binary(handle.read(8192)):
+            raise ToolError(f"'{display}' is a binary file; it cannot be shown as text")
+        handle.seek(0)
+        lines: list[str] = []
+        for number, raw in enumerate(handle, start=1):
+            if number < offset:
+                continue
+            if len(lines) >= limit:
+                break
+            lines.append(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+    if not lines:
+        raise ToolError(f"offset {offset} is past the end of '{display}'")
+    return lines
+
+
+class WriteFileArgs(Arguments):
+    path: str = Field(description="File path, relative to the workspace. Parent folders are created.")
+    content: str = Field(description="The whole new content of the file.")
+
+
+class WriteFile(BlockingTool[WriteFileArgs]):
+    name = "write_file"
+    description = "Create a file or replace its whole content. Prefer edit_file for small changes."
+    arguments = WriteFileArgs
+    modifies_files = True
+    read_only = False
+
+    def run_blocking(self, args: WriteFileArgs, ctx: ToolContext) -> ToolResult:
+        path = resolve_in_workspace(ctx.workspace, args.path)
+        display = relative(ctx.workspace, path)
+        if path.is_dir():
+            raise ToolError(f"'{display}' is a directory")
+        existed = path.exists()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_preserving_mode(path, args.content)
+        lines = args.content.count("\n") + (0 if args.content.endswith("\n") or not args.content else 1)
+        verb = "Overwrote" if existed else "Created"
+        return ToolResult(
+            ok=True, output=f"{verb} {display} ({lines} lines)", files_changed=(display,)
+        )
+
+
+def _write_preserving_mode(path: Path, content: str) -> None:
+    # newline="" writes the text exactly as given: no "\n" -> os.linesep translation.
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        handle.write(content)
+
+
+class EditFileArgs(Arguments):
+    path: str = Field(description="File path, relative to the workspace.")
+    old_string: str = Field(description="Exact text to replace; must occur exactly once unless replace_all.")
+    new_string: str = Field(description="Replacement text.")
+    replace_all: bool = Field(False, description="Replace every occurrence instead of exactly one.")
+
+
+class EditFile(BlockingTool[EditFileArgs]):
+    name = "edit_file"
+    description = (
+        "Replace an exact string in a file. old_string must match the file exactly (whitespace "
+        "included) and be unique unless replace_all is true. Read the file first."
+    )
+    arguments = EditFileArgs
+    modifies_files = True
+    read_only = False
+
+    def run_blocking(self, args: EditFileArgs, ctx: ToolContext) -> ToolResult:
+        path = resolve_in_workspace(ctx.workspace, args.path, must_exist=True)
+        display = relative(ctx.workspace, path)
+        if not args.old_string:
+            raise ToolError("old_string is empty; use write_file to create or replace a whole file")
+        if args.old_string == args.new_string:
+            raise ToolError("old_string and new_string are identical; nothing would change")
+        text = read_text(path, max_bytes=ctx.settings.max_read_bytes, display=display)
+        old, new = args.old_string, args.new_string
+        count = text.count(old)
+        if count == 0 and "\r\n" in text and "\n" in old:
+            # The model writes "\n"; a CRLF file needs the same edit with CRLF line ends.
+            old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+            count = text.count(old)
+        if count == 0:
+            raise ToolError(f"old_string not found in {display}; read the file and copy the text exactly")
+        if count > 1 and not args.replace_all:
+            raise ToolError(
+                f"old_string occurs {count} times in {display}; add surrounding lines to make it "
+                "unique, or set replace_all"
+            )
+        updated = text.replace(old, new) if args.replace_all else text.replace(old, new, 1)
+        _write_preserving_mode(path, updated)
+        what = f"{count} occurrences" if args.replace_all and count > 1 else "1 occurrence"
+        return ToolResult(ok=True, output=f"Edited {display}: replaced {what}", files_changed=(display,))
+
+
+class ListFilesArgs(Arguments):
+    path: str = Field(".", description="Folder to list, relative to the workspace.")
+    depth: int = Field(2, ge=1, le=10, description="How many folder levels to descend.")
+
+
+class ListFiles(BlockingTool[ListFilesArgs]):
+    name = "list_files"
+    description = (
+        "List files and folders as a tree (folders end with /). Skips .git and git-ignored paths."
+    )
+    arguments = ListFilesArgs
+
+    def run_blocking(self, args: ListFilesArgs, ctx: ToolContext) -> ToolResult:
+        root = resolve_in_workspace(ctx.workspace, args.path, must_exist=True)
+        if not root.is_dir():
+            raise ToolError(f"'{args.path}' is not a folder; use read_file for files")
+        keep = make_filter(ctx.workspace)
+        limit = ctx.settings.max_matches
+        base = relative(ctx.workspace, root)
+        lines = _tree_lines(root, args.depth, keep, ctx.workspace, limit)
+        truncated = len(lines) > limit
+        output = "\n".join(lines[:limit]) or "(empty)"
+        if truncated:
+            output += f"\n[listing cut at {limit} entries; list a subfolder or lower depth]"
+        header = f"{base}/\n" if base != "." else ""
+        return ToolResult(ok=True, output=header + output)
+
+
+def _tree_lines(
+    root: Path, depth: int, keep: Callable[[str, bool], bool], workspace: Path, limit: int
+) -> list[str]:
+    """Folders first, then files, each level indented two spaces; stops past ``limit``."""
+    lines: list[str] = []
+
+    def walk(folder: Path, level: int) -> None:
+        if len(lines) > limit:
+            return
+        try:
+            children = sorted(os.scandir(folder), key=lambda entry: (not entry.is_dir(), entry.name))
+        except OSError as error:
+            lines.append(f"{'  ' * level}[cannot list: {error.strerror}]")
+            return
+        for child in children:
+            is_dir = child.is_dir(follow_symlinks=False)
+            rel = relative(workspace, Path(child.path))
+            if not keep(rel, is_dir):
+                continue
+            suffix = "/" if is_dir else ("@" if child.is_symlink() else "")
+            lines.append(f"{'  ' * level}{child.name}{suffix}")
+            if is_dir and level + 1 < depth:
+                walk(Path(child.path), level + 1)
+
+    walk(root, 0)
+    return lines

@@ -1,0 +1,94 @@
+"""The set of tools offered to the model, and turning a raw tool call into a result.
+
+Whatever the model sends — an unknown name, broken JSON, arguments that do not fit the schema —
+comes back as an error result it can read; nothing a model says can crash the loop.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic import ValidationError
+
+from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
+from agentcli.tools.control import Clarify, Complete, Pause
+from agentcli.tools.files import EditFile, ListFiles, ReadFile, WriteFile
+from agentcli.tools.search import Glob, Grep
+from agentcli.tools.shell import Bash
+
+CONTROL_TOOLS = frozenset({"complete", "clarify", "pause"})
+
+
+class ToolRegistry:
+    """Tools by name, in the order they are offered to the model."""
+
+    def __init__(self, tools: Iterable[Tool[Any]]) -> None:
+        self._tools: dict[str, Tool[Any]] = {tool.name: tool for tool in tools}
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._tools
+
+    def __getitem__(self, name: str) -> Tool[Any]:
+        return self._tools[name]
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def schemas(self, names: Iterable[str] | None = None) -> list[dict[str, Any]]:
+        """OpenAI tool descriptions, for all tools or for ``names`` only."""
+        chosen = self._tools if names is None else {n: self._tools[n] for n in names if n in self._tools}
+        return [tool.schema() for tool in chosen.values()]
+
+    def modifies_files(self, name: str) -> bool:
+        tool = self._tools.get(name)
+        return bool(tool and tool.modifies_files)
+
+    async def call(self, name: str, raw_arguments: str, ctx: ToolContext) -> ToolResult:
+        """Run one call as the model sent it; every failure becomes an error result."""
+        tool = self._tools.get(name)
+        if tool is None:
+            return ToolResult.failure(f"unknown tool '{name}'. Available tools: {', '.join(self._tools)}")
+        try:
+            parsed = json.loads(raw_arguments) if raw_arguments.strip() else {}
+        except json.JSONDecodeError as error:
+            return ToolResult.failure(
+                f"the arguments for {name} are not valid JSON ({error.msg} at position {error.pos}). "
+                "Send a JSON object matching the tool's schema."
+            )
+        if not isinstance(parsed, dict):
+            return ToolResult.failure(
+                f"the arguments for {name} must be a JSON object, not {type(parsed).__name__}"
+            )
+        try:
+            args = tool.arguments.model_validate(parsed)
+        except ValidationError as error:
+            return ToolResult.failure(f"invalid arguments for {name}: {_describe(error)}")
+        try:
+            return await tool.run(args, ctx)
+        except ToolError as error:
+            return ToolResult.failure(str(error))
+        except PermissionError as error:
+            return ToolResult.failure(f"permission denied: {error.filename or error}")
+        except OSError as error:
+            return ToolResult.failure(f"{error.strerror or error} ({error.filename or name})")
+
+
+def _describe(error: ValidationError) -> str:
+    problems = []
+    for item in error.errors():
+        field = ".".join(str(part) for part in item["loc"]) or "arguments"
+        if item["type"] == "extra_forbidden":
+            problems.append(f"unexpected field '{field}'")
+        else:
+            problems.append(f"{field}: {item['msg']}")
+    return "; ".join(problems)
+
+
+def default_registry() -> ToolRegistry:
+    """Every built-in tool of the core agent."""
+    return ToolRegistry(
+        [ReadFile(), WriteFile(), EditFile(), ListFiles(), Glob(), Grep(), Bash(), Complete(), Clarify(), Pause()]
+    )

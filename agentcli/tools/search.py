@@ -1,0 +1,146 @@
+"""The search tools: glob and grep. Both skip .git and git-ignored paths."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from pydantic import Field
+
+from agentcli.tools.base import Arguments, BlockingTool, ToolContext, ToolError, ToolResult
+from agentcli.tools.ignore import make_filter
+from agentcli.tools.paths import relative, resolve_in_workspace
+from agentcli.tools.text import looks_binary, truncate_middle
+
+MAX_GREP_FILE_BYTES = 5 * 1024 * 1024
+
+
+def walk_files(root: Path, workspace: Path, keep: Callable[[str, bool], bool]) -> Iterator[str]:
+    """Workspace-relative paths of the files under ``root``, in a stable order, pruning early."""
+    for folder, dirs, files in os.walk(root):
+        folder_path = Path(folder)
+        dirs[:] = sorted(d for d in dirs if keep(relative(workspace, folder_path / d), True))
+        for name in sorted(files):
+            rel = relative(workspace, folder_path / name)
+            if keep(rel, False):
+                yield rel
+
+
+def _matches(pattern: str, rel: str) -> bool:
+    """Glob match where ``**`` spans folders and a pattern without ``/`` matches any basename."""
+    if "/" not in pattern:
+        return fnmatch.fnmatchcase(rel.rsplit("/", 1)[-1], pattern)
+    regex = _glob_regex(pattern)
+    return regex.fullmatch(rel) is not None
+
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    parts: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            parts.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            parts.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            parts.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            parts.append("[^/]")
+            i += 1
+        else:
+            parts.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(parts))
+
+
+class GlobArgs(Arguments):
+    pattern: str = Field(description="Glob such as '**/*.py' or 'src/*.ts'; '*.md' matches at any depth.")
+    path: str = Field(".", description="Folder to search from, relative to the workspace.")
+
+
+class Glob(BlockingTool[GlobArgs]):
+    name = "glob"
+    description = "Find files whose path matches a glob pattern. Returns workspace-relative paths."
+    arguments = GlobArgs
+
+    def run_blocking(self, args: GlobArgs, ctx: ToolContext) -> ToolResult:
+        root = resolve_in_workspace(ctx.workspace, args.path, must_exist=True)
+        if not root.is_dir():
+            raise ToolError(f"'{args.path}' is not a folder")
+        base = relative(ctx.workspace, root)
+        limit = ctx.settings.max_matches
+        found: list[str] = []
+        for rel in walk_files(root, ctx.workspace, make_filter(ctx.workspace)):
+            below = rel if base == "." else rel[len(base) + 1 :]
+            if _matches(args.pattern, below):
+                found.append(rel)
+                if len(found) > limit:
+                    break
+        if not found:
+            return ToolResult(ok=True, output=f"No files match '{args.pattern}'")
+        output = "\n".join(found[:limit])
+        if len(found) > limit:
+            output += f"\n[more than {limit} matches; narrow the pattern]"
+        return ToolResult(ok=True, output=output)
+
+
+class GrepArgs(Arguments):
+    pattern: str = Field(description="Python regular expression to search for.")
+    path: str = Field(".", description="File or folder to search, relative to the workspace.")
+    glob: str | None = Field(None, description="Only search files matching this glob, e.g. '*.py'.")
+
+
+class Grep(BlockingTool[GrepArgs]):
+    name = "grep"
+    description = "Search file contents with a regular expression. Returns path:line:text lines."
+    arguments = GrepArgs
+
+    def run_blocking(self, args: GrepArgs, ctx: ToolContext) -> ToolResult:
+        try:
+            regex = re.compile(args.pattern)
+        except re.error as error:
+            raise ToolError(f"invalid regular expression {args.pattern!r}: {error}") from None
+        root = resolve_in_workspace(ctx.workspace, args.path, must_exist=True)
+        if root.is_file():
+            candidates: Iterator[str] = iter([relative(ctx.workspace, root)])
+        else:
+            candidates = walk_files(root, ctx.workspace, make_filter(ctx.workspace))
+        limit = ctx.settings.max_matches
+        hits: list[str] = []
+        for rel in candidates:
+            if args.glob and not _matches(args.glob, rel):
+                continue
+            for number, line in _text_lines(ctx.workspace / rel):
+                if regex.search(line):
+                    hits.append(f"{rel}:{number}:{line[:500]}")
+                    if len(hits) > limit:
+                        break
+            if len(hits) > limit:
+                break
+        if not hits:
+            return ToolResult(ok=True, output=f"No matches for {args.pattern!r}")
+        output = "\n".join(hits[:limit])
+        if len(hits) > limit:
+            output += f"\n[more than {limit} matches; narrow the pattern, path or glob]"
+        return ToolResult(ok=True, output=truncate_middle(output, ctx.settings.max_output_chars))
+
+
+def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Numbered lines of a text file; binary, huge and unreadable files yield nothing."""
+    try:
+        if path.stat().st_size > MAX_GREP_FILE_BYTES:
+            return
+        data = path.read_bytes()
+    except OSError:
+        return
+    if looks_binary(data):
+        return
+    text = data.decode("utf-8", errors="replace")
+    for number, line in enumerate(text.splitlines(), start=1):
+        yield number, line

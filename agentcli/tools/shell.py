@@ -1,0 +1,100 @@
+"""The bash tool: a command in the workspace with a timeout, killed as a whole process group."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+
+from pydantic import Field
+
+from agentcli.tools.base import Arguments, Tool, ToolContext, ToolResult
+from agentcli.tools.text import truncate_middle
+
+_KILL_GRACE_S = 2.0
+
+
+class BashArgs(Arguments):
+    command: str = Field(description="A bash command, run in the workspace folder.")
+    timeout_s: float | None = Field(None, gt=0, description="Seconds before the command is killed.")
+
+
+class Bash(Tool[BashArgs]):
+    name = "bash"
+    description = (
+        "Run a bash command in the workspace and return its combined output and exit code. "
+        "No terminal input is available; long output keeps its head and tail."
+    )
+    arguments = BashArgs
+    modifies_files = True  # a command can change any file; the snapshot after it finds out which
+    read_only = False
+
+    async def run(self, args: BashArgs, ctx: ToolContext) -> ToolResult:
+        timeout = min(args.timeout_s or ctx.settings.bash_timeout_s, ctx.settings.bash_max_timeout_s)
+        started = time.monotonic()
+        process = await asyncio.create_subprocess_exec(
+            "bash",
+            "-c",
+            args.command,
+            cwd=ctx.workspace,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            # Its own process group, so a timeout or a pause kills the children it spawned too.
+            start_new_session=True,
+        )
+        try:
+            output, timed_out = await _collect(process, timeout)
+        except asyncio.CancelledError:
+            await _kill_group(process)
+            raise
+        text = truncate_middle(output.decode("utf-8", errors="replace"), ctx.settings.max_output_chars)
+        elapsed = time.monotonic() - started
+        if timed_out:
+            message = f"command timed out after {timeout:g} s and was killed"
+            return ToolResult(ok=False, output=f"{text}\n[{message}]".lstrip(), error=message)
+        code = process.returncode
+        footer = f"[exit code {code}, {elapsed:.1f} s]"
+        body = f"{text.rstrip()}\n{footer}" if text.strip() else f"(no output)\n{footer}"
+        if code == 0:
+            return ToolResult(ok=True, output=body)
+        return ToolResult(ok=False, output=body, error=f"exit code {code}")
+
+
+async def _collect(process: asyncio.subprocess.Process, timeout: float) -> tuple[bytes, bool]:
+    assert process.stdout is not None
+    chunks: list[bytes] = []
+
+    async def read_all() -> None:
+        assert process.stdout is not None
+        while chunk := await process.stdout.read(65536):
+            chunks.append(chunk)
+        await process.wait()
+
+    try:
+        await asyncio.wait_for(read_all(), timeout)
+    except TimeoutError:
+        await _kill_group(process)
+        return b"".join(chunks), True
+    return b"".join(chunks), False
+
+
+async def _kill_group(process: asyncio.subprocess.Process) -> None:
+    """SIGTERM the whole group, then SIGKILL whatever is left after a grace period."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            await asyncio.wait_for(process.wait(), _KILL_GRACE_S)
+        except TimeoutError:
+            continue
+        if sig == signal.SIGTERM:
+            # The leader is gone; children that ignored SIGTERM still die.
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        return

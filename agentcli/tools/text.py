@@ -1,0 +1,55 @@
+"""Reading text safely and shortening long output for the model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentcli.tools.base import ToolError
+
+_SNIFF_BYTES = 8192
+
+
+def looks_binary(data: bytes) -> bool:
+    """Git's rule: a NUL byte in the first 8 KiB means binary."""
+    return b"\x00" in data[:_SNIFF_BYTES]
+
+
+def read_text(path: Path, *, max_bytes: int, display: str) -> str:
+    """Read a whole UTF-8 text file, refusing binary, oversized and undecodable files.
+
+    Raises:
+        ToolError: with a message that tells the model what to do instead.
+    """
+    if path.is_dir():
+        raise ToolError(f"'{display}' is a directory; use list_files to see what it holds")
+    if not path.is_file():
+        raise ToolError(f"'{display}' is not a regular file")
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise ToolError(
+            f"'{display}' is {size:,} bytes, over the {max_bytes:,}-byte limit; "
+            "read a part with offset and limit, or search it with grep"
+        )
+    data = path.read_bytes()
+    if looks_binary(data):
+        raise ToolError(f"'{display}' is a binary file ({size:,} bytes); it cannot be shown as text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ToolError(
+            f"'{display}' is not UTF-8 text (invalid byte at offset {error.start}); "
+            "inspect it with bash, e.g. `file` or `iconv`"
+        ) from None
+
+
+def truncate_middle(text: str, limit: int) -> str:
+    """Keep the head and the tail of ``text`` within ``limit`` characters, marking the cut.
+
+    The tail matters as much as the head: compilers and test runners print the verdict last.
+    """
+    if len(text) <= limit:
+        return text
+    keep = limit // 2
+    head, tail = text[:keep], text[-keep:]
+    cut = text[keep : len(text) - keep]
+    return f"{head}\n[... {cut.count(chr(10)) + 1} lines, {len(cut):,} characters cut ...]\n{tail}"

@@ -1,0 +1,179 @@
+"""A local OpenAI-compatible chat server that plays scripted replies, for tests and benchmarks.
+
+litellm talks to it over real HTTP with real SSE streaming, so its own parser runs in the tests;
+only what the model "says" is scripted. Every request body is recorded for assertions.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+_CALL_IDS = itertools.count(1)
+
+
+@dataclass
+class Call:
+    """A tool call the scripted model makes; ``arguments`` may be a dict or raw (even broken) JSON."""
+
+    name: str
+    arguments: dict[str, Any] | str = field(default_factory=dict)
+
+    @property
+    def raw(self) -> str:
+        return self.arguments if isinstance(self.arguments, str) else json.dumps(self.arguments)
+
+
+@dataclass
+class Reply:
+    """One scripted model response."""
+
+    text: str = ""
+    calls: list[Call] = field(default_factory=list)
+    usage: tuple[int, int] | None = (12, 7)
+    chunk_size: int = 4
+    """Characters per streamed fragment: text and tool arguments both arrive split."""
+    delay_s: float = 0.0
+    """Sleep between fragments (lets a test pause mid-stream)."""
+
+
+@dataclass
+class Fail:
+    """An HTTP error reply."""
+
+    status: int
+    message: str = "scripted failure"
+    retry_after: float | None = None
+
+
+Script = Reply | Fail | Callable[[dict[str, Any]], "Reply | Fail"]
+
+
+class OpenAIServer:
+    """Start with :meth:`start`; queue replies with :meth:`add`; read :attr:`requests`."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.script: deque[Script] = deque()
+        self.default: Script | None = None
+        """Played when the script is empty (e.g. a model that loops forever)."""
+        self._server: ThreadingHTTPServer | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def add(self, *replies: Script) -> None:
+        self.script.extend(replies)
+
+    def start(self) -> OpenAIServer:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                length = int(self.headers.get("Content-Length", "0"))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                owner._handle(self, body)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def _next(self, body: dict[str, Any]) -> Reply | Fail:
+        with self._lock:
+            self.requests.append(body)
+            item = self.script.popleft() if self.script else self.default
+        if item is None:
+            return Fail(500, "the test script has no more replies")
+        return item(body) if callable(item) else item
+
+    def _handle(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        reply = self._next(body)
+        if isinstance(reply, Fail):
+            payload = json.dumps({"error": {"message": reply.message, "type": "server_error"}}).encode()
+            handler.send_response(reply.status)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(payload)))
+            if reply.retry_after is not None:
+                handler.send_header("Retry-After", str(reply.retry_after))
+            handler.end_headers()
+            handler.wfile.write(payload)
+            return
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.send_header("Cache-Control", "no-cache")
+        handler.send_header("Connection", "close")
+        handler.end_headers()
+        try:
+            for chunk in _chunks(reply, body.get("model", "test-model"), include_usage):
+                handler.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                handler.wfile.flush()
+                if reply.delay_s:
+                    time.sleep(reply.delay_s)
+            handler.wfile.write(b"data: [DONE]\n\n")
+            handler.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client went away mid-stream (a pause): nothing to do
+
+
+def _chunks(reply: Reply, model: str, include_usage: bool) -> Iterator[dict[str, Any]]:
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {
+            "id": "chatcmpl-test",
+            "object": "chat.completion.chunk",
+            "created": 1700000000,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+
+    size = max(1, reply.chunk_size)
+    yield chunk({"role": "assistant", "content": ""})
+    for start in range(0, len(reply.text), size):
+        yield chunk({"content": reply.text[start : start + size]})
+    for index, call in enumerate(reply.calls):
+        raw = call.raw
+        yield chunk(
+            {
+                "tool_calls": [
+                    {
+                        "index": index,
+                        "id": f"call_{next(_CALL_IDS)}",
+                        "type": "function",
+                        "function": {"name": call.name, "arguments": ""},
+                    }
+                ]
+            }
+        )
+        for start in range(0, len(raw), size):
+            yield chunk({"tool_calls": [{"index": index, "function": {"arguments": raw[start : start + size]}}]})
+    yield chunk({}, "tool_calls" if reply.calls else "stop")
+    if include_usage and reply.usage is not None:
+        prompt, completion = reply.usage
+        yield {
+            "id": "chatcmpl-test",
+            "object": "chat.completion.chunk",
+            "created": 1700000000,
+            "model": model,
+            "choices": [],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+        }
