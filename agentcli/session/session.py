@@ -24,6 +24,7 @@ from agentcli.events import (
     UserMessage,
 )
 from agentcli.llm.types import ModelClient
+from agentcli.session.log import SessionLog
 from agentcli.session.chart import CONTROL_STATES, WAITING_STATES, ChartGraph, chart_class, chart_graph, phase_events
 from agentcli.session.runtime import Runtime
 from agentcli.tools.registry import ToolRegistry, default_registry
@@ -82,8 +83,12 @@ class Session:
         )
         self.runtime.phase_events = phase_events(workflow)
         self._chart_class = chart_class(workflow)
+        # Definition order (regions grouped, parents before children) for stable configurations.
+        self._order = {state.id: i for i, state in enumerate(self._chart_class.states_map.values())}
         self.chart: Any = None
         self._started = False
+        self.log: SessionLog | None = None
+        """The session's event log, when it is recorded."""
 
     # -- observation ---------------------------------------------------------------------
 
@@ -108,7 +113,7 @@ class Session:
         """Ids of every active state, outermost first."""
         if self.chart is None:
             return []
-        return [state.id for state in sorted(self.chart.configuration, key=lambda s: s.document_order)]
+        return sorted((state.id for state in self.chart.configuration), key=self._order.__getitem__)
 
     @property
     def control_state(self) -> str:
@@ -208,6 +213,11 @@ class Session:
         if self._turn_end is None:
             raise SessionStateError("no turn is running")
         return await asyncio.shield(self._turn_end)
+
+    def close(self) -> None:
+        """Flush and close the log; the session can be resumed later."""
+        if self.log is not None:
+            self.log.close()
 
     async def run_turn(self, text: str) -> TurnEnded:
         """Send a message and wait for the turn it starts to end."""

@@ -1,0 +1,148 @@
+"""The headless front end: a Session's events printed with Rich, or as JSON lines.
+
+It reads events only, like any front end; the exit code comes from how the turn ended.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TextIO
+
+from rich.console import Console
+from rich.markup import escape
+
+from agentcli.events import (
+    AssistantMessage,
+    ClarificationRequested,
+    ErrorOccurred,
+    Event,
+    Notice,
+    Outcome,
+    RetryScheduled,
+    SessionStarted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnEnded,
+    UsageReported,
+)
+
+EXIT_CODES: dict[Outcome, int] = {"completed": 0, "error": 1, "clarify": 3, "halted": 4, "paused": 5}
+EXIT_USAGE = 2
+
+_ARGUMENT_PREVIEW = 100
+_RESULT_LINES = 6
+
+
+def _preview_arguments(name: str, raw: str) -> str:
+    try:
+        args = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError:
+        return raw[:_ARGUMENT_PREVIEW]
+    if not isinstance(args, dict):
+        return raw[:_ARGUMENT_PREVIEW]
+    for key in ("path", "command", "pattern", "summary", "question", "reason"):
+        if key in args:
+            text = str(args[key]).splitlines()[0] if str(args[key]) else ""
+            return text[:_ARGUMENT_PREVIEW]
+    return ", ".join(f"{k}={v!r}" for k, v in args.items())[:_ARGUMENT_PREVIEW]
+
+
+def format_cost(cost: float | None) -> str:
+    return "cost unknown" if cost is None else f"${cost:.4f}"
+
+
+class TextPrinter:
+    """Prints what the agent says and does, for a person watching a terminal."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or Console(highlight=False)
+        self._mid_text = False
+        self._totals: UsageReported | None = None
+        self.session_id = ""
+
+    def _end_text(self) -> None:
+        if self._mid_text:
+            self.console.print()
+            self._mid_text = False
+
+    def __call__(self, event: Event) -> None:
+        c = self.console
+        if isinstance(event, TextDelta):
+            c.print(escape(event.text), end="", soft_wrap=True)
+            self._mid_text = True
+            return
+        if isinstance(event, SessionStarted):
+            self.session_id = event.session_id
+            verb = "resumed" if event.resumed else "session"
+            c.print(f"[dim]{verb} {event.session_id} · {escape(event.model)} · {escape(event.workspace)}[/]")
+        elif isinstance(event, AssistantMessage):
+            self._end_text()
+            if event.interrupted:
+                c.print("[yellow]… (reply interrupted)[/]")
+        elif isinstance(event, ToolCallStarted):
+            self._end_text()
+            c.print(f"[bold cyan]▶ {event.name}[/] {escape(_preview_arguments(event.name, event.arguments))}")
+        elif isinstance(event, ToolCallFinished):
+            self._print_result(event)
+        elif isinstance(event, UsageReported):
+            self._totals = event
+        elif isinstance(event, RetryScheduled):
+            self._end_text()
+            c.print(f"[yellow]⟳ retry {event.attempt}/{event.max_attempts - 1} in {event.delay_s:.1f}s: {escape(event.error)}[/]")
+        elif isinstance(event, Notice):
+            self._end_text()
+            c.print(f"[yellow]! {escape(event.text)}[/]")
+        elif isinstance(event, ErrorOccurred):
+            self._end_text()
+            c.print(f"[bold red]✗ {event.kind} error:[/] {escape(event.message)}")
+        elif isinstance(event, ClarificationRequested):
+            self._end_text()
+            c.print(f"[bold magenta]? {escape(event.question)}[/]")
+            for number, option in enumerate(event.options, start=1):
+                c.print(f"  {number}. {escape(option)}")
+        elif isinstance(event, TurnEnded):
+            self._end_text()
+            self._print_end(event)
+
+    def _print_result(self, event: ToolCallFinished) -> None:
+        mark = "[green]✓[/]" if event.ok else ("[yellow]⏸[/]" if event.interrupted else "[red]✗[/]")
+        lines = event.output.rstrip().splitlines() or [""]
+        shown = lines[:_RESULT_LINES]
+        self.console.print(f"  {mark} {escape(shown[0][:200])} [dim]{event.duration_s:.2f}s[/]")
+        for line in shown[1:]:
+            self.console.print(f"    [dim]{escape(line[:200])}[/]")
+        if len(lines) > _RESULT_LINES:
+            self.console.print(f"    [dim]… {len(lines) - _RESULT_LINES} more lines[/]")
+
+    def _print_end(self, event: TurnEnded) -> None:
+        c = self.console
+        styles = {"completed": "bold green", "clarify": "bold magenta", "paused": "bold yellow",
+                  "halted": "bold red", "error": "bold red"}
+        c.print(f"[{styles[event.outcome]}]■ {event.outcome}[/]: {escape(event.reason)}")
+        totals = self._totals
+        if totals is not None:
+            c.print(
+                f"[dim]tokens: {totals.total_input_tokens:,} in / {totals.total_output_tokens:,} out · "
+                f"{format_cost(totals.total_cost)} · {event.steps} steps[/]"
+            )
+        if self.session_id and event.outcome != "completed":
+            hint = {
+                "clarify": f'agentcli resume {self.session_id} --answer "…"',
+                "paused": f"agentcli resume {self.session_id}",
+                "halted": f'agentcli resume {self.session_id} "guidance…"',
+                "error": f"agentcli resume {self.session_id}",
+            }[event.outcome]
+            c.print(f"[dim]continue with: {hint}[/]")
+
+
+class JsonLinesPrinter:
+    """One JSON object per event on stdout, for scripts and harnesses."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stdout
+
+    def __call__(self, event: Event) -> None:
+        self.stream.write(event.model_dump_json() + "\n")
+        self.stream.flush()

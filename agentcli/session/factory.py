@@ -1,0 +1,76 @@
+"""Building a ready Session from settings: the one place front ends get sessions from.
+
+Front ends call these instead of constructing model clients, tools or logs themselves, so they
+never reach past the session layer.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentcli.config import Settings, data_home
+from agentcli.llm.litellm_client import LiteLLMClient
+from agentcli.llm.replay import RecordingError, ReplayModel
+from agentcli.llm.types import ModelClient
+from agentcli.llm.warmup import start_background_import
+from agentcli.session.log import SessionLog
+from agentcli.session.session import Session, new_session_id
+from agentcli.workflow.builtin import UnknownWorkflowError, builtin_workflow
+
+REPLAY_PREFIX = "replay:"
+
+
+class SessionSetupError(Exception):
+    """The session cannot be set up as asked (bad recording, unknown workflow...)."""
+
+
+def warm_up(settings: Settings) -> None:
+    """Start importing litellm in the background unless the model is a replay."""
+    if not settings.model.startswith(REPLAY_PREFIX):
+        start_background_import()
+
+
+def model_client_for(settings: Settings, *, replay_delay_s: float | None = None) -> ModelClient:
+    """``replay:PATH`` plays a recording; anything else is a litellm model string."""
+    if settings.model.startswith(REPLAY_PREFIX):
+        path = Path(settings.model[len(REPLAY_PREFIX) :]).expanduser()
+        try:
+            return ReplayModel.from_file(path, chunk_delay_s=replay_delay_s)
+        except RecordingError as error:
+            raise SessionSetupError(str(error)) from None
+    return LiteLLMClient(settings.retry)
+
+
+def new_session(
+    workspace: Path,
+    settings: Settings,
+    *,
+    data_dir: Path | None = None,
+    model_client: ModelClient | None = None,
+    record: bool = True,
+) -> Session:
+    """A new session in ``workspace``, logged under the data directory when ``record``."""
+    try:
+        workflow = builtin_workflow(settings.workflow)
+    except UnknownWorkflowError as error:
+        raise SessionSetupError(str(error)) from None
+    session_id = new_session_id()
+    session = Session(
+        workspace=workspace,
+        settings=settings,
+        workflow=workflow,
+        model_client=model_client or model_client_for(settings),
+        session_id=session_id,
+    )
+    if record:
+        log = SessionLog.create(
+            data_dir or data_home(),
+            session_id,
+            session.workspace,
+            model=settings.model,
+            api_base=settings.api_base,
+            workflow=workflow.name,
+        )
+        session.subscribe(log)
+        session.log = log
+    return session

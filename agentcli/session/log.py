@@ -1,0 +1,219 @@
+"""The session log: a directory per session with an append-only ``events.jsonl`` and ``meta.json``.
+
+Every event is written as one line as it happens and flushed at once; the file is fsynced at turn
+boundaries. ``meta.json`` is small and rewritten atomically, so listing thousands of sessions
+reads only these files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pydantic import BaseModel, Field, ValidationError
+
+from agentcli.events import (
+    EVENT_ADAPTER,
+    EVENT_TYPES,
+    SCHEMA_VERSION,
+    Event,
+    SessionStarted,
+    StateChanged,
+    ToolCallFinished,
+    TurnEnded,
+    UsageReported,
+    UserMessage,
+)
+from agentcli.secrets import Redactor
+
+TITLE_CHARS = 80
+
+
+class SessionNotFound(Exception):
+    """No session has that id (or id prefix) in the data directory."""
+
+
+class SessionLogWarning(UserWarning):
+    """A log line could not be read (torn by a crash, or written by a newer version)."""
+
+
+class SessionMeta(BaseModel):
+    """The summary of a session that ``agentcli sessions`` lists."""
+
+    id: str
+    workspace: str
+    created: datetime
+    updated: datetime
+    title: str = ""
+    model: str = ""
+    api_base: str | None = None
+    workflow: str = "single"
+    state: str = "idle"
+    """The control state the session was last in."""
+    outcome: str | None = None
+    """How the last turn ended; None while a turn is running (or after a crash mid-turn)."""
+    steps: int = 0
+    """Model calls over the whole session."""
+    tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float | None = 0.0
+    schema_version: int = Field(SCHEMA_VERSION, alias="v")
+
+    model_config = {"populate_by_name": True}
+
+
+def sessions_dir(data_dir: Path) -> Path:
+    return data_dir / "sessions"
+
+
+class SessionLog:
+    """Appends a session's events and keeps its ``meta.json`` current."""
+
+    def __init__(self, directory: Path, meta: SessionMeta, redactor: Redactor | None = None) -> None:
+        self.directory = directory
+        self.meta = meta
+        self.redact = redactor or Redactor()
+        directory.mkdir(parents=True, exist_ok=True)
+        self._file = (directory / "events.jsonl").open("a", encoding="utf-8")
+        self._write_meta()
+
+    @classmethod
+    def create(cls, data_dir: Path, session_id: str, workspace: Path, **fields: object) -> SessionLog:
+        now = datetime.now(timezone.utc)
+        meta = SessionMeta(id=session_id, workspace=str(workspace), created=now, updated=now, **fields)  # type: ignore[arg-type]
+        return cls(sessions_dir(data_dir) / session_id, meta)
+
+    @classmethod
+    def reopen(cls, directory: Path) -> SessionLog:
+        return cls(directory, read_meta(directory))
+
+    def __call__(self, event: Event) -> None:
+        """Subscriber: append one event, and fold it into the meta."""
+        payload = event.model_dump(mode="json")
+        line = self.redact(json.dumps({"v": SCHEMA_VERSION, **payload}, ensure_ascii=False))
+        self._file.write(line + "\n")
+        self._file.flush()
+        self._fold(event)
+        if isinstance(event, (TurnEnded, SessionStarted)):
+            os.fsync(self._file.fileno())
+            self._write_meta()
+
+    def _fold(self, event: Event) -> None:
+        meta = self.meta
+        meta.updated = event.ts
+        if isinstance(event, UserMessage) and not meta.title:
+            meta.title = self.redact(" ".join(event.text.split()))[:TITLE_CHARS]
+        elif isinstance(event, StateChanged):
+            meta.state = next((s for s in reversed(event.configuration) if not s.startswith("phase")), meta.state)
+            if event.target == "thinking":
+                meta.steps += 1  # every entry into thinking is one model call
+            if event.event in ("user_message", "answer", "resume"):
+                meta.outcome = None
+        elif isinstance(event, ToolCallFinished):
+            meta.tool_calls += 1
+        elif isinstance(event, UsageReported):
+            meta.input_tokens += event.input_tokens
+            meta.output_tokens += event.output_tokens
+            meta.cost = None if event.cost is None or meta.cost is None else meta.cost + event.cost
+        elif isinstance(event, TurnEnded):
+            meta.outcome = event.outcome
+        elif isinstance(event, SessionStarted):
+            meta.model, meta.api_base, meta.workflow = event.model, event.api_base, event.workflow
+
+    def _write_meta(self) -> None:
+        target = self.directory / "meta.json"
+        temporary = target.with_suffix(".json.tmp")
+        temporary.write_text(self.meta.model_dump_json(by_alias=True, indent=2), encoding="utf-8")
+        os.replace(temporary, target)
+
+    def close(self) -> None:
+        if not self._file.closed:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
+            self._write_meta()
+
+
+def read_meta(directory: Path) -> SessionMeta:
+    try:
+        return SessionMeta.model_validate_json((directory / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValidationError) as error:
+        raise SessionNotFound(f"session at {directory} has no readable meta.json: {error}") from None
+
+
+def read_events(directory: Path) -> Iterator[Event]:
+    """Every event of a session, skipping (with a warning) a torn last line or unknown types."""
+    path = directory / "events.jsonl"
+    with path.open("r", encoding="utf-8", errors="replace") as handle:
+        lines = handle.readlines()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError:
+            where = "last line" if number == len(lines) else f"line {number}"
+            warnings.warn(f"{path}: {where} is incomplete (torn by a crash?) and was skipped", SessionLogWarning, stacklevel=2)
+            continue
+        if data.get("type") not in EVENT_TYPES:
+            warnings.warn(
+                f"{path}: line {number} has unknown event type {data.get('type')!r} (newer version?); skipped",
+                SessionLogWarning,
+                stacklevel=2,
+            )
+            continue
+        data.pop("v", None)
+        try:
+            yield EVENT_ADAPTER.validate_python(data)
+        except ValidationError as error:
+            warnings.warn(f"{path}: line {number} is not a valid event ({error.error_count()} errors); skipped",
+                          SessionLogWarning, stacklevel=2)
+
+
+@dataclass(frozen=True)
+class SessionEntry:
+    directory: Path
+    meta: SessionMeta
+
+
+def list_sessions(data_dir: Path, workspace: Path | None = None) -> list[SessionEntry]:
+    """Sessions newest first, of one workspace or of all. Reads only the meta files."""
+    root = sessions_dir(data_dir)
+    if not root.is_dir():
+        return []
+    entries = []
+    wanted = str(workspace) if workspace else None
+    for directory in root.iterdir():
+        try:
+            meta = read_meta(directory)
+        except SessionNotFound:
+            continue
+        if wanted is None or meta.workspace == wanted:
+            entries.append(SessionEntry(directory, meta))
+    entries.sort(key=lambda entry: entry.meta.updated, reverse=True)
+    return entries
+
+
+def find_session(data_dir: Path, ref: str) -> SessionEntry:
+    """A session by full id or unique id prefix."""
+    root = sessions_dir(data_dir)
+    if (root / ref / "meta.json").is_file():
+        return SessionEntry(root / ref, read_meta(root / ref))
+    matches = [d for d in root.iterdir() if d.name.startswith(ref)] if root.is_dir() and ref else []
+    if not matches:
+        raise SessionNotFound(f"no session '{ref}'; `agentcli sessions --all` lists them")
+    if len(matches) > 1:
+        names = ", ".join(sorted(d.name for d in matches)[:5])
+        raise SessionNotFound(f"'{ref}' matches several sessions ({names}); give more of the id")
+    return SessionEntry(matches[0], read_meta(matches[0]))
+
+
+def remove_session(entry: SessionEntry) -> None:
+    shutil.rmtree(entry.directory)

@@ -1,0 +1,179 @@
+"""The statechart: its graph as data, and the transitions a run takes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from agentcli.events import AssistantMessage, Notice, StateChanged, ToolCallFinished, TurnEnded
+from agentcli.llm.types import ModelRequest, ModelResponse, StreamItem, TextChunk
+from agentcli.session import SessionStateError
+from agentcli.session.chart import CONTROL_STATES, chart_class, chart_graph
+from agentcli.workflow import builtin_workflow
+from tests.support.sessions import make_session, replay
+
+
+def test_graph_exposes_both_regions_and_every_control_state() -> None:
+    graph = chart_graph(chart_class(builtin_workflow("single")))
+    assert graph.node("agent").kind == "parallel"
+    assert {n.id for n in graph.children("agent")} == {"control", "phase"}
+    assert [n.id for n in graph.children("control")] == list(CONTROL_STATES)
+    assert [n.name for n in graph.children("phase")] == ["work"]
+    assert graph.node("idle").initial
+
+
+def test_graph_edges_name_events_and_guards() -> None:
+    graph = chart_graph(chart_class(builtin_workflow("single")))
+    edges = {(e.source, e.event, e.target): e.cond for e in graph.edges}
+    assert ("idle", "user_message", "thinking") in edges
+    assert ("thinking", "tool_call", "executingTool") in edges
+    assert ("thinking", "step_limit", "halted") in edges
+    assert edges[("executingTool", "tool_done", "executingTool")] == "has_pending_calls"
+    assert ("executingTool", "completed", "idle") in edges
+    assert ("executingTool", "clarify", "awaitingClarification") in edges
+    assert ("paused", "resume", "thinking") in edges
+    # No implicit initial entries masquerading as user-visible transitions.
+    assert all(e.event for e in graph.edges)
+
+
+async def test_every_tool_call_is_a_transition(workspace: Path) -> None:
+    client = replay(
+        ("", [("write_file", {"path": "a.txt", "content": "x\n"}), ("read_file", {"path": "a.txt"})]),
+        ("", [("complete", {"summary": "done"})]),
+    )
+    session, rec = make_session(workspace, client)
+    ended = await session.run_turn("go")
+    assert ended.outcome == "completed" and ended.reason == "done"
+    path = [(e.source, e.event, e.target) for e in rec.of(StateChanged)]
+    assert path == [
+        ("idle", "user_message", "thinking"),
+        ("thinking", "tool_call", "executingTool"),
+        ("executingTool", "tool_done", "executingTool"),  # the second call of the same reply
+        ("executingTool", "tool_done", "thinking"),
+        ("thinking", "tool_call", "executingTool"),
+        ("executingTool", "completed", "idle"),
+    ]
+    assert session.configuration == ["agent", "control", "idle", "phase", "phase_work"]
+
+
+async def test_max_steps_halts(workspace: Path) -> None:
+    loop_turn = ("", [("list_files", {})])
+    session, rec = make_session(workspace, replay(*[loop_turn] * 10), max_steps=3)
+    ended = await session.run_turn("go")
+    assert ended.outcome == "halted"
+    assert "step limit reached (3" in ended.reason
+    assert len(rec.of(ToolCallFinished)) == 3
+    assert session.control_state == "halted"
+
+
+async def test_stop_without_control_tool_gets_one_reminder_then_pauses(workspace: Path) -> None:
+    session, rec = make_session(workspace, replay(("I think it's done.", []), ("Really done.", [])))
+    ended = await session.run_turn("go")
+    assert ended.outcome == "paused"
+    assert ended.reason == "stopped without complete/clarify/pause"
+    assert [n.kind for n in rec.of(Notice)] == ["reminder"]
+    reminders = [m for m in session.runtime.messages if m["role"] == "user" and "complete" in m["content"]]
+    assert len(reminders) == 1
+
+
+async def test_reminder_is_enough_when_the_model_then_completes(workspace: Path) -> None:
+    session, _ = make_session(workspace, replay(("Done.", []), ("", [("complete", {"summary": "ok"})])))
+    assert (await session.run_turn("go")).outcome == "completed"
+
+
+async def test_clarify_waits_for_an_answer_then_continues(workspace: Path) -> None:
+    client = replay(
+        ("", [("clarify", {"question": "Tabs or spaces?", "options": ["tabs", "spaces"]})]),
+        ("", [("complete", {"summary": "used spaces"})]),
+    )
+    session, rec = make_session(workspace, client)
+    ended = await session.run_turn("format it")
+    assert (ended.outcome, ended.reason) == ("clarify", "Tabs or spaces?")
+    assert session.control_state == "awaitingClarification"
+    with pytest.raises(SessionStateError):
+        await session.send_user_message("something else")
+    await session.answer("spaces")
+    ended = await session.wait_turn()
+    assert ended.outcome == "completed"
+    last_user = [m for m in session.runtime.messages if m["role"] == "user"][-1]
+    assert "spaces" in last_user["content"] and "Tabs or spaces?" in last_user["content"]
+
+
+async def test_calls_after_a_control_tool_get_results_and_do_not_run(workspace: Path) -> None:
+    client = replay(("", [("complete", {"summary": "s"}), ("write_file", {"path": "never.txt", "content": ""})]))
+    session, rec = make_session(workspace, client)
+    await session.run_turn("go")
+    assert not (workspace / "never.txt").exists()
+    results = {m["tool_call_id"] for m in session.runtime.messages if m["role"] == "tool"}
+    calls = {c["id"] for m in session.runtime.messages if m["role"] == "assistant" for c in m.get("tool_calls", [])}
+    assert results == calls
+
+
+class SlowClient:
+    """Streams text forever, slowly: a pause must cancel it."""
+
+    def __init__(self) -> None:
+        self.cancelled = False
+        self.started = asyncio.Event()
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
+        try:
+            for n in range(10_000):
+                yield TextChunk(f"word{n} ")
+                self.started.set()
+                await asyncio.sleep(0.01)
+        except asyncio.CancelledError:
+            self.cancelled = True
+            raise
+        yield ModelResponse(text="", tool_calls=[], finish_reason="stop", usage=None, cost=None, model="slow")
+
+
+async def test_pause_while_thinking_cancels_the_stream_and_keeps_the_text(workspace: Path) -> None:
+    client = SlowClient()
+    session, rec = make_session(workspace, client)
+    await session.send_user_message("talk")
+    await client.started.wait()
+    await asyncio.sleep(0.05)
+    await session.pause()
+    ended = await session.wait_turn()
+    assert ended.outcome == "paused" and ended.reason == "paused by the user"
+    assert client.cancelled
+    interrupted = [e for e in rec.of(AssistantMessage) if e.interrupted]
+    assert len(interrupted) == 1 and interrupted[0].text.startswith("word0 ")
+    # The turn ended after the interrupted reply was recorded, never before.
+    assert rec.events.index(interrupted[0]) < rec.events.index(ended)
+
+
+async def test_pause_while_executing_kills_the_command_and_pairs_every_call(workspace: Path) -> None:
+    marker = workspace / "survived"
+    client = replay(
+        ("", [("bash", {"command": f"sleep 30; touch {marker}"}), ("read_file", {"path": "x"})]),
+        ("", [("complete", {"summary": "resumed and done"})]),
+    )
+    session, rec = make_session(workspace, client)
+    await session.send_user_message("go")
+    for _ in range(200):
+        if session.control_state == "executingTool":
+            break
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.2)
+    await session.pause()
+    ended = await session.wait_turn()
+    assert ended.outcome == "paused"
+    finished = rec.of(ToolCallFinished)
+    assert [f.interrupted for f in finished] == [True, False]
+    assert "Interrupted" in finished[0].output and "Not run" in finished[1].output
+    await asyncio.sleep(0.1)
+    assert not marker.exists()
+    await session.resume()
+    assert (await session.wait_turn()).outcome == "completed"
+
+
+async def test_turn_end_event_is_emitted_once_per_turn(workspace: Path) -> None:
+    session, rec = make_session(workspace, replay(("", [("complete", {"summary": "a"})]), ("", [("complete", {"summary": "b"})])))
+    await session.run_turn("one")
+    await session.run_turn("two")
+    assert [e.reason for e in rec.of(TurnEnded)] == ["a", "b"]
