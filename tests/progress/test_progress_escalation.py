@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from progress_factories import bash, failed_edit, feed, read, verdicts, write
 
 from agentcli.progress import Action, ProgressConfig, ProgressTracker
+from tests.progress.factories import bash, failed_edit, feed, read, verdicts, write
 
 
 def test_a_model_repeating_a_failing_edit_forever_is_halted_by_its_fifth_call() -> None:

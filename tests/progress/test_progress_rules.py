@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from progress_factories import bash, edit, failed_edit, feed, pytest_run, read, verdicts, write
 
 from agentcli.progress import Action, ProgressConfig, ProgressTracker
+from tests.progress.factories import bash, edit, failed_edit, feed, pytest_run, read, verdicts, write
 
 
 # --- same error on the same target ---------------------------------------------------------
