@@ -24,21 +24,25 @@ _QUERY_KEYS = ("pattern", "query", "url")
 
 _EMPTY: Mapping[str, str] = MappingProxyType({})
 
-# Parts of tool output that change on every run without meaning anything: test timings,
+# Parts of command output that change on every run without meaning anything: test timings,
 # timestamps, object addresses. Left in, `pytest` failing identically three times would
 # hash three ways ("in 0.52s", "in 0.49s", ...) and the identical-call and cycle rules
 # would never see a repeat. Numbers that carry meaning ("3 failed", "40%") are kept, so a
 # poll whose status really moves still hashes differently each time.
+# Every alternative starts with a digit, written as the leading `[0-9]` so the regex engine
+# can skip to digits in C; the lookbehind keeps digits inside names (`test_10s`) intact.
+# A plain `\b...|\b...` alternation measured 5x slower on source-code-like text.
 _VOLATILE = re.compile(
-    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"
-    r"|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"
-    r"|\b\d+(?:\.\d+)?\s?(?:ns|us|µs|ms|s|secs?|seconds?)\b"
-    r"|\b0x[0-9a-fA-F]{6,}\b"
+    r"[0-9](?<![\w.][0-9])(?:"
+    r"[0-9]{3}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:[.,][0-9]+)?)?(?:Z|[+-][0-9]{2}:?[0-9]{2})?"
+    r"|[0-9]?:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?"
+    r"|[0-9]*(?:\.[0-9]+)?\s?(?:[nuµm]?s|secs?|seconds?)\b"
+    r"|x[0-9a-fA-F]{6,})"
 )
 
-# Past this size only the head and tail are normalised; the middle is hashed as is. Tool
-# output is already truncated by the tools, so this only bounds the cost for odd callers.
-_NORMALISE_LIMIT = 64 * 1024
+# Only this much of the head and of the tail is normalised (about 15 ns a character); the
+# middle is hashed as is. Timings and summaries sit at the ends of test and build output.
+_NORMALISE_EDGE = 8 * 1024
 
 
 def stable_hash(text: str) -> str:
@@ -57,18 +61,19 @@ def stable_hash(text: str) -> str:
 
 
 def normalise_volatile(text: str) -> str:
-    """Mask the parts of tool output or error text that change on every run.
+    """Mask the parts of command output or error text that change on every run.
 
     Args:
-        text: Tool output or an error message.
+        text: Command output or an error message.
 
     Returns:
-        The text with durations, timestamps and memory addresses replaced by `<~>`.
+        The text with durations, timestamps and memory addresses replaced by `<~>`; past
+        16 KiB only the first and last 8 KiB are masked.
     """
-    if len(text) <= _NORMALISE_LIMIT:
+    if len(text) <= 2 * _NORMALISE_EDGE:
         return _VOLATILE.sub("<~>", text)
-    half = _NORMALISE_LIMIT // 2
-    return _VOLATILE.sub("<~>", text[:half]) + text[half:-half] + _VOLATILE.sub("<~>", text[-half:])
+    edge = _NORMALISE_EDGE
+    return _VOLATILE.sub("<~>", text[:edge]) + text[edge:-edge] + _VOLATILE.sub("<~>", text[-edge:])
 
 
 def canonical_arguments(arguments: Mapping[str, object] | str) -> str:
@@ -137,7 +142,7 @@ class Action:
     """Hash of the canonical JSON of the arguments."""
 
     output_hash: str
-    """Hash of the output, with run-to-run noise (timings, timestamps) masked."""
+    """Hash of the output; for commands, with run-to-run noise (timings, timestamps) masked."""
 
     ok: bool
     """Whether the call succeeded."""
@@ -189,13 +194,19 @@ class Action:
         Returns:
             The action, with stable hashes and the target derived from the arguments:
             `command`/`cmd`, else `path`/`file_path`/..., else `pattern`/`query`/`url`.
+            A command's output is hashed with timings and timestamps masked.
         """
         target, kind = derive_target(arguments)
+        text = output or ""
+        # Only commands print timings and timestamps that vary between identical runs; a
+        # file read twice reads the same, so other output is hashed as is (and cheaply).
+        if kind == "command":
+            text = normalise_volatile(text)
         return cls(
             tool=tool,
             target=target,
             args_hash=stable_hash(canonical_arguments(arguments)),
-            output_hash=stable_hash(normalise_volatile(output or "")),
+            output_hash=stable_hash(text),
             ok=ok,
             error=error,
             file_hashes=MappingProxyType(dict(file_hashes)) if file_hashes else _EMPTY,

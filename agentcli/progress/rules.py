@@ -317,13 +317,14 @@ class ChecksStalledRule(Rule):
         if action.checks is None:
             return None
         key = (action.tool, action.target)
-        failing = [name for name, passed in action.checks.items() if not passed]
-        if not failing:
+        # Counted in C: a suite of thousands of tests must not cost a Python loop per run.
+        if all(action.checks.values()):
             self._sources.pop(key, None)
             return None
+        failing = len(action.checks) - sum(map(bool, action.checks.values()))
         source = self._sources.get(key)
-        if source is None or len(failing) < source.best or step.novelty.newly_passing:
-            best = len(failing) if source is None else min(source.best, len(failing))
+        if source is None or failing < source.best or step.novelty.newly_passing:
+            best = failing if source is None else min(source.best, failing)
             if source is None and len(self._sources) >= _MAX_TRACKED_TARGETS:
                 del self._sources[next(iter(self._sources))]
             self._sources[key] = _CheckSource(best=best, stalls=0)
@@ -331,11 +332,12 @@ class ChecksStalledRule(Rule):
         source.stalls += 1
         if source.stalls < self._runs:
             return None
-        names = ", ".join(failing[:3]) + (f" and {len(failing) - 3} more" if len(failing) > 3 else "")
+        names = [name for name, passed in action.checks.items() if not passed]
+        listed = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
         return Finding(
             self.rule,
             f"{source.stalls} runs of {action.describe()} in a row did not reduce the failing checks "
-            f"(best {source.best}, now {len(failing)} failing: {names})",
+            f"(best {source.best}, now {failing} failing: {listed})",
         )
 
 

@@ -50,7 +50,10 @@ class ProgressTracker:
         self._command_runs = 0
         self._files_modified: dict[str, None] = {}
         self._commands: dict[str, int] = {}
-        self._checks: dict[str, bool] = {}
+        # The latest report of each check source, kept by reference: merging thousands of
+        # test results on every run would cost more than the rest of `record`; the merge
+        # happens when a summary is asked for.
+        self._check_reports: dict[tuple[str, str | None], Mapping[str, bool]] = {}
         # Per-phase tracking: cleared by reset.
         self._recent_actions: deque[Action] = deque(maxlen=self._config.recent_actions)
         self._recent_errors: deque[Action] = deque(maxlen=self._config.recent_errors)
@@ -144,14 +147,15 @@ class ProgressTracker:
         Returns:
             Calls, files modified, commands run, successes, failures and check states.
         """
+        checks = self._checks()
         return ProgressSummary(
             actions=self._actions,
             files_modified=tuple(self._files_modified),
             commands_run=self._command_runs,
             successes=self._successes,
             failures=self._failures,
-            checks_passing=self.checks_passing,
-            checks_failing=tuple(name for name, ok in self._checks.items() if not ok),
+            checks_passing=tuple(name for name, ok in checks.items() if ok),
+            checks_failing=tuple(name for name, ok in checks.items() if not ok),
         )
 
     def summary_due(self) -> bool:
@@ -210,7 +214,14 @@ class ProgressTracker:
     @property
     def checks_passing(self) -> tuple[str, ...]:
         """Checks whose latest result was a pass."""
-        return tuple(name for name, ok in self._checks.items() if ok)
+        return tuple(name for name, ok in self._checks().items() if ok)
+
+    def _checks(self) -> dict[str, bool]:
+        """The latest result of every check, across sources (a later report wins a name)."""
+        merged: dict[str, bool] = {}
+        for report in self._check_reports.values():
+            merged.update(report)
+        return merged
 
     def _count(self, action: Action) -> None:
         """Update the session totals and the recent windows."""
@@ -226,4 +237,7 @@ class ProgressTracker:
             self._command_runs += 1
             self._commands[action.target] = self._commands.get(action.target, 0) + 1
         if action.checks:
-            self._checks.update(action.checks)
+            source = (action.tool, action.target)
+            # Re-inserted so the sources stay in the order last reported: the latest wins a name.
+            self._check_reports.pop(source, None)
+            self._check_reports[source] = action.checks

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from agentcli.progress import ProgressConfig, ProgressTracker
+import subprocess
+import sys
+from pathlib import Path
+
+from agentcli.progress import Action, ProgressConfig, ProgressTracker, stable_hash
 from tests.progress.factories import bash, failed_edit, feed, pytest_run, read, verdicts, write
 
 
@@ -119,9 +123,7 @@ def test_thresholds_come_from_config() -> None:
 
 def test_files_whose_content_is_known_before_the_edit_oscillate_sooner() -> None:
     # With the content before each edit, the first undo is already a return.
-    def toggle(before: str, after: str):  # noqa: ANN202 - local helper
-        from agentcli.progress import Action, stable_hash
-
+    def toggle(before: str, after: str) -> Action:
         return Action.from_call(
             "edit_file",
             {"path": "flags.py", "old_string": before, "new_string": after},
@@ -131,7 +133,39 @@ def test_files_whose_content_is_known_before_the_edit_oscillate_sooner() -> None
             file_hashes_before={"flags.py": stable_hash(before)},
         )
 
-    found = verdicts(feed(ProgressTracker(), [toggle("DEBUG = False", "DEBUG = True"), toggle("DEBUG = True", "DEBUG = False"), toggle("DEBUG = False", "DEBUG = True")]))
+    on, off = toggle("DEBUG = False", "DEBUG = True"), toggle("DEBUG = True", "DEBUG = False")
+
+    found = verdicts(feed(ProgressTracker(), [on, off, on]))
 
     assert [(i, v.rule) for i, v in found] == [(3, "oscillation")]
     assert "flags.py" in found[0][1].evidence
+
+
+def test_the_latest_report_of_a_check_wins_across_sources() -> None:
+    tracker = ProgressTracker()
+    feed(
+        tracker,
+        [
+            pytest_run({"test_a": False, "test_b": True}),
+            bash("pytest tests/test_a.py", "1 passed", checks={"test_a": True}),
+        ],
+    )
+
+    assert tracker.checks_passing == ("test_a", "test_b")
+    assert tracker.summary().checks_failing == ()
+    tracker.record(pytest_run({"test_a": False, "test_b": True}))
+    assert tracker.summary().checks_failing == ("test_a",)
+
+
+def test_the_benchmark_runs_and_reports_its_figures() -> None:
+    script = Path(__file__).resolve().parents[2] / "bench" / "progress_tracker.py"
+    run = subprocess.run(
+        [sys.executable, str(script), "--actions", "200", "--repeats", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "tracker cost per call:" in run.stdout
+    assert "µs at 200 actions" in run.stdout
