@@ -88,8 +88,11 @@ class Rule:
         raise NotImplementedError
 
     def verdict_issued(self) -> None:
-        """Called after any rule's finding became a verdict. Most rules keep counting, so
-        that the next repeat of their pattern fires again (and halts)."""
+        """Hear that some rule's finding became a verdict.
+
+        Most rules ignore it and keep counting, so that the next repeat of their pattern
+        fires again (and halts).
+        """
 
 
 @dataclass(slots=True)
