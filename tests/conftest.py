@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,10 +41,14 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def git_workspace(workspace: Path) -> Path:
-    """A workspace that is a git repository with one commit."""
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@e"}
+    """A workspace that is a git repository with one commit (made with pygit2: no git CLI needed)."""
+    import pygit2
+
     (workspace / "README.md").write_text("# project\n")
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
-        subprocess.run(["git", *args], cwd=workspace, env=env, check=True)
+    repo = pygit2.init_repository(str(workspace))
+    repo.index.add_all()
+    repo.index.write()
+    tree = repo.index.write_tree()
+    signature = pygit2.Signature("test", "test@example.com")
+    repo.create_commit("HEAD", signature, signature, "init", tree, [])
     return workspace

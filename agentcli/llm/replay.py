@@ -61,14 +61,12 @@ class ReplayModel:
         self.position = 0
         """Index of the next turn to play; a resumed session sets it past the turns already played."""
         self._delay = recording.chunk_delay_s if chunk_delay_s is None else chunk_delay_s
-        self.requests: list[ModelRequest] = []
 
     @classmethod
     def from_file(cls, path: Path, **kwargs: Any) -> ReplayModel:
         return cls(load_recording(path), **kwargs)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
-        self.requests.append(request)
         turn = self._next_turn()
         step = self.recording.chunk_chars
         for start in range(0, len(turn.text), step):

@@ -36,7 +36,7 @@ from agentcli.events import (
 )
 from agentcli.llm.types import Message, ModelCallError, ModelClient, ModelRequest, ModelResponse, RetryNotice, TextChunk
 from agentcli.session.coalesce import TextCoalescer
-from agentcli.session.context import trim
+from agentcli.session.context import Conversation
 from agentcli.session.prompt import REMINDER, TRUNCATED_REMINDER, system_prompt
 from agentcli.tools.base import ToolContext, ToolResult
 from agentcli.tools.registry import CONTROL_TOOLS, ToolRegistry
@@ -123,7 +123,7 @@ class Runtime:
         self.tools = tools
         self.emit = emit
         self.chart: StateChart | None = None
-        self.messages: list[Message] = []
+        self.messages = Conversation()
         """The conversation without the system prompt, which is rebuilt for every request."""
         self.pending: deque[ToolCallRequest] = deque()
         """Calls of the latest reply not yet run, in order."""
@@ -194,7 +194,7 @@ class Runtime:
             model=self.settings.model_for(phase.model),
             messages=[
                 {"role": "system", "content": system_prompt(workspace=self.workspace, phase=phase, tool_names=tool_names)},
-                *trim(self.messages, CONTEXT_CHARS),
+                *self.messages.for_request(CONTEXT_CHARS),
             ],
             tools=self.tools.schemas(tool_names),
             tool_choice=phase.tool_choice if phase.tool_choice != "auto" else None,

@@ -70,9 +70,17 @@ class Tool(ABC, Generic[A]):
     async def run(self, args: A, ctx: ToolContext) -> ToolResult:
         """Do the work. Raise :class:`ToolError` for failures the model should see."""
 
+    _schema: ClassVar[dict[str, Any] | None] = None
+
     @classmethod
     def schema(cls) -> dict[str, Any]:
-        """The OpenAI function-calling description of this tool."""
+        """The OpenAI function-calling description of this tool (built once per class)."""
+        if cls.__dict__.get("_schema") is None:
+            cls._schema = cls._build_schema()
+        return cls.__dict__["_schema"]
+
+    @classmethod
+    def _build_schema(cls) -> dict[str, Any]:
         parameters = cls.arguments.model_json_schema()
         parameters.pop("title", None)
         for prop in parameters.get("properties", {}).values():

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
+import pygit2
 import pytest
 
 from agentcli.config import ToolSettings
@@ -168,7 +168,7 @@ def _tree(ws: Path) -> None:
         (ws / rel).parent.mkdir(parents=True, exist_ok=True)
         (ws / rel).write_text(f"# {rel}\ndef handler():\n    return 'TODO'\n")
     (ws / ".gitignore").write_text("build/\n")
-    os.system(f"git -C {ws} init -q")
+    pygit2.init_repository(str(ws))
 
 
 async def test_list_files_as_a_tree_without_ignored_paths(workspace: Path) -> None:

@@ -1,0 +1,3 @@
+from agentcli.cli import main
+
+main()

@@ -1,0 +1,44 @@
+"""Layering rules that keep start-up fast and the core free of the UI."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+
+def _modules_after(code: str) -> set[str]:
+    script = f"{code}\nimport sys\nprint('\\n'.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    return set(out.split())
+
+
+def test_help_imports_neither_litellm_nor_pygit2_nor_textual() -> None:
+    loaded = _modules_after(
+        "import sys\nfrom agentcli.cli import app\nsys.argv=['agentcli','--help']\n"
+        "try:\n    app()\nexcept SystemExit:\n    pass"
+    )
+    for heavy in ("litellm", "pygit2", "textual"):
+        assert heavy not in loaded, f"`agentcli --help` imported {heavy}"
+
+
+@pytest.mark.parametrize(
+    "package",
+    ["agentcli.session", "agentcli.session.factory", "agentcli.tools", "agentcli.llm.litellm_client",
+     "agentcli.workflow", "agentcli.events", "agentcli.config", "agentcli.headless"],
+)
+def test_core_never_imports_textual(package: str) -> None:
+    assert "textual" not in _modules_after(f"import {package}")
+
+
+def test_leaves_do_not_import_the_session_or_each_other() -> None:
+    leaves = {
+        "agentcli.tools": ("agentcli.session", "agentcli.llm", "agentcli.snapshots", "agentcli.progress"),
+        "agentcli.llm.litellm_client": ("agentcli.session", "agentcli.tools", "agentcli.snapshots", "agentcli.progress"),
+        "agentcli.llm.replay": ("agentcli.session", "agentcli.tools", "agentcli.snapshots", "agentcli.progress"),
+    }
+    for leaf, forbidden in leaves.items():
+        loaded = _modules_after(f"import {leaf}")
+        for name in forbidden:
+            assert not any(m == name or m.startswith(name + ".") for m in loaded), f"{leaf} imports {name}"

@@ -1,0 +1,131 @@
+"""``agentcli`` as a user (or the acceptance harness) runs it: a real process, real exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.openai_server import Call, OpenAIServer, Reply
+
+AGENTCLI = [sys.executable, "-m", "agentcli"]
+
+
+def agentcli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*AGENTCLI, *args], cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def recording(path: Path, *turns: dict[str, object]) -> str:
+    path.write_text(json.dumps({"turns": list(turns)}))
+    return f"replay:{path}"
+
+
+def events(stdout: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def test_run_completes_a_multi_step_task_against_an_openai_compatible_server(workspace: Path, server: OpenAIServer) -> None:
+    server.add(
+        Reply(text="Writing fizzbuzz.", calls=[Call("write_file", {"path": "fizzbuzz.py", "content": (
+            "for i in range(1, 16):\n"
+            "    print('FizzBuzz' if i % 15 == 0 else 'Fizz' if i % 3 == 0 else 'Buzz' if i % 5 == 0 else i)\n"
+        )})]),
+        Reply(calls=[Call("bash", {"command": "python3 fizzbuzz.py | tail -1"})]),
+        Reply(text="It prints FizzBuzz at 15.", calls=[Call("complete", {"summary": "fizzbuzz.py written and run"})]),
+    )
+    proc = agentcli("run", "write fizzbuzz.py and run it", "--yes", "--model", "openai/test-model",
+                    "--api-base", server.base_url, "--output", "jsonl", cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    assert "FizzBuzz" in (workspace / "fizzbuzz.py").read_text()
+    stream = events(proc.stdout)
+    kinds = [e["type"] for e in stream]
+    assert kinds[0] == "session_started" and kinds[-1] == "turn_ended"
+    assert stream[-1]["outcome"] == "completed"
+    bash = [e for e in stream if e["type"] == "tool_call_finished" and e["name"] == "bash"][0]
+    assert bash["ok"] and "FizzBuzz" in bash["output"]
+    # The session log on disk holds the same events.
+    data = Path(os.environ["XDG_DATA_HOME"]) / "agentcli" / "sessions" / stream[0]["session_id"]
+    logged = [json.loads(line) for line in (data / "events.jsonl").read_text().splitlines()]
+    assert [e["type"] for e in logged] == kinds and all(e["v"] == 1 for e in logged)
+    meta = json.loads((data / "meta.json").read_text())
+    assert meta["outcome"] == "completed" and meta["title"] == "write fizzbuzz.py and run it"
+
+
+def test_text_output_shows_tools_and_the_summary(workspace: Path, server: OpenAIServer) -> None:
+    server.add(
+        Reply(text="Checking.", calls=[Call("list_files", {})]),
+        Reply(calls=[Call("complete", {"summary": "nothing to do"})], usage=(1000, 50)),
+    )
+    proc = agentcli("run", "check", "--model", "openai/test-model", "--api-base", server.base_url, cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    assert "▶ list_files" in proc.stdout
+    assert "completed" in proc.stdout and "nothing to do" in proc.stdout
+    assert "1,012 in / 57 out" in proc.stdout and "cost unknown" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("turns", "extra", "code", "needle"),
+    [
+        ([{"tool_calls": [{"name": "clarify", "arguments": {"question": "Which port?", "options": ["80", "8080"]}}]}],
+         [], 3, "Which port?"),
+        ([{"tool_calls": [{"name": "list_files"}]}] * 5, ["--max-steps", "2"], 4, "step limit reached"),
+        ([{"tool_calls": [{"name": "pause", "arguments": {"reason": "need a review"}}]}], [], 5, "need a review"),
+        ([{"text": "done?"}, {"text": "done!"}], [], 5, "stopped without complete/clarify/pause"),
+    ],
+    ids=["clarify-3", "halted-4", "paused-5", "silent-stop-5"],
+)
+def test_exit_codes_say_how_the_run_ended(
+    workspace: Path, tmp_path: Path, turns: list[dict[str, object]], extra: list[str], code: int, needle: str
+) -> None:
+    model = recording(tmp_path / "rec.json", *turns)
+    proc = agentcli("run", "do it", "--model", model, *extra, cwd=workspace)
+    assert proc.returncode == code, proc.stdout + proc.stderr
+    assert needle in proc.stdout
+
+
+def test_clarify_prints_the_question_and_options(workspace: Path, tmp_path: Path) -> None:
+    model = recording(tmp_path / "rec.json", {"tool_calls": [{"name": "clarify", "arguments": {
+        "question": "Which database?", "options": ["postgres", "sqlite"]}}]})
+    proc = agentcli("run", "add storage", "--model", model, cwd=workspace)
+    assert proc.returncode == 3
+    assert "Which database?" in proc.stdout and "1. postgres" in proc.stdout and "2. sqlite" in proc.stdout
+    assert "--answer" in proc.stdout
+
+
+def test_usage_and_configuration_errors_exit_2(workspace: Path) -> None:
+    assert agentcli("run", cwd=workspace).returncode == 2  # missing prompt
+    assert agentcli("run", "x", "--output", "yaml", cwd=workspace).returncode == 2
+    missing = agentcli("run", "x", "--cwd", str(workspace / "nope"), cwd=workspace)
+    assert missing.returncode == 2 and "not a folder" in missing.stderr
+    (workspace / ".agentcli.toml").write_text("max_steps = 'lots'\n")
+    bad = agentcli("run", "x", cwd=workspace)
+    assert bad.returncode == 2
+    assert ".agentcli.toml" in bad.stderr and "max_steps" in bad.stderr
+    (workspace / ".agentcli.toml").write_text("model = 'replay:/no/such/file.json'\n")
+    no_recording = agentcli("run", "x", cwd=workspace)
+    assert no_recording.returncode == 2 and "/no/such/file.json" in no_recording.stderr
+
+
+def test_model_and_api_base_come_from_the_environment(workspace: Path, server: OpenAIServer) -> None:
+    server.add(Reply(calls=[Call("complete", {"summary": "env ok"})]))
+    proc = agentcli("run", "go", cwd=workspace, env={"AGENTCLI_MODEL": "openai/env-model", "AGENTCLI_API_BASE": server.base_url})
+    assert proc.returncode == 0, proc.stderr
+    assert server.requests[0]["model"] == "env-model"
+
+
+def test_demo_runs_offline_to_completion(tmp_path: Path) -> None:
+    offline = {"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "", "AGENTCLI_API_BASE": "http://127.0.0.1:9/nothing"}
+    proc = agentcli("demo", "--delay", "0", "--output", "jsonl", cwd=tmp_path, env=offline)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    runs = [e["output"] for e in events(proc.stdout) if e["type"] == "tool_call_finished" and e["name"] == "bash"]
+    assert "FAILED (failures=1)" in runs[0]  # the bug it starts from
+    assert "Ran 4 tests" in runs[-1] and "\nOK" in runs[-1]  # fixed, with the new test
+    assert events(proc.stdout)[-1]["outcome"] == "completed"
+    text = agentcli("demo", "--delay", "0", cwd=tmp_path, env=offline)
+    assert text.returncode == 0 and "▶ edit_file textstats.py" in text.stdout and "completed" in text.stdout

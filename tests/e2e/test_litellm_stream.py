@@ -1,0 +1,134 @@
+"""The whole agent through litellm's real HTTP streaming path against the local server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agentcli.events import (
+    AssistantMessage,
+    ErrorOccurred,
+    RetryScheduled,
+    TextDelta,
+    ToolCallFinished,
+    UsageReported,
+)
+from agentcli.llm.litellm_client import LiteLLMClient
+from agentcli.config import RetrySettings
+from tests.support.openai_server import Call, Fail, OpenAIServer, Reply
+from tests.support.sessions import make_session
+
+
+def _session(workspace: Path, server: OpenAIServer, **settings: object):
+    client = LiteLLMClient(RetrySettings(attempts=3, base_delay_s=0.01))
+    return make_session(workspace, client, model="openai/test-model", api_base=server.base_url, **settings)
+
+
+async def test_text_and_tool_calls_split_across_chunks_with_usage(workspace: Path, server: OpenAIServer) -> None:
+    server.add(
+        Reply(text="I will create the file now.", calls=[Call("write_file", {"path": "hello.py", "content": "print('hello')\n"})],
+              chunk_size=3, usage=(100, 20)),
+        Reply(calls=[Call("bash", {"command": "python3 hello.py"})], chunk_size=2, usage=(150, 10)),
+        Reply(text="Works.", calls=[Call("complete", {"summary": "hello.py prints hello"})], usage=(200, 15)),
+    )
+    session, rec = _session(workspace, server)
+    ended = await session.run_turn("write hello.py and run it")
+    assert ended.outcome == "completed" and ended.reason == "hello.py prints hello"
+    assert (workspace / "hello.py").read_text() == "print('hello')\n"
+    text = "".join(delta.text for delta in rec.of(TextDelta))
+    assert text == "I will create the file now.Works."
+    # Coalesced: fewer delta events than the 3-character chunks the server sent.
+    assert len(rec.of(TextDelta)) < len("I will create the file now.") // 3
+    bash = [f for f in rec.of(ToolCallFinished) if f.name == "bash"][0]
+    assert bash.ok and "hello" in bash.output
+    usage = rec.of(UsageReported)
+    assert [(u.input_tokens, u.output_tokens) for u in usage] == [(100, 20), (150, 10), (200, 15)]
+    assert usage[-1].total_input_tokens == 450 and usage[-1].total_output_tokens == 45
+    assert usage[-1].cost is None  # a model litellm has no price for costs null, not 0
+    # The request carried the tools and asked for usage in the stream.
+    first = server.requests[0]
+    assert {t["function"]["name"] for t in first["tools"]} >= {"read_file", "bash", "complete"}
+    assert first["stream"] is True and first["stream_options"] == {"include_usage": True}
+    assert first["messages"][0]["role"] == "system" and "complete" in first["messages"][0]["content"]
+    # The assembled call went back to the model in the history, paired with its result.
+    history = server.requests[1]["messages"]
+    call = history[-2]["tool_calls"][0]
+    assert json.loads(call["function"]["arguments"]) == {"path": "hello.py", "content": "print('hello')\n"}
+    assert history[-1] == {"role": "tool", "tool_call_id": call["id"], "content": "Created hello.py (1 lines)"}
+
+
+async def test_429_then_success_is_retried(workspace: Path, server: OpenAIServer) -> None:
+    server.add(Fail(429, "slow down"), Reply(calls=[Call("complete", {"summary": "ok"})]))
+    session, rec = _session(workspace, server)
+    assert (await session.run_turn("go")).outcome == "completed"
+    retries = rec.of(RetryScheduled)
+    assert len(retries) == 1 and retries[0].attempt == 1 and "slow down" in retries[0].error
+    assert len(server.requests) == 2
+
+
+async def test_500_then_success_is_retried(workspace: Path, server: OpenAIServer) -> None:
+    server.add(Fail(500), Fail(503), Reply(calls=[Call("complete", {"summary": "ok"})]))
+    session, rec = _session(workspace, server)
+    assert (await session.run_turn("go")).outcome == "completed"
+    assert [r.attempt for r in rec.of(RetryScheduled)] == [1, 2]
+
+
+async def test_exhausted_retries_pause_and_lose_nothing(workspace: Path, server: OpenAIServer) -> None:
+    server.add(Reply(calls=[Call("write_file", {"path": "kept.txt", "content": "work\n"})]), Fail(500), Fail(500), Fail(500))
+    session, rec = _session(workspace, server)
+    ended = await session.run_turn("go")
+    assert ended.outcome == "paused" and "retries exhausted" in ended.reason
+    assert [e.fatal for e in rec.of(ErrorOccurred)] == [False]
+    assert (workspace / "kept.txt").read_text() == "work\n"
+    # The server recovers; resuming continues from the same conversation.
+    server.add(Reply(calls=[Call("complete", {"summary": "done after outage"})]))
+    await session.resume()
+    assert (await session.wait_turn()).outcome == "completed"
+    resumed_history = server.requests[-1]["messages"]
+    assert any(m["role"] == "tool" and m["content"].startswith("Created kept.txt") for m in resumed_history)
+
+
+async def test_client_errors_are_not_retried_and_end_the_turn_as_errors(workspace: Path, server: OpenAIServer) -> None:
+    server.add(Fail(401, "bad key"))
+    session, rec = _session(workspace, server)
+    ended = await session.run_turn("go")
+    assert ended.outcome == "error" and "bad key" in ended.reason
+    assert len(server.requests) == 1 and rec.of(ErrorOccurred)[0].fatal
+
+
+async def test_malformed_arguments_then_a_corrected_call(workspace: Path, server: OpenAIServer) -> None:
+    server.add(
+        Reply(calls=[Call("write_file", '{"path": "a.txt", "content": "x"')]),
+        Reply(calls=[Call("write_file", {"path": "a.txt", "content": "x"})]),
+        Reply(calls=[Call("complete", {"summary": "fixed my call"})]),
+    )
+    session, rec = _session(workspace, server)
+    assert (await session.run_turn("go")).outcome == "completed"
+    first, second = rec.of(ToolCallFinished)[:2]
+    assert not first.ok and "not valid JSON" in first.output
+    assert second.ok and (workspace / "a.txt").read_text() == "x"
+    # The broken call is kept in history as a JSON object so strict providers accept it.
+    broken = server.requests[1]["messages"][-2]["tool_calls"][0]["function"]["arguments"]
+    assert json.loads(broken) == {"_malformed_arguments": '{"path": "a.txt", "content": "x"'}
+
+
+async def test_stop_without_control_tool_reminds_once_then_pauses(workspace: Path, server: OpenAIServer) -> None:
+    server.add(Reply(text="All done I think."), Reply(text="Yes, done."))
+    session, rec = _session(workspace, server)
+    ended = await session.run_turn("go")
+    assert ended.outcome == "paused" and ended.reason == "stopped without complete/clarify/pause"
+    assert len(server.requests) == 2
+    assert "complete, clarify or pause" in server.requests[1]["messages"][-1]["content"]
+    assert [m.text for m in rec.of(AssistantMessage)] == ["All done I think.", "Yes, done."]
+
+
+async def test_unknown_tool_and_wrong_schema_keep_the_run_going(workspace: Path, server: OpenAIServer) -> None:
+    server.add(
+        Reply(calls=[Call("teleport", {"to": "mars"}), Call("edit_file", {"path": "x.py"})]),
+        Reply(calls=[Call("complete", {"summary": "recovered"})]),
+    )
+    session, rec = _session(workspace, server)
+    assert (await session.run_turn("go")).outcome == "completed"
+    unknown, schema = rec.of(ToolCallFinished)[:2]
+    assert "unknown tool 'teleport'" in unknown.output
+    assert "old_string" in schema.output and "new_string" in schema.output
