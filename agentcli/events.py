@@ -183,6 +183,115 @@ class TurnEnded(BaseEvent):
     """Model calls made in this turn."""
 
 
+class FileChange(BaseModel):
+    """One file's change in a snapshot, against the session's previous snapshot."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    status: str = "modified"
+    """added, deleted, modified, renamed or typechange."""
+    added: int = 0
+    removed: int = 0
+
+
+class SnapshotCaptured(BaseEvent):
+    """A snapshot of the workspace was written: a new entry on the timeline."""
+
+    type: Literal["snapshot"] = "snapshot"
+    snapshot_id: str
+    seq: int
+    tree: str
+    reason: str
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    files: list[FileChange] = Field(default_factory=list)
+    skipped: list[str] = Field(default_factory=list)
+    """Paths left out by the size guards, with the reason."""
+    duration_s: float = 0.0
+
+
+class SnapshotRestored(BaseEvent):
+    """The workspace was restored to a snapshot; ``undo_snapshot_id`` restores what it replaced."""
+
+    type: Literal["snapshot_restored"] = "snapshot_restored"
+    target_id: str
+    target_seq: int
+    undo_snapshot_id: str | None
+    written: list[str] = Field(default_factory=list)
+    deleted: list[str] = Field(default_factory=list)
+
+
+class StuckDetected(BaseEvent):
+    """The progress tracker saw a loop: a recovery hint first, a halt if it goes on."""
+
+    type: Literal["stuck"] = "stuck"
+    rule: str
+    evidence: str
+    severity: Literal["recover", "halt"]
+
+
+class ProgressReported(BaseEvent):
+    """A summary of the work so far, every few tool calls."""
+
+    type: Literal["progress"] = "progress"
+    actions: int
+    files_modified: list[str] = Field(default_factory=list)
+    successes: int = 0
+    failures: int = 0
+    checks_passing: int = 0
+
+
+class PermissionRequested(BaseEvent):
+    """A tool call waits for the user's approval."""
+
+    type: Literal["permission_requested"] = "permission_requested"
+    call_id: str
+    tool: str
+    arguments: str
+    summary: str
+    """What would happen, in words: the command, or the file and the kind of change."""
+    rule: str
+    """The allow rule that approving "always" would add, e.g. ``bash:pytest *``."""
+
+
+class PermissionDecided(BaseEvent):
+    """The user (or a rule) allowed or denied a pending tool call."""
+
+    type: Literal["permission_decided"] = "permission_decided"
+    call_id: str
+    allowed: bool
+    scope: Literal["once", "session", "always"] = "once"
+
+
+class ThoughtRecorded(BaseEvent):
+    """A step of sequential thinking (the ``think`` tool)."""
+
+    type: Literal["thought"] = "thought"
+    call_id: str
+    thought: str
+    number: int
+    total: int
+    next_needed: bool
+    revises: int | None = None
+    branch: str | None = None
+
+
+class PlanStep(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    title: str
+    acceptance: str = ""
+    done: bool = False
+
+
+class PlanUpdated(BaseEvent):
+    """The plan was created or a step was ticked off."""
+
+    type: Literal["plan"] = "plan"
+    steps: list[PlanStep]
+
+
 Event = Annotated[
     Union[
         SessionStarted,
@@ -199,6 +308,14 @@ Event = Annotated[
         ErrorOccurred,
         ClarificationRequested,
         TurnEnded,
+        SnapshotCaptured,
+        SnapshotRestored,
+        StuckDetected,
+        ProgressReported,
+        PermissionRequested,
+        PermissionDecided,
+        ThoughtRecorded,
+        PlanUpdated,
     ],
     Field(discriminator="type"),
 ]
