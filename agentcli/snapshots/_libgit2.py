@@ -1,0 +1,98 @@
+"""The two libgit2 calls pygit2's high-level API does not expose, made through pygit2's own cffi handle.
+
+- `Index.diff_to_workdir` takes no pathspec, but a path hint from `write_file`/`edit_file`
+  must refresh just those paths without walking the tree. libgit2 supports that with
+  `GIT_DIFF_DISABLE_PATHSPEC_MATCH`: the pathspec becomes an exact path list and the
+  workdir iterator only descends into directories on the way to those paths.
+- `IndexEntry` hides the entry flags, and a seed copied from the user's index must drop entries
+  marked assume-unchanged, skip-worktree or intent-to-add (libgit2 would trust them blindly).
+
+Both use `pygit2.ffi`/`pygit2.C`, which pygit2 exports, with the same calls its own
+`Index.diff_to_workdir` makes; the tests pin the behaviour.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import pygit2
+from pygit2 import C, ffi
+from pygit2.errors import check_error
+from pygit2.utils import StrArray
+
+# git_index_entry flag bits (libgit2 include/git2/index.h).
+_ENTRY_VALID = 0x8000  # "assume unchanged"
+_ENTRY_STAGE_MASK = 0x3000
+_EXT_INTENT_TO_ADD = 1 << 13
+_EXT_SKIP_WORKTREE = 1 << 14
+
+
+def diff_index_to_workdir(
+    repo: pygit2.Repository,
+    index: pygit2.Index,
+    flags: int,
+    paths: Sequence[str] | None = None,
+) -> pygit2.Diff:
+    """Diffs `index` against the working directory, optionally limited to exact paths.
+
+    Args:
+        repo: The repository owning the index.
+        index: The index to compare (updated in memory when flags include UPDATE_INDEX).
+        flags: `pygit2.enums.DiffOption` bits.
+        paths: Exact paths (files or directories) to look at; with it, pass
+            `DISABLE_PATHSPEC_MATCH` in `flags` so no tree walk happens.
+
+    Returns:
+        The diff, with no patches computed yet.
+    """
+    copts = ffi.new("git_diff_options *")
+    check_error(C.git_diff_options_init(copts, 1))
+    copts.flags = int(flags)
+    copts.context_lines = 0
+    cdiff = ffi.new("git_diff **")
+    with StrArray(list(paths) if paths is not None else None) as arr:
+        if paths is not None:
+            arr.assign_to(ffi.addressof(copts, "pathspec"))
+        check_error(C.git_diff_index_to_workdir(cdiff, repo._repo, index._index, copts))
+    return pygit2.Diff.from_c(bytes(ffi.buffer(cdiff)[:]), repo)
+
+
+def untrustworthy_entries(index: pygit2.Index) -> list[str]:
+    """Lists index entries a copied seed must not keep.
+
+    Args:
+        index: An index copied from the user's repository.
+
+    Returns:
+        Paths of entries that are conflicted (stage > 0), assume-unchanged, skip-worktree
+        (sparse checkout) or intent-to-add. Dropping them makes the next diff look at the
+        files themselves.
+    """
+    out: list[str] = []
+    raw = index._index
+    for i in range(C.git_index_entrycount(raw)):
+        entry = C.git_index_get_byindex(raw, i)
+        if (
+            entry.flags & (_ENTRY_VALID | _ENTRY_STAGE_MASK)
+            or entry.flags_extended & (_EXT_INTENT_TO_ADD | _EXT_SKIP_WORKTREE)
+        ):
+            out.append(os.fsdecode(ffi.string(entry.path)))
+    return out
+
+
+def packbuilder_insert_named(builder: pygit2.PackBuilder, oid: pygit2.Oid, name: str | None) -> None:
+    """Adds one object to a pack, with the file name git uses to pair delta candidates.
+
+    `PackBuilder.add` passes no name, so versions of the same file are rarely deltified
+    against each other; the name is what makes a pack of many snapshots small.
+
+    Args:
+        builder: The pack builder.
+        oid: The object to add.
+        name: The object's file name in a tree (None for trees).
+    """
+    c_oid = ffi.new("git_oid *")
+    ffi.buffer(c_oid)[:] = oid.raw
+    c_name = ffi.new("char[]", os.fsencode(name)) if name else ffi.NULL
+    check_error(C.git_packbuilder_insert(builder._packbuilder, c_oid, c_name))

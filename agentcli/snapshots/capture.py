@@ -1,0 +1,302 @@
+"""Brings the shadow index up to date with the working tree and writes its tree.
+
+The result equals `git add -A && git write-tree` on the same files (the tests check it with
+the git CLI). It is *not* built on `Index.add_all()`: that fails the whole capture on any
+nested git repository (a clone or `git init` the agent ran) and never refreshes the stat of
+touched-but-unchanged files, so every later capture would hash them again. Instead one
+`diff_to_workdir(UPDATE_INDEX | INCLUDE_UNTRACKED | RECURSE_UNTRACKED_DIRS | INCLUDE_TYPECHANGE)`
+finds what changed — refreshing stat data of unchanged files as it goes — and each delta is
+applied on its own.
+
+Choices, so the next reader need not rediscover them:
+- Nested repositories and submodules are recorded as gitlinks (mode 160000, the commit their
+  HEAD points at), as `git add -A` does. Their contents are theirs to version; a nested
+  repository without a commit has nothing to record and is reported as skipped (git errors out).
+- Untracked files over `max_file_bytes` and untracked directories with more than
+  `max_untracked_dir_files` files are left out and reported. Files already tracked (by the
+  user's repository or by an earlier snapshot) are always captured.
+- A path hint refreshes exactly those paths (`DISABLE_PATHSPEC_MATCH`): no tree walk.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pygit2
+from pygit2 import C, ffi
+from pygit2.enums import DeltaStatus, DiffOption, FileMode
+
+from agentcli.snapshots._libgit2 import diff_index_to_workdir
+from agentcli.snapshots.guards import safe_relative_path
+from agentcli.snapshots.ignores import GitIgnoreRules
+from agentcli.snapshots.models import SkippedPath, SkipReason
+from agentcli.snapshots.shadow import ShadowRepo
+
+REFRESH_FLAGS = (
+    DiffOption.UPDATE_INDEX
+    | DiffOption.INCLUDE_UNTRACKED
+    | DiffOption.RECURSE_UNTRACKED_DIRS
+    | DiffOption.INCLUDE_TYPECHANGE
+    # Ignored entries are listed (not recursed) so the few libgit2 gets wrong can be
+    # corrected; see ignores.py.
+    | DiffOption.INCLUDE_IGNORED
+    | DiffOption.INCLUDE_UNREADABLE
+)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Guards on untracked content."""
+
+    max_file_bytes: int
+    max_untracked_dir_files: int
+
+
+@dataclass
+class Refreshed:
+    """The index after a refresh."""
+
+    tree: pygit2.Oid
+    skipped: list[SkippedPath] = field(default_factory=list)
+
+
+class IndexRefresher:
+    """Refreshes one shadow repository's index from its working tree.
+
+    Args:
+        shadow: The shadow repository.
+        limits: Size and file-count guards for untracked content.
+    """
+
+    def __init__(self, shadow: ShadowRepo, limits: Limits) -> None:
+        self._shadow = shadow
+        self._limits = limits
+        self._rules = GitIgnoreRules(shadow.workspace, shadow.path / "info" / "exclude", None, False)
+
+    def refresh(self, paths_hint: list[str] | None = None) -> Refreshed:
+        """Updates the index from the working tree and writes the tree.
+
+        Args:
+            paths_hint: When given, only these workspace-relative paths (files or
+                directories) are looked at; everything else is assumed unchanged.
+
+        Returns:
+            The tree id and the paths left out.
+        """
+        shadow = self._shadow
+        shadow.sync_excludes()
+        repo = shadow.repo
+        self._rules.configure(*_ignore_settings(repo))
+        index = shadow.index()
+        flags = REFRESH_FLAGS
+        paths: list[str] | None = None
+        if paths_hint is not None:
+            paths = sorted({p for p in map(self._hint_path, paths_hint) if p is not None})
+            flags |= DiffOption.DISABLE_PATHSPEC_MATCH
+        skipped: list[SkippedPath] = []
+        if paths != []:
+            skipped = self._apply_diff(repo, index, diff_index_to_workdir(repo, index, flags, paths))
+        index.write()
+        tree = index.write_tree()
+        if not repo.odb.exists(tree):
+            # Only a seed copied from the user's index can get here: its cached tree names an
+            # object git never wrote. Start over from HEAD and hash what differs.
+            shadow.reseed_from_head()
+            return self.refresh(None)
+        return Refreshed(tree=tree, skipped=skipped)
+
+    def _hint_path(self, path: str) -> str | None:
+        if os.path.isabs(path):
+            try:
+                path = os.path.relpath(path, self._shadow.workspace)
+            except ValueError:  # another drive on Windows
+                return None
+        return safe_relative_path(path)
+
+    def _apply_diff(self, repo: pygit2.Repository, index: pygit2.Index, diff: pygit2.Diff) -> list[SkippedPath]:
+        skipped: list[SkippedPath] = []
+        to_add: list[str] = []
+        untracked: list[tuple[str, int]] = []
+        ignored: list[str] = []
+        nested: list[str] = []
+        for delta in diff.deltas:
+            status = delta.status
+            if status == DeltaStatus.DELETED:
+                index.remove(os.fsdecode(delta.old_file.raw_path))
+                continue
+            path = os.fsdecode(delta.new_file.raw_path)
+            if status in (DeltaStatus.MODIFIED, DeltaStatus.TYPECHANGE):
+                to_add.append(path)
+            elif status == DeltaStatus.UNTRACKED:
+                if path.endswith("/"):  # libgit2 does not descend into nested repositories
+                    nested.append(path.rstrip("/"))
+                elif not self._git_ignores(path, delta.new_file.mode):
+                    untracked.append((path, delta.new_file.size))
+            elif status == DeltaStatus.IGNORED:
+                ignored.append(path)
+            elif status == DeltaStatus.UNREADABLE:
+                skipped.append(SkippedPath(path=path, reason=SkipReason.UNREADABLE))
+
+        untracked.extend(self._wrongly_ignored(repo, index, ignored))
+        untracked.sort()
+        nested = [n for n in nested if not (self._rules.negations_apply(n) and self._rules.is_ignored(n, True))]
+
+        accepted, dir_skips = self._guard_untracked_dirs(index, untracked)
+        skipped.extend(dir_skips)
+        for path, size in accepted:
+            if size > self._limits.max_file_bytes and self._is_regular(path):
+                skipped.append(SkippedPath(path=path, reason=SkipReason.TOO_LARGE, size=size))
+            else:
+                to_add.append(path)
+
+        for path in nested:
+            try:
+                index.add(path)  # libgit2 records the nested repository's HEAD as a gitlink
+            except (OSError, pygit2.GitError):
+                skipped.append(SkippedPath(path=path, reason=SkipReason.NESTED_REPO_WITHOUT_COMMITS))
+
+        workspace = self._shadow.workspace
+        for path in to_add:
+            try:
+                index.add(path)
+            except PermissionError:
+                skipped.append(SkippedPath(path=path, reason=SkipReason.UNREADABLE))
+                _remove_quietly(index, path)
+            except (OSError, pygit2.GitError):
+                # Gone between the diff and now (a command still running): record it as absent;
+                # the next capture sees whatever is there then.
+                if not os.path.lexists(workspace / path):
+                    _remove_quietly(index, path)
+                else:
+                    raise
+        return skipped
+
+    def _suspect(self, path: str, mode: int) -> bool:
+        """Tells whether libgit2's ignore verdict on `path` may differ from git's."""
+        if mode == FileMode.LINK and os.path.isdir(self._shadow.workspace / path):
+            return True
+        return self._rules.negations_apply(path)
+
+    def _git_ignores(self, path: str, mode: int) -> bool:
+        """For a path libgit2 reports untracked: does git ignore it after all?"""
+        return self._suspect(path, mode) and self._rules.is_ignored(path, is_dir=False)
+
+    def _wrongly_ignored(
+        self, repo: pygit2.Repository, index: pygit2.Index, ignored: list[str]
+    ) -> list[tuple[str, int]]:
+        """Paths libgit2 reports ignored that `git add -A` would record."""
+        rules = self._rules
+        workspace = self._shadow.workspace
+        out: list[tuple[str, int]] = []
+        for path in ignored:
+            if path.endswith("/"):
+                directory = path.rstrip("/")
+                if not rules.negations_apply(directory) or rules.is_ignored(directory, True):
+                    continue
+                # git re-includes this directory: look at every file libgit2 skipped inside it.
+                inner = diff_index_to_workdir(
+                    repo,
+                    index,
+                    REFRESH_FLAGS | DiffOption.RECURSE_IGNORED_DIRS | DiffOption.DISABLE_PATHSPEC_MATCH,
+                    [directory],
+                )
+                for delta in inner.deltas:
+                    if delta.status in (DeltaStatus.IGNORED, DeltaStatus.UNTRACKED):
+                        inner_path = os.fsdecode(delta.new_file.raw_path)
+                        if not inner_path.endswith("/") and not rules.is_ignored(inner_path, is_dir=False):
+                            out.append((inner_path, delta.new_file.size))
+                continue
+            try:
+                st = os.lstat(workspace / path)
+            except OSError:
+                continue
+            mode = FileMode.LINK if stat.S_ISLNK(st.st_mode) else FileMode.BLOB
+            if self._suspect(path, mode) and not rules.is_ignored(path, is_dir=False):
+                out.append((path, st.st_size))
+        return out
+
+    def _is_regular(self, path: str) -> bool:
+        try:
+            return stat.S_ISREG(os.lstat(self._shadow.workspace / path).st_mode)
+        except OSError:
+            return False
+
+    def _guard_untracked_dirs(
+        self, index: pygit2.Index, untracked: list[tuple[str, int]]
+    ) -> tuple[list[tuple[str, int]], list[SkippedPath]]:
+        """Drops untracked directories that hold more files than the limit.
+
+        An "untracked directory" is the outermost directory on a path that holds no tracked
+        entry: what `npm install` or an unpacked archive creates in one go.
+        """
+        limit = self._limits.max_untracked_dir_files
+        if len(untracked) <= limit:  # no directory can be over the limit: skip the lookups
+            return untracked, []
+        tracked_cache: dict[str, bool] = {}
+
+        def top_untracked_dir(path: str) -> str | None:
+            parts = path.split("/")[:-1]
+            for i in range(1, len(parts) + 1):
+                prefix = "/".join(parts[:i])
+                known = tracked_cache.get(prefix)
+                if known is None:
+                    known = tracked_cache[prefix] = _index_has_prefix(index, prefix + "/")
+                if not known:
+                    return prefix
+            return None
+
+        groups: dict[str | None, list[tuple[str, int]]] = {}
+        for item in untracked:
+            groups.setdefault(top_untracked_dir(item[0]), []).append(item)
+        accepted: list[tuple[str, int]] = []
+        skipped: list[SkippedPath] = []
+        for top, items in groups.items():
+            if top is not None and len(items) > limit:
+                skipped.append(SkippedPath(path=top, reason=SkipReason.TOO_MANY_FILES, files=len(items)))
+            else:
+                accepted.extend(items)
+        accepted.sort()
+        return accepted, skipped
+
+
+def _remove_quietly(index: pygit2.Index, path: str) -> None:
+    try:
+        index.remove(path)
+    except (OSError, pygit2.GitError):
+        pass
+
+
+def _index_has_prefix(index: pygit2.Index, prefix: str) -> bool:
+    """Tells whether any index entry starts with `prefix`, by binary search (entries are sorted)."""
+    raw = index._index
+    key = os.fsencode(prefix)
+    lo, hi = 0, C.git_index_entrycount(raw)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ffi.string(C.git_index_get_byindex(raw, mid).path) < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo == C.git_index_entrycount(raw):
+        return False
+    return ffi.string(C.git_index_get_byindex(raw, lo).path).startswith(key)
+
+
+def _ignore_settings(repo: pygit2.Repository) -> tuple[Path | None, bool]:
+    """The global excludes file and core.ignorecase, as libgit2 resolves them for `repo`."""
+    config = repo.config
+    try:
+        excludes: Path | None = Path(os.path.expanduser(config["core.excludesFile"]))
+    except KeyError:
+        # libgit2's default, like git's: $XDG_CONFIG_HOME/git/ignore.
+        xdg = pygit2.settings.search_path[pygit2.enums.ConfigLevel.XDG] or ""
+        first = xdg.split(os.pathsep)[0] if xdg else ""
+        excludes = Path(first) / "ignore" if first else None
+    try:
+        ignore_case = config.get_bool("core.ignorecase")
+    except (KeyError, pygit2.GitError):
+        ignore_case = False
+    return excludes, bool(ignore_case)

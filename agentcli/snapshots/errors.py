@@ -1,0 +1,46 @@
+"""Exception types raised by the snapshot store.
+
+Every error names the thing that went wrong (a path, a ref, a file) and what the caller can do
+about it, so the session layer can show the message to the user as is.
+"""
+
+from __future__ import annotations
+
+
+class SnapshotError(Exception):
+    """Base class of every error raised by `agentcli.snapshots`."""
+
+
+class UnsafeWorkspaceError(SnapshotError):
+    """The workspace is a directory the store refuses to snapshot without confirmation."""
+
+
+class SnapshotNotFound(SnapshotError, LookupError):
+    """A snapshot reference (sequence number, id prefix, tree hash) matched nothing."""
+
+
+class AmbiguousSnapshotRef(SnapshotError, LookupError):
+    """A snapshot reference matched more than one snapshot."""
+
+
+class InvalidSessionId(SnapshotError, ValueError):
+    """A session id cannot be used as a ref name and file name."""
+
+
+class StoreBusyError(SnapshotError):
+    """Another process held the store's lock for longer than the lock timeout."""
+
+
+class RestoreConflictError(SnapshotError):
+    """A restore would have to overwrite or delete something that no snapshot contains.
+
+    Raised before anything in the workspace is changed. `conflicts` lists each blocked path.
+    """
+
+    def __init__(self, message: str, conflicts: list[object]) -> None:
+        super().__init__(message)
+        self.conflicts = conflicts
+
+
+class CorruptStoreError(SnapshotError):
+    """The shadow repository is missing objects a snapshot needs."""

@@ -1,0 +1,393 @@
+"""`SnapshotStore`: the one object the session layer talks to.
+
+Every method is synchronous and may block on disk I/O (the caller runs it in a worker
+thread). Methods that read or write the shadow index or objects hold the store lock, which
+serializes threads and processes sharing the workspace.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pygit2
+
+from agentcli.snapshots.capture import IndexRefresher, Limits
+from agentcli.snapshots.diff import diff_result, file_stats, tree_diff
+from agentcli.snapshots.errors import CorruptStoreError, RestoreConflictError, SnapshotError
+from agentcli.snapshots.gc import BUDGET_TARGET, choose_drops, dir_size, repack, scan_own_objects, tree_type_ok
+from agentcli.snapshots.guards import check_session_id
+from agentcli.snapshots.locking import StoreLock
+from agentcli.snapshots.models import (
+    CaptureResult,
+    DiffResult,
+    DroppedSnapshot,
+    GcResult,
+    RestoreConflict,
+    RestorePlan,
+    RestoreResult,
+    Snapshot,
+)
+from agentcli.snapshots.restore import apply_changes, plan_changes
+from agentcli.snapshots.shadow import ShadowRepo, store_key
+from agentcli.snapshots.timeline import Timeline, ref_name, snapshot_id
+
+_ZERO = "0" * 40
+
+
+class SnapshotStore:
+    """Snapshots of one workspace, kept in a shadow git repository under `data_dir`.
+
+    Constructing a store is cheap: the shadow repository is created or opened on first use.
+
+    Args:
+        workspace: The directory to snapshot (the agent's working directory).
+        data_dir: agentcli's user data directory (e.g. `$XDG_DATA_HOME/agentcli`); the store
+            lives in `data_dir/snapshots/<name>-<hash of the workspace path>`.
+        max_file_bytes: Untracked files bigger than this are skipped (and reported).
+        max_untracked_dir_files: Untracked directories holding more files are skipped.
+        budget_bytes: Size `gc()` brings the store under by dropping the oldest snapshots.
+
+    Raises:
+        SnapshotError: The workspace is not an existing directory.
+    """
+
+    def __init__(
+        self,
+        workspace: Path,
+        data_dir: Path,
+        *,
+        max_file_bytes: int = 10 * 1024 * 1024,
+        max_untracked_dir_files: int = 5000,
+        budget_bytes: int = 2 * 1024**3,
+    ) -> None:
+        ws = Path(workspace).expanduser()
+        if not ws.is_dir():
+            raise SnapshotError(f"workspace {ws} is not a directory; pass the project directory to snapshot")
+        self.workspace = ws.resolve()
+        self.data_dir = Path(data_dir).expanduser().resolve()
+        self.path = self.data_dir / "snapshots" / store_key(self.workspace)
+        """The shadow repository (a git directory)."""
+        self.budget_bytes = budget_bytes
+        self.limits = Limits(max_file_bytes=max_file_bytes, max_untracked_dir_files=max_untracked_dir_files)
+        # When the data dir sits inside the workspace (agentcli run in $HOME after confirmation),
+        # the store must not snapshot itself.
+        excludes: list[str] = []
+        if self.data_dir == self.workspace or self.workspace in self.data_dir.parents:
+            excludes.append(self.data_dir.relative_to(self.workspace).as_posix())
+        self._shadow = ShadowRepo(self.path, self.workspace, [e for e in excludes if e != "."])
+        self._lock = StoreLock(self.path.with_name(self.path.name + ".lock"))
+        self._timeline = Timeline(self.path / "agentcli" / "timeline")
+        self._refresher = IndexRefresher(self._shadow, self.limits)
+
+    # -- capture ----------------------------------------------------------------------------
+
+    def capture(
+        self,
+        *,
+        session_id: str,
+        reason: str,
+        tool_call_id: str | None = None,
+        tool_name: str | None = None,
+        paths_hint: list[str] | None = None,
+    ) -> CaptureResult:
+        """Records the workspace as a tree; adds a timeline entry if it changed.
+
+        Args:
+            session_id: The session the entry belongs to.
+            reason: Why (`session start`, `after bash`, ...), shown in the timeline.
+            tool_call_id: The tool call that caused the capture, if any.
+            tool_name: Its tool's name.
+            paths_hint: Paths a tool says it changed (`write_file`, `edit_file`): only those
+                are looked at, with no tree walk. Leave None after `bash`, which can change
+                anything.
+
+        Returns:
+            The new snapshot (None when the tree equals the session's previous one), the
+            tree, the paths skipped by the guards, and the time taken.
+        """
+        check_session_id(session_id)
+        started = time.perf_counter()
+        with self._lock.held():
+            refreshed = self._refresher.refresh(paths_hint)
+            tree = str(refreshed.tree)
+            previous = self._timeline.last(session_id)
+            if previous is not None and previous.tree == tree:
+                return CaptureResult(
+                    snapshot=None, tree=tree, skipped=refreshed.skipped, duration_s=time.perf_counter() - started
+                )
+            base = previous.tree if previous is not None else self._base_for_new_session()
+            repo = self._shadow.repo
+            diff = tree_diff(repo, base, tree, context=0)
+            files, omitted = file_stats(diff)
+            self._adopt_borrowed_blobs(diff)
+            seq = previous.seq + 1 if previous is not None else 1
+            snapshot = Snapshot(
+                id=snapshot_id(session_id, seq, tree),
+                seq=seq,
+                session_id=session_id,
+                tree=tree,
+                created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+                reason=reason,
+                tool_call_id=tool_call_id,
+                tool_name=tool_name,
+                files=files,
+                files_omitted=omitted,
+                base_tree=base,
+            )
+            self._timeline.append(repo, snapshot)
+            return CaptureResult(
+                snapshot=snapshot, tree=tree, skipped=refreshed.skipped, duration_s=time.perf_counter() - started
+            )
+
+    def _base_for_new_session(self) -> str | None:
+        """What a session's first snapshot is compared with: the workspace's last snapshot, else HEAD."""
+        everything = self._timeline.all()
+        if everything:
+            return everything[-1].tree
+        head = self._shadow.user_head_tree()
+        return str(head) if head is not None else None
+
+    def _adopt_borrowed_blobs(self, diff: pygit2.Diff) -> None:
+        """Copies into our store the new blobs we only borrow from outside the user's HEAD.
+
+        Blobs of uncommitted work (staged in the user's index, or equal to some old version)
+        exist in the user's object database but nothing there keeps them: a `git gc` after a
+        `git reset` prunes them. Blobs of the HEAD commit at the same path stay borrowed.
+        """
+        guard = self._shadow.guard
+        own = self._shadow.own_odb
+        if guard is None or own is None:
+            return
+        head_tree: pygit2.Tree | None = None
+        head_loaded = False
+        for delta in diff.deltas:
+            new = delta.new_file
+            if str(new.id) == _ZERO or new.mode in (0, pygit2.enums.FileMode.COMMIT):
+                continue
+            if new.id in own:
+                continue
+            if not head_loaded:
+                head_id = self._shadow.user_head_tree()
+                head_tree = self._shadow.repo[head_id] if head_id is not None else None  # type: ignore[assignment]
+                head_loaded = True
+            if head_tree is not None:
+                try:
+                    if head_tree[new.path].id == new.id:
+                        continue
+                except KeyError:
+                    pass
+            if guard.user_has(new.id):
+                object_type, data = guard.user_read(new.id)
+                guard.own_write(object_type, data)
+
+    # -- timeline -----------------------------------------------------------------------------
+
+    def timeline(self, session_id: str | None = None) -> list[Snapshot]:
+        """Snapshots in order: one session's by sequence number, or all sessions' by time.
+
+        Args:
+            session_id: The session, or None for every session of this workspace.
+
+        Returns:
+            The snapshots, oldest first.
+        """
+        if session_id is not None:
+            check_session_id(session_id)
+            return self._timeline.session(session_id)
+        return self._timeline.all()
+
+    def resolve(self, ref: str, session_id: str | None = None) -> Snapshot:
+        """Finds a snapshot from what a user typed.
+
+        Args:
+            ref: A sequence number (`3`), `SESSION:SEQ`, an id or id prefix (at least 4 hex
+                digits), or a tree id prefix (at least 7).
+            session_id: The session a bare sequence number refers to; optional when only one
+                session has that number.
+
+        Returns:
+            The snapshot.
+
+        Raises:
+            SnapshotNotFound: Nothing matched.
+            AmbiguousSnapshotRef: Several snapshots matched.
+        """
+        if session_id is not None:
+            check_session_id(session_id)
+        return self._timeline.resolve(ref, session_id)
+
+    def _as_snapshot(self, ref: Snapshot | str) -> Snapshot:
+        return ref if isinstance(ref, Snapshot) else self.resolve(ref)
+
+    # -- diff ---------------------------------------------------------------------------------
+
+    def diff(self, a: Snapshot | str, b: Snapshot | str | None = None, *, context: int = 3) -> DiffResult:
+        """Per-file unified diffs and line counts between two snapshots, or a snapshot and now.
+
+        Args:
+            a: The old side.
+            b: The new side; None for the working tree (as a capture would record it now,
+                without adding a timeline entry).
+            context: Context lines around each hunk.
+
+        Returns:
+            Files (renames detected), patches and totals.
+        """
+        old = self._as_snapshot(a)
+        new = self._as_snapshot(b) if b is not None else None
+        with self._lock.held():
+            new_tree = new.tree if new is not None else str(self._refresher.refresh(None).tree)
+            repo = self._shadow.repo
+            self._require_tree(old)
+            raw = tree_diff(repo, old.tree, new_tree, context=context, find_renames=True)
+            return diff_result(raw, old.tree, new_tree, working_tree=new is None)
+
+    # -- restore ------------------------------------------------------------------------------
+
+    def plan_restore(self, target: Snapshot | str) -> RestorePlan:
+        """Previews a restore: exactly which paths it would write, delete or chmod.
+
+        Nothing in the workspace changes (the store's own index is refreshed).
+
+        Args:
+            target: The snapshot to restore.
+
+        Returns:
+            The plan, including conflicts that would stop the restore.
+        """
+        snap = self._as_snapshot(target)
+        with self._lock.held():
+            current = str(self._refresher.refresh(None).tree)
+            return self._plan(snap, current)
+
+    def _plan(self, snap: Snapshot, current: str) -> RestorePlan:
+        self._require_tree(snap)
+        repo = self._shadow.repo
+        parts = plan_changes(repo, self.workspace, current, snap.tree)
+        conflicts = list(parts.conflicts)
+        odb = repo.odb
+        for change in parts.changes:
+            if change.new_id is not None and change.action == "write" and not odb.exists(change.new_id):
+                conflicts.append(
+                    RestoreConflict(path=change.path, reason=f"object {change.new_id} is missing from the store")
+                )
+        return RestorePlan(
+            target=snap, current_tree=current, changes=parts.changes, conflicts=conflicts, skipped=parts.skipped
+        )
+
+    def restore(self, target: Snapshot | str, *, session_id: str) -> RestoreResult:
+        """Makes the workspace match a snapshot, after capturing it as it is (the undo point).
+
+        Only paths that differ are written; files the snapshot lacks are deleted (never
+        ignored files, never nested repositories, never anything outside the workspace or
+        inside `.git`); executable bits and symlinks are restored.
+
+        Args:
+            target: The snapshot to restore.
+            session_id: The session recording the undo point and the result.
+
+        Returns:
+            The plan applied, the undo snapshot, and the tree afterwards.
+
+        Raises:
+            RestoreConflictError: Some path cannot be restored without losing data no snapshot
+                holds; nothing was changed (the undo point was recorded).
+        """
+        check_session_id(session_id)
+        snap = self._as_snapshot(target)
+        started = time.perf_counter()
+        with self._lock.held():
+            before = self.capture(session_id=session_id, reason="before restore")
+            undo = before.snapshot or self._timeline.last(session_id)
+            assert undo is not None  # a capture always leaves the session with a snapshot
+            plan = self._plan(snap, before.tree)
+            if plan.conflicts:
+                listed = "; ".join(f"{c.path}: {c.reason}" for c in plan.conflicts[:5])
+                raise RestoreConflictError(
+                    f"restore of snapshot {snap.id} stopped before changing anything: {listed}", plan.conflicts
+                )
+            applied = apply_changes(self._shadow.repo, self.workspace, plan.changes)
+            after = self.capture(
+                session_id=session_id,
+                reason=f"restored snapshot {snap.session_id}:{snap.seq} ({snap.id})",
+                paths_hint=applied.touched(),
+            )
+            return RestoreResult(
+                plan=plan,
+                undo=undo,
+                after=after.snapshot,
+                tree=after.tree,
+                matches_target=after.tree == snap.tree,
+                duration_s=time.perf_counter() - started,
+            )
+
+    def _require_tree(self, snap: Snapshot) -> None:
+        if not tree_type_ok(self._shadow.repo, snap.tree):
+            raise CorruptStoreError(
+                f"snapshot {snap.id} ({snap.session_id}:{snap.seq}) points at tree {snap.tree}, which the store "
+                f"{self.path} no longer holds; pick another snapshot"
+            )
+
+    # -- size and gc ----------------------------------------------------------------------------
+
+    def size_bytes(self) -> int:
+        """Disk space the store uses (objects, index, metadata), in bytes."""
+        return dir_size(self.path) if self.path.exists() else 0
+
+    def gc(self) -> GcResult:
+        """Packs and prunes the store; over budget, drops the oldest snapshots first.
+
+        Never needs twice the space: objects are repacked in bounded batches, each batch's
+        loose files deleted as soon as its pack is written.
+
+        Returns:
+            Sizes before and after, and the snapshots dropped (empty unless over budget).
+        """
+        started = time.perf_counter()
+        with self._lock.held():
+            shadow = self._shadow
+            repo = shadow.repo
+            size_before = self.size_bytes()
+            snapshots = self._timeline.all()
+            self._reconcile_refs(repo, snapshots)
+            own = scan_own_objects(shadow.objects_dir)
+            dropped: list[Snapshot] = []
+            if size_before > self.budget_bytes and snapshots:
+                own_total = sum(own.loose_sizes.values()) + sum(sum(p.sizes.values()) for p in own.packs)
+                fixed = max(0, size_before - own_total)
+                target = max(0, int(self.budget_bytes * BUDGET_TARGET) - fixed)
+                dropped = choose_drops(repo, own, snapshots, target).dropped
+                self._timeline.remove(repo, dropped)
+            # The index's own tree counts as a root: stat-clean entries point at blobs that no
+            # snapshot may hold yet (after a diff against the working tree), and pruning them
+            # would make the next capture write a tree with holes.
+            roots = [s.tree for s in self._timeline.all()]
+            roots.append(str(shadow.index().write_tree()))
+            outcome = repack(repo, shadow.objects_dir, own, roots)
+            shadow.reopen()
+            return GcResult(
+                size_before=size_before,
+                size_after=self.size_bytes(),
+                budget_bytes=self.budget_bytes,
+                dropped=[
+                    DroppedSnapshot(session_id=s.session_id, seq=s.seq, id=s.id, created_at=s.created_at)
+                    for s in dropped
+                ],
+                objects_packed=outcome.objects_packed,
+                objects_pruned=outcome.objects_pruned,
+                packs_rewritten=outcome.packs_rewritten,
+                duration_s=time.perf_counter() - started,
+            )
+
+    def _reconcile_refs(self, repo: pygit2.Repository, snapshots: list[Snapshot]) -> None:
+        """Deletes refs no timeline entry owns (a crash between ref and line); re-creates lost ones."""
+        refs = self._timeline.refs(repo)
+        wanted = {ref_name(s.session_id, s.seq): s for s in snapshots}
+        for name in refs:
+            if name not in wanted:
+                repo.references.delete(name)
+        for name, snap in wanted.items():
+            if name not in refs and tree_type_ok(repo, snap.tree):
+                repo.references.create(name, pygit2.Oid(hex=snap.tree), force=True)
