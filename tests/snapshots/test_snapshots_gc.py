@@ -1,0 +1,132 @@
+"""Store size, gc and the size budget: nothing a snapshot needs is ever lost."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from agentcli.snapshots import SnapshotNotFound, SnapshotStore
+from snaphelpers import git, git_add_all_tree, shadow_git, write
+
+
+def _loose_objects(store: SnapshotStore) -> list[Path]:
+    return [p for p in (store.path / "objects").glob("??/*") if p.is_file()]
+
+
+def _fsck(store: SnapshotStore) -> None:
+    # Checks that every object reachable from the snapshot refs is present and sound.
+    shadow_git(store, "fsck", "--no-dangling", "--connectivity-only")
+
+
+def test_first_capture_of_a_committed_repository_stores_almost_nothing(repo: Path, data_dir: Path) -> None:
+    for i in range(200):
+        write(repo / "pkg" / f"mod{i}.py", f"VALUE = {i}\n" * 20)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "many files")
+    store = SnapshotStore(repo, data_dir)
+
+    result = store.capture(session_id="s", reason="start")
+
+    assert result.tree == git(repo, "rev-parse", "HEAD^{tree}").strip()
+    assert _loose_objects(store) == []  # every blob and tree is borrowed from the user's repo
+    assert store.size_bytes() < 200 * 1024
+
+
+def test_uncommitted_staged_blobs_are_copied_into_the_store(store: SnapshotStore, repo: Path) -> None:
+    write(repo / "staged.py", "only staged, never committed\n")
+    git(repo, "add", "staged.py")
+    blob = git(repo, "rev-parse", ":staged.py").strip()
+
+    store.capture(session_id="s", reason="start")
+
+    # A `git reset && git gc --prune=now` by the user could delete it from their repository;
+    # our copy keeps the snapshot restorable.
+    assert (store.path / "objects" / blob[:2] / blob[2:]).is_file()
+    head_blob = git(repo, "rev-parse", "HEAD:README.md").strip()
+    assert not (store.path / "objects" / head_blob[:2] / head_blob[2:]).exists()
+
+
+def test_gc_packs_loose_objects_and_keeps_every_snapshot_restorable(store: SnapshotStore, repo: Path) -> None:
+    snaps = []
+    for i in range(5):
+        write(repo / "notes" / f"n{i}.txt", f"note {i}\n" * (i + 1))
+        write(repo / "src" / "app.py", f"def main():\n    return {i}\n")
+        snaps.append(store.capture(session_id="s", reason=f"step {i}").snapshot)
+    assert _loose_objects(store)
+
+    result = store.gc()
+
+    assert _loose_objects(store) == []
+    assert result.objects_packed > 0 and result.dropped == []
+    assert result.size_after <= result.size_before
+    _fsck(store)
+    for snap in snaps:
+        store.restore(snap, session_id="s")  # type: ignore[arg-type]
+        assert store.capture(session_id="s", reason="check").tree == snap.tree  # type: ignore[union-attr]
+
+
+def test_git_gc_run_on_the_store_loses_nothing(store: SnapshotStore, repo: Path, tmp_path: Path) -> None:
+    snaps = []
+    for i in range(3):
+        write(repo / f"file{i}.txt", f"{i}\n")
+        snaps.append(store.capture(session_id="s", reason=str(i)).snapshot)
+
+    shadow_git(store, "gc", "-q", "--prune=now")
+
+    _fsck(store)
+    store.restore(snaps[0], session_id="s")  # type: ignore[arg-type]
+    assert git_add_all_tree(repo, tmp_path / "x") == snaps[0].tree  # type: ignore[union-attr]
+
+
+def test_gc_keeps_blobs_the_index_still_points_at(store: SnapshotStore, repo: Path) -> None:
+    store.capture(session_id="s", reason="start")
+    write(repo / "draft.txt", "seen only by a working-tree diff\n")
+    store.diff("1")  # refreshes the index: the blob is written, no snapshot holds it
+    store.gc()
+
+    snap = store.capture(session_id="s", reason="after gc").snapshot  # stat-clean: blob not re-hashed
+    assert snap is not None
+    _fsck(store)
+    (repo / "draft.txt").unlink()
+    store.capture(session_id="s", reason="deleted")
+    store.restore(snap, session_id="s")
+    assert (repo / "draft.txt").read_text() == "seen only by a working-tree diff\n"
+
+
+def test_budget_drops_the_oldest_snapshots_only_when_over_budget(repo: Path, data_dir: Path) -> None:
+    budget = 700 * 1024
+    store = SnapshotStore(repo, data_dir, budget_bytes=budget)
+    snaps = []
+    for i in range(6):
+        write(repo / "blob.bin", os.urandom(200 * 1024))  # incompressible: each snapshot costs ~200 KiB
+        snaps.append(store.capture(session_id="s", reason=f"{i}").snapshot)
+    assert store.size_bytes() > budget
+
+    result = store.gc()
+
+    assert result.size_after <= budget
+    dropped = [(d.session_id, d.seq) for d in result.dropped]
+    assert dropped and dropped == [("s", s.seq) for s in snaps[: len(dropped)]]  # oldest first
+    assert [s.seq for s in store.timeline("s")] == [s.seq for s in snaps[len(dropped) :]]  # type: ignore[union-attr]
+    with pytest.raises(SnapshotNotFound):
+        store.resolve("1", session_id="s")
+    _fsck(store)
+    newest = snaps[-1]
+    store.restore(snaps[len(dropped)], session_id="s")  # type: ignore[arg-type]
+    store.restore(newest, session_id="s")  # type: ignore[arg-type]
+    assert store.capture(session_id="s", reason="check").tree == newest.tree  # type: ignore[union-attr]
+
+    # Under budget, gc drops nothing.
+    again = store.gc()
+    assert again.dropped == []
+
+
+def test_size_bytes_grows_with_new_content(store: SnapshotStore, repo: Path) -> None:
+    assert store.size_bytes() == 0  # nothing created before first use
+    store.capture(session_id="s", reason="start")
+    empty = store.size_bytes()
+    write(repo / "big.bin", os.urandom(300 * 1024))
+    store.capture(session_id="s", reason="big")
+    assert store.size_bytes() - empty >= 300 * 1024
