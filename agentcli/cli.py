@@ -12,6 +12,7 @@ import signal
 import sys
 from enum import Enum
 from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 import typer
@@ -65,7 +66,7 @@ def _settings(workspace: Path, **flags: Any) -> Any:
         raise _fail(str(error)) from None
 
 
-async def _drive(session: Any, prompt: str, output: OutputFormat) -> int:
+async def _drive(session: Any, start: Callable[[], Awaitable[None]], output: OutputFormat) -> int:
     """Run one turn headless, with Ctrl-C pausing cleanly (a second Ctrl-C quits at once)."""
     from agentcli.headless import EXIT_CODES, JsonLinesPrinter, TextPrinter
 
@@ -84,7 +85,8 @@ async def _drive(session: Any, prompt: str, output: OutputFormat) -> int:
 
     loop.add_signal_handler(signal.SIGINT, on_interrupt)
     try:
-        ended = await session.run_turn(prompt)
+        await start()
+        ended = await session.wait_turn()
     finally:
         loop.remove_signal_handler(signal.SIGINT)
         session.close()
@@ -115,7 +117,7 @@ def run(
         session = new_session(workspace, settings)
     except SessionSetupError as error:
         raise _fail(str(error)) from None
-    raise typer.Exit(asyncio.run(_drive(session, prompt, output)))
+    raise typer.Exit(asyncio.run(_drive(session, lambda: session.send_user_message(prompt), output)))
 
 
 @app.command()
@@ -138,12 +140,146 @@ def demo(
     session = new_session(workspace, settings, model_client=model_client_for(settings, replay_delay_s=delay))
     if output is OutputFormat.text:
         typer.echo(f"Demo workspace: {workspace}")
-    code = asyncio.run(_drive(session, _demo_task(bundled), output))
+    task = _demo_task(bundled)
+    code = asyncio.run(_drive(session, lambda: session.send_user_message(task), output))
     if keep:
         typer.echo(f"Demo files kept in {workspace}")
     else:
         shutil.rmtree(workspace, ignore_errors=True)
     raise typer.Exit(code)
+
+
+@app.command()
+def resume(
+    session_ref: Annotated[str | None, typer.Argument(metavar="ID", help="Session id (or a unique prefix).")] = None,
+    prompt: Annotated[str | None, typer.Argument(help="Guidance, a follow-up task, or the answer to a question.")] = None,
+    answer: Annotated[str | None, typer.Option("--answer", help="Answer the question the agent asked.")] = None,
+    last: Annotated[bool, typer.Option("--last", help="The newest session of this workspace.")] = False,
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    cwd: CwdOpt = None,
+    max_steps: MaxStepsOpt = None,
+    yes: YesOpt = False,
+    output: OutputOpt = OutputFormat.text,
+) -> None:
+    """Continue a session after an exit, a pause, a question or a crash. Nothing is re-run.
+
+    With --last, the first argument is the PROMPT. A session waiting for an answer takes it from
+    --answer (or PROMPT); a paused or halted one continues, with PROMPT as guidance; a completed
+    one needs a PROMPT: the next task.
+    """
+    from agentcli.config import data_home
+    from agentcli.session.factory import SessionSetupError, resume_session, resume_settings_overrides, warm_up
+    from agentcli.session.log import SessionNotFound, find_session, list_sessions
+
+    if last:
+        prompt, session_ref = session_ref, None
+        entries = list_sessions(data_home(), _workspace(cwd))
+        if not entries:
+            raise _fail(f"no sessions in {_workspace(cwd)}; `agentcli sessions --all` lists every workspace")
+        entry = entries[0]
+    elif session_ref is None:
+        raise _fail("give a session ID or --last")
+    else:
+        try:
+            entry = find_session(data_home(), session_ref)
+        except SessionNotFound as error:
+            raise _fail(str(error)) from None
+    workspace = Path(entry.meta.workspace)
+    if not workspace.is_dir():
+        raise _fail(f"the session's workspace {workspace} no longer exists")
+    flags = {"model": model, "api_base": api_base, "max_steps": max_steps}
+    settings = _settings(workspace, **resume_settings_overrides(entry, flags))
+    warm_up(settings)
+    try:
+        session = resume_session(entry, settings)
+    except SessionSetupError as error:
+        raise _fail(str(error)) from None
+    state = session.configuration_at_start
+    if state == "awaitingClarification":
+        reply = answer if answer is not None else prompt
+        if reply is None:
+            question = session.pending_question.question if session.pending_question else "(unknown)"
+            raise _fail(f"the session waits for an answer to: {question}\nuse --answer TEXT")
+        start: Callable[[], Awaitable[None]] = lambda: session.answer(reply)  # noqa: E731
+    elif answer is not None:
+        raise _fail(f"the session is not waiting for an answer (it is {state})")
+    elif state in ("paused", "halted"):
+        start = lambda: session.resume(prompt)  # noqa: E731
+    elif prompt is None:
+        raise _fail("the session's last turn completed; give a PROMPT for the next task")
+    else:
+        start = lambda: session.send_user_message(prompt)  # noqa: E731
+    raise typer.Exit(asyncio.run(_drive(session, start, output)))
+
+
+sessions_app = typer.Typer(help="List, show and remove recorded sessions.", no_args_is_help=False)
+app.add_typer(sessions_app, name="sessions")
+
+
+@sessions_app.callback(invoke_without_command=True)
+def sessions_list(
+    ctx: typer.Context,
+    all_workspaces: Annotated[bool, typer.Option("--all", help="Every workspace, not just this one.")] = False,
+    cwd: CwdOpt = None,
+) -> None:
+    """List the sessions of this workspace (or all), newest first."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    from agentcli.config import data_home
+    from agentcli.headless import format_age, format_cost
+    from agentcli.session.log import list_sessions, status
+
+    entries = list_sessions(data_home(), None if all_workspaces else _workspace(cwd))
+    if not entries:
+        typer.echo("No sessions yet." + ("" if all_workspaces else " (`--all` lists every workspace.)"))
+        return
+    table = Table(box=None, header_style="bold")
+    for column in ("id", "age", "title", "state", "steps", "tokens", "cost", *(["workspace"] if all_workspaces else [])):
+        # Ids, states and figures never shrink; the title and the workspace give way instead.
+        flexible = column in ("title", "workspace")
+        table.add_column(column, no_wrap=True, overflow="ellipsis", min_width=None if flexible else len(column),
+                         ratio=1 if flexible else None)
+    table.columns[0].min_width = 12
+    for entry in entries:
+        meta = entry.meta
+        row = [meta.id, format_age(meta.updated), meta.title or "—", status(meta), str(meta.steps),
+               f"{meta.input_tokens + meta.output_tokens:,}", format_cost(meta.cost)]
+        table.add_row(*row, *([meta.workspace] if all_workspaces else []))
+    Console().print(table)
+
+
+@sessions_app.command("show")
+def sessions_show(session_ref: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+    """Print a session's transcript from its log."""
+    from agentcli.config import data_home
+    from agentcli.headless import TextPrinter
+    from agentcli.session.log import SessionNotFound, find_session, read_events
+
+    try:
+        entry = find_session(data_home(), session_ref)
+    except SessionNotFound as error:
+        raise _fail(str(error)) from None
+    printer = TextPrinter()
+    for event in read_events(entry.directory):
+        printer(event)
+
+
+@sessions_app.command("rm")
+def sessions_rm(session_ref: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+    """Delete a session's log."""
+    from agentcli.config import data_home
+    from agentcli.session.log import SessionNotFound, find_session, remove_session
+
+    try:
+        entry = find_session(data_home(), session_ref)
+    except SessionNotFound as error:
+        raise _fail(str(error)) from None
+    remove_session(entry)
+    typer.echo(f"Removed session {entry.meta.id}")
 
 
 def _demo_task(bundled: Path) -> str:

@@ -56,6 +56,7 @@ class ClarificationAnswered(BaseEvent):
 
     type: Literal["clarification_answered"] = "clarification_answered"
     call_id: str
+    question: str
     answer: str
 
 
@@ -150,6 +151,19 @@ class Notice(BaseEvent):
     """Something the user should see that is not an error: a reminder sent, a guard tripped."""
 
     type: Literal["notice"] = "notice"
+    kind: str
+    text: str
+
+
+class ModelNote(BaseEvent):
+    """Text the agent itself added to the conversation for the model, as a user message.
+
+    Reminders to end with a control tool, recovery hints from the stuck detector, the note that a
+    resumed session may find files changed: the log keeps their exact text, so a resumed
+    conversation is the one the model saw.
+    """
+
+    type: Literal["model_note"] = "model_note"
     kind: str
     text: str
 
@@ -305,6 +319,7 @@ Event = Annotated[
         UsageReported,
         RetryScheduled,
         Notice,
+        ModelNote,
         ErrorOccurred,
         ClarificationRequested,
         TurnEnded,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import datetime, timezone
 from typing import TextIO
 
 from rich.console import Console
@@ -17,6 +18,7 @@ from agentcli.events import (
     ClarificationRequested,
     ErrorOccurred,
     Event,
+    ModelNote,
     Notice,
     Outcome,
     RetryScheduled,
@@ -32,6 +34,12 @@ EXIT_CODES: dict[Outcome, int] = {"completed": 0, "error": 1, "clarify": 3, "hal
 EXIT_USAGE = 2
 
 _ARGUMENT_PREVIEW = 100
+_NOTE_LABELS = {
+    "reminder": "the model stopped without complete/clarify/pause; reminded it once",
+    "continue": "continuing where the session left off",
+    "resumed": "resumed: told the model that time has passed and files may have changed",
+    "recovery": "stuck pattern detected; sent the model a recovery hint",
+}
 _RESULT_LINES = 6
 
 
@@ -47,6 +55,14 @@ def _preview_arguments(name: str, raw: str) -> str:
             text = str(args[key]).splitlines()[0] if str(args[key]) else ""
             return text[:_ARGUMENT_PREVIEW]
     return ", ".join(f"{k}={v!r}" for k, v in args.items())[:_ARGUMENT_PREVIEW]
+
+
+def format_age(when: datetime) -> str:
+    seconds = max(0.0, (datetime.now(timezone.utc) - when).total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.0f}{unit} ago"
+    return f"{seconds:.0f}s ago"
 
 
 def format_cost(cost: float | None) -> str:
@@ -91,6 +107,9 @@ class TextPrinter:
         elif isinstance(event, RetryScheduled):
             self._end_text()
             c.print(f"[yellow]⟳ retry {event.attempt}/{event.max_attempts - 1} in {event.delay_s:.1f}s: {escape(event.error)}[/]")
+        elif isinstance(event, ModelNote):
+            self._end_text()
+            c.print(f"[yellow]! {escape(_NOTE_LABELS.get(event.kind, event.kind))}[/]")
         elif isinstance(event, Notice):
             self._end_text()
             c.print(f"[yellow]! {escape(event.text)}[/]")

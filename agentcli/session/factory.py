@@ -13,9 +13,11 @@ from agentcli.llm.litellm_client import LiteLLMClient
 from agentcli.llm.replay import RecordingError, ReplayModel
 from agentcli.llm.types import ModelClient
 from agentcli.llm.warmup import start_background_import
-from agentcli.session.log import SessionLog
+from agentcli.session.log import SessionEntry, SessionLog, read_events
+from agentcli.session.resume import rebuild
 from agentcli.session.session import Session, new_session_id
 from agentcli.workflow.builtin import UnknownWorkflowError, builtin_workflow
+from agentcli.workflow.model import Workflow
 
 REPLAY_PREFIX = "replay:"
 
@@ -41,6 +43,13 @@ def model_client_for(settings: Settings, *, replay_delay_s: float | None = None)
     return LiteLLMClient(settings.retry)
 
 
+def _workflow(name: str) -> Workflow:
+    try:
+        return builtin_workflow(name)
+    except UnknownWorkflowError as error:
+        raise SessionSetupError(str(error)) from None
+
+
 def new_session(
     workspace: Path,
     settings: Settings,
@@ -50,10 +59,7 @@ def new_session(
     record: bool = True,
 ) -> Session:
     """A new session in ``workspace``, logged under the data directory when ``record``."""
-    try:
-        workflow = builtin_workflow(settings.workflow)
-    except UnknownWorkflowError as error:
-        raise SessionSetupError(str(error)) from None
+    workflow = _workflow(settings.workflow)
     session_id = new_session_id()
     session = Session(
         workspace=workspace,
@@ -73,4 +79,36 @@ def new_session(
         )
         session.subscribe(log)
         session.log = log
+    return session
+
+
+def resume_settings_overrides(entry: SessionEntry, flags: dict[str, object]) -> dict[str, object]:
+    """A resumed session keeps its own model, api base and workflow unless a flag says otherwise."""
+    own = {"model": entry.meta.model or None, "api_base": entry.meta.api_base, "workflow": entry.meta.workflow}
+    return {**own, **{key: value for key, value in flags.items() if value is not None}}
+
+
+def resume_session(
+    entry: SessionEntry,
+    settings: Settings,
+    *,
+    model_client: ModelClient | None = None,
+    replay_delay_s: float | None = None,
+) -> Session:
+    """Rebuild a session from its log and reopen the log for appending. No tool or model runs."""
+    rebuilt = rebuild(read_events(entry.directory))
+    client = model_client or model_client_for(settings, replay_delay_s=replay_delay_s)
+    if isinstance(client, ReplayModel):
+        client.position = rebuilt.model_calls  # the turns already played are in the history
+    session = Session(
+        workspace=Path(entry.meta.workspace),
+        settings=settings,
+        workflow=_workflow(settings.workflow),
+        model_client=client,
+        session_id=entry.meta.id,
+    )
+    session.load(rebuilt)
+    log = SessionLog.reopen(entry.directory)
+    session.subscribe(log)
+    session.log = log
     return session

@@ -21,6 +21,8 @@ from pydantic import BaseModel, Field, ValidationError
 from agentcli.events import (
     EVENT_ADAPTER,
     EVENT_TYPES,
+    AssistantMessage,
+    ClarificationAnswered,
     SCHEMA_VERSION,
     Event,
     SessionStarted,
@@ -64,6 +66,8 @@ class SessionMeta(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
     cost: float | None = 0.0
+    pid: int | None = None
+    """The process writing the session, while one is; with no outcome and a dead pid, the run was cut off."""
     schema_version: int = Field(SCHEMA_VERSION, alias="v")
 
     model_config = {"populate_by_name": True}
@@ -82,6 +86,7 @@ class SessionLog:
         self.redact = redactor or Redactor()
         directory.mkdir(parents=True, exist_ok=True)
         self._file = (directory / "events.jsonl").open("a", encoding="utf-8")
+        self.meta.pid = os.getpid()
         self._write_meta()
 
     @classmethod
@@ -103,6 +108,9 @@ class SessionLog:
         self._fold(event)
         if isinstance(event, (TurnEnded, SessionStarted)):
             os.fsync(self._file.fileno())
+            self._write_meta()
+        elif isinstance(event, (UserMessage, ClarificationAnswered, AssistantMessage)):
+            # Fresh enough after a crash for a listing to show the task and how far it got.
             self._write_meta()
 
     def _fold(self, event: Event) -> None:
@@ -138,7 +146,27 @@ class SessionLog:
             self._file.flush()
             os.fsync(self._file.fileno())
             self._file.close()
+            self.meta.pid = None
             self._write_meta()
+
+
+def status(meta: SessionMeta) -> str:
+    """What a listing shows: how the last turn ended, or running / interrupted."""
+    if meta.outcome is not None:
+        return meta.outcome
+    if meta.pid is not None and _alive(meta.pid):
+        return "running"
+    return "interrupted" if meta.title else "new"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def read_meta(directory: Path) -> SessionMeta:

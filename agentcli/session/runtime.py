@@ -26,7 +26,7 @@ from agentcli.events import (
     ClarificationRequested,
     ErrorOccurred,
     Event,
-    Notice,
+    ModelNote,
     RetryScheduled,
     TextDelta,
     ToolCallFinished,
@@ -165,13 +165,21 @@ class Runtime:
     # -- commands from the Session -------------------------------------------------------
 
     def begin_turn(self, text: str | None) -> None:
-        """A user message (or a plain resume) starts a new turn: fresh step count and reminder."""
+        """A user message (or a plain resume) starts a new turn: fresh step count and reminder.
+
+        The caller has emitted the event that carries ``text`` (UserMessage, ClarificationAnswered).
+        """
         self.totals.steps = 0
         self.reminded = False
         if text is not None:
             self.messages.append({"role": "user", "content": text})
-        elif not self.messages or self.messages[-1]["role"] == "assistant":
-            self.messages.append({"role": "user", "content": "Continue where you left off."})
+        elif not len(self.messages) or self.messages[-1]["role"] == "assistant":
+            self.add_note("continue", "Continue where you left off.")
+
+    def add_note(self, kind: str, text: str) -> None:
+        """Tell the model something as a user message, recorded so a resume sees it too."""
+        self.messages.append({"role": "user", "content": text})
+        self.emit(ModelNote(kind=kind, text=text))
 
     async def settle(self, timeout: float = 10.0) -> None:
         """Wait for a cancelled state task to wind down (a killed command to be reaped)."""
@@ -247,8 +255,7 @@ class Runtime:
         if not self.reminded:
             self.reminded = True
             reminder = TRUNCATED_REMINDER if response.finish_reason == "length" else REMINDER
-            self.messages.append({"role": "user", "content": reminder})
-            self.emit(Notice(kind="reminder", text="The model stopped without complete/clarify/pause; reminded it once."))
+            self.add_note("reminder", reminder)
             await self._send("nudge")
             return
         await self._send("pause", reason="stopped without complete/clarify/pause")

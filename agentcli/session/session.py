@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from datetime import datetime, timezone
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcli.config import Settings
 from agentcli.events import (
@@ -25,6 +26,9 @@ from agentcli.events import (
 )
 from agentcli.llm.types import ModelClient
 from agentcli.session.log import SessionLog
+
+if TYPE_CHECKING:
+    from agentcli.session.resume import Rebuilt
 from agentcli.session.chart import CONTROL_STATES, WAITING_STATES, ChartGraph, chart_class, chart_graph, phase_events
 from agentcli.session.runtime import Runtime
 from agentcli.tools.registry import ToolRegistry, default_registry
@@ -46,6 +50,21 @@ _OUTCOMES: dict[str, Outcome] = {
 
 class SessionStateError(Exception):
     """A command does not fit the state the session is in (e.g. an answer with no question)."""
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} seconds"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} minutes"
+    if seconds < 129600:
+        return f"{seconds / 3600:.0f} hours"
+    return f"{seconds / 86400:.0f} days"
+
+
+def answer_message(question: str, answer: str) -> str:
+    """How an answer to a clarify question reads to the model."""
+    return f"Answer to your question ({question}): {answer}"
 
 
 def new_session_id() -> str:
@@ -87,6 +106,8 @@ class Session:
         self._order = {state.id: i for i, state in enumerate(self._chart_class.states_map.values())}
         self.chart: Any = None
         self._started = False
+        self._start_states: list[str] = []
+        self._resumed_from: Rebuilt | None = None
         self.log: SessionLog | None = None
         """The session's event log, when it is recorded."""
 
@@ -120,6 +141,13 @@ class Session:
         return next((sid for sid in self.configuration if sid in _CONTROL_IDS), "idle")
 
     @property
+    def configuration_at_start(self) -> str:
+        """The control state the session is in, or will start in when resumed."""
+        if self.chart is not None:
+            return self.control_state
+        return next((sid for sid in self._start_states if sid in _CONTROL_IDS), "idle")
+
+    @property
     def totals(self) -> Any:
         return self.runtime.totals
 
@@ -143,12 +171,29 @@ class Session:
 
     # -- lifecycle and commands ----------------------------------------------------------
 
-    async def start(self, *, resumed: bool = False) -> None:
+    def load(self, rebuilt: Rebuilt) -> None:
+        """Take over the state of a session rebuilt from its log (before :meth:`start`)."""
+        runtime = self.runtime
+        for message in rebuilt.messages:
+            runtime.messages.append(message)
+        runtime.totals.input_tokens = rebuilt.input_tokens
+        runtime.totals.output_tokens = rebuilt.output_tokens
+        runtime.totals.cost = rebuilt.cost
+        self.pending_question = rebuilt.pending_question
+        self._start_states = [
+            sid for sid in rebuilt.configuration
+            if sid in self._chart_class.states_map and not self._chart_class.states_map[sid].states
+        ]
+        self._resumed_from = rebuilt
+
+    async def start(self) -> None:
         """Activate the chart and announce the session. Commands call it when needed."""
         if self._started:
             return
         self._started = True
         self.chart = self._chart_class(listeners=[self.runtime, self])
+        if self._start_states:
+            self.chart.start_configuration_values = self._start_states
         self.runtime.chart = self.chart
         await self.chart.activate_initial_state()
         self._emit(
@@ -158,8 +203,24 @@ class Session:
                 model=self.settings.model,
                 api_base=self.settings.api_base,
                 workflow=self.workflow.name,
-                resumed=resumed,
+                resumed=self._resumed_from is not None,
             )
+        )
+
+    def _note_resume(self) -> None:
+        """Once, before a resumed session's first turn: the world may have moved on."""
+        rebuilt, self._resumed_from = self._resumed_from, None
+        if rebuilt is None:
+            return
+        ago = ""
+        if rebuilt.last_event_at is not None:
+            seconds = (datetime.now(timezone.utc) - rebuilt.last_event_at).total_seconds()
+            ago = f" {_duration(seconds)} after its last event"
+        cut = f" It had been interrupted during {rebuilt.interrupted}." if rebuilt.interrupted else ""
+        self.runtime.add_note(
+            "resumed",
+            f"This session was resumed{ago}.{cut} Time has passed and files in the workspace may "
+            "have changed since; re-read files before you edit them.",
         )
 
     def _expect_turn(self) -> None:
@@ -172,6 +233,7 @@ class Session:
         state = self.control_state
         if state not in ("idle", "paused", "halted"):
             raise SessionStateError(f"cannot take a new message while {state}; pause first or answer the question")
+        self._note_resume()
         self._emit(UserMessage(text=text))
         self.runtime.begin_turn(text)
         self._expect_turn()
@@ -184,8 +246,9 @@ class Session:
         if self.control_state != "awaitingClarification" or question is None:
             raise SessionStateError("there is no question waiting for an answer")
         self.pending_question = None
-        self._emit(ClarificationAnswered(call_id=question.call_id, answer=text))
-        self.runtime.begin_turn(f"Answer to your question ({question.question}): {text}")
+        self._note_resume()
+        self._emit(ClarificationAnswered(call_id=question.call_id, question=question.question, answer=text))
+        self.runtime.begin_turn(answer_message(question.question, text))
         self._expect_turn()
         await self.chart.send("answer")
 
@@ -202,6 +265,7 @@ class Session:
         state = self.control_state
         if state not in ("paused", "halted"):
             raise SessionStateError(f"nothing to resume: the session is {state}")
+        self._note_resume()
         if guidance:
             self._emit(UserMessage(text=guidance))
         self.runtime.begin_turn(guidance)

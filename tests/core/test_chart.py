@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.events import AssistantMessage, Notice, StateChanged, ToolCallFinished, TurnEnded
+from agentcli.events import AssistantMessage, ModelNote, StateChanged, ToolCallFinished, TurnEnded
 from agentcli.llm.types import ModelRequest, ModelResponse, StreamItem, TextChunk
 from agentcli.session import SessionStateError
 from agentcli.session.chart import CONTROL_STATES, chart_class, chart_graph
@@ -74,7 +74,7 @@ async def test_stop_without_control_tool_gets_one_reminder_then_pauses(workspace
     ended = await session.run_turn("go")
     assert ended.outcome == "paused"
     assert ended.reason == "stopped without complete/clarify/pause"
-    assert [n.kind for n in rec.of(Notice)] == ["reminder"]
+    assert [n.kind for n in rec.of(ModelNote)] == ["reminder"]
     reminders = [m for m in session.runtime.messages if m["role"] == "user" and "complete" in m["content"]]
     assert len(reminders) == 1
 

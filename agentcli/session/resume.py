@@ -1,0 +1,111 @@
+"""Rebuilding a session from its log: the conversation, the chart configuration, the totals.
+
+Nothing is re-run and the model is not called: the events say what was said and what every tool
+returned. A log cut short by a crash is repaired on the way — a tool call that never finished gets
+an "interrupted" result, a reply cut mid-stream keeps the text that had streamed — so the model
+never sees a call without its result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from agentcli.events import (
+    AssistantMessage,
+    ClarificationAnswered,
+    ClarificationRequested,
+    Event,
+    ModelNote,
+    SessionStarted,
+    StateChanged,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnEnded,
+    UsageReported,
+    UserMessage,
+)
+from agentcli.llm.types import Message
+from agentcli.session.chart import CONTROL_STATES, WAITING_STATES
+from agentcli.session.runtime import INTERRUPTED, NOT_RUN, assistant_message, tool_message
+from agentcli.session.session import answer_message
+
+
+@dataclass
+class Rebuilt:
+    """Everything a Session needs to continue where its log ends."""
+
+    messages: list[Message] = field(default_factory=list)
+    configuration: list[str] = field(default_factory=list)
+    """Active state ids to start the chart in."""
+    interrupted: str | None = None
+    """What was cut off by the crash or kill ("a reply", "a tool call"), if anything."""
+    pending_question: ClarificationRequested | None = None
+    model_calls: int = 0
+    """Replies the model gave (complete or cut off): where a replay model resumes."""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float | None = 0.0
+    last_event_at: datetime | None = None
+    started: SessionStarted | None = None
+
+
+def rebuild(events: Iterable[Event]) -> Rebuilt:
+    state = Rebuilt()
+    open_calls: dict[str, str] = {}  # call id -> tool name, for calls with no result yet
+    started_calls: set[str] = set()
+    streamed: list[str] = []
+    for event in events:
+        state.last_event_at = event.ts
+        if isinstance(event, SessionStarted):
+            state.started = state.started or event
+        elif isinstance(event, UserMessage):
+            state.messages.append({"role": "user", "content": event.text})
+        elif isinstance(event, ClarificationAnswered):
+            state.messages.append({"role": "user", "content": answer_message(event.question, event.answer)})
+            state.pending_question = None
+        elif isinstance(event, ModelNote):
+            state.messages.append({"role": "user", "content": event.text})
+        elif isinstance(event, TextDelta):
+            streamed.append(event.text)
+        elif isinstance(event, AssistantMessage):
+            streamed.clear()
+            state.model_calls += 1
+            if event.interrupted and not event.text:
+                continue
+            state.messages.append(assistant_message(event.text, event.tool_calls))
+            open_calls.update({call.id: call.name for call in event.tool_calls})
+        elif isinstance(event, ToolCallStarted):
+            started_calls.add(event.call_id)
+        elif isinstance(event, ToolCallFinished):
+            if open_calls.pop(event.call_id, None) is not None:
+                state.messages.append(tool_message(event.call_id, event.output))
+        elif isinstance(event, ClarificationRequested):
+            state.pending_question = event
+        elif isinstance(event, UsageReported):
+            state.input_tokens = event.total_input_tokens
+            state.output_tokens = event.total_output_tokens
+            state.cost = event.total_cost
+        elif isinstance(event, StateChanged):
+            state.configuration = list(event.configuration)
+        elif isinstance(event, TurnEnded):
+            streamed.clear()
+    if streamed:
+        # The process died mid-stream: keep what the model had said, as the user saw it.
+        state.messages.append(assistant_message("".join(streamed), []))
+        state.model_calls += 1
+        state.interrupted = "a reply"
+    for call_id in open_calls:
+        ran = call_id in started_calls
+        state.messages.append(tool_message(call_id, f"Error: {INTERRUPTED if ran else NOT_RUN}"))
+        state.interrupted = "a tool call"
+    control = next((s for s in state.configuration if s in CONTROL_STATES), "idle")
+    if control not in WAITING_STATES:
+        # Killed mid-turn: continue from a pause, which the resume command then lifts.
+        state.configuration = [s if s != control else "paused" for s in state.configuration]
+        state.interrupted = state.interrupted or "the turn"
+    if control != "awaitingClarification":
+        state.pending_question = None
+    return state

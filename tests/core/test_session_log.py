@@ -1,0 +1,112 @@
+"""The session log on disk, and rebuilding a session from it."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+
+from agentcli.config import Settings
+from agentcli.events import AssistantMessage, ToolCallFinished, ToolCallRequest, ToolCallStarted, UserMessage
+from agentcli.secrets import Redactor
+from agentcli.session.factory import new_session, resume_session
+from agentcli.session.log import SessionLogWarning, find_session, list_sessions, read_events, status
+from agentcli.session.resume import rebuild
+from tests.support.sessions import replay
+
+SECRET = "sk-live-abcdefghijklmnop1234"
+
+
+async def test_secrets_never_reach_the_log(workspace: Path, isolated_dirs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("MY_SERVICE_TOKEN", 'tok"en-with\\quote')
+    client = replay(
+        ("", [("bash", {"command": "echo key=$OPENAI_API_KEY; echo tok=$MY_SERVICE_TOKEN"})]),
+        ("", [("complete", {"summary": f"used {SECRET}"})]),
+    )
+    data = isolated_dirs / "data" / "agentcli"
+    session = new_session(workspace, Settings(), model_client=client, data_dir=data)
+    await session.run_turn(f"my key is {SECRET}, use it")
+    session.close()
+    directory = data / "sessions" / session.id
+    raw = (directory / "events.jsonl").read_text() + (directory / "meta.json").read_text()
+    assert SECRET not in raw and 'tok\\"en-with' not in raw and "tok\"en-with" not in raw
+    assert "[redacted:OPENAI_API_KEY]" in raw and "[redacted:MY_SERVICE_TOKEN]" in raw
+
+
+def test_redactor_ignores_short_and_non_secret_values() -> None:
+    redact = Redactor({"PATH": "/usr/bin:/bin", "DEBUG_KEY": "1", "API_KEY": "abcdefgh12"})
+    assert redact("/usr/bin:/bin and 1 and abcdefgh12") == "/usr/bin:/bin and 1 and [redacted:API_KEY]"
+
+
+async def test_log_lines_meta_and_listing(workspace: Path, isolated_dirs: Path) -> None:
+    data = isolated_dirs / "data" / "agentcli"
+    session = new_session(workspace, Settings(), model_client=replay(("hi", [("complete", {"summary": "s"})])), data_dir=data)
+    await session.run_turn("  do   the\nthing  ")
+    session.close()
+    lines = (data / "sessions" / session.id / "events.jsonl").read_text().splitlines()
+    assert all(json.loads(line)["v"] == 1 for line in lines)
+    [entry] = list_sessions(data, workspace)
+    assert entry.meta.title == "do the thing" and entry.meta.outcome == "completed" and status(entry.meta) == "completed"
+    assert entry.meta.steps == 1 and entry.meta.tool_calls == 1 and entry.meta.pid is None
+    assert list_sessions(data, workspace / "elsewhere") == []
+    assert find_session(data, session.id[:5]).meta.id == session.id
+
+
+def test_torn_and_unknown_lines_are_skipped_with_warnings(tmp_path: Path) -> None:
+    good = UserMessage(text="hello").model_dump_json()
+    (tmp_path / "events.jsonl").write_text(
+        "\n".join([good, json.dumps({"v": 9, "type": "teleported"}), good, '{"type": "user_mess'])
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loaded = list(read_events(tmp_path))
+    assert [e.type for e in loaded] == ["user_message", "user_message"]
+    messages = [str(w.message) for w in caught if issubclass(w.category, SessionLogWarning)]
+    assert any("teleported" in m for m in messages) and any("last line is incomplete" in m for m in messages)
+
+
+def test_rebuild_pairs_interrupted_calls_and_keeps_streamed_text() -> None:
+    calls = [ToolCallRequest(id="a", name="bash", arguments="{}"), ToolCallRequest(id="b", name="read_file", arguments="{}")]
+    events = [
+        UserMessage(text="go"),
+        AssistantMessage(text="", tool_calls=calls),
+        ToolCallStarted(call_id="a", name="bash", arguments="{}"),
+    ]
+    state = rebuild(events)
+    tools = [m for m in state.messages if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in tools] == ["a", "b"]
+    assert "Interrupted" in tools[0]["content"] and "Not run" in tools[1]["content"]
+    assert state.interrupted == "a tool call"
+    finished = ToolCallFinished(call_id="a", name="bash", ok=True, output="done", duration_s=1)
+    from agentcli.events import TextDelta
+
+    mid_stream = rebuild([*events, finished, ToolCallFinished(call_id="b", name="read_file", ok=True, output="x",
+                                                               duration_s=0), TextDelta(text="Half a sen")])
+    assert mid_stream.messages[-1] == {"role": "assistant", "content": "Half a sen"}
+    assert mid_stream.interrupted == "a reply"
+
+
+async def test_resume_rebuilds_without_rerunning_anything(workspace: Path, isolated_dirs: Path) -> None:
+    data = isolated_dirs / "data" / "agentcli"
+    counter = workspace / "runs.txt"
+    client = replay(
+        ("", [("bash", {"command": f"echo run >> {counter}"})]),
+        ("", [("pause", {"reason": "check"})]),
+        ("", [("complete", {"summary": "after resume"})]),
+    )
+    first = new_session(workspace, Settings(), model_client=client, data_dir=data)
+    assert (await first.run_turn("go")).outcome == "paused"
+    first.close()
+    entry = find_session(data, first.id)
+    client.position = 0  # resume_session must move a replay past the turns already played
+    second = resume_session(entry, Settings(), model_client=client)
+    assert second.configuration_at_start == "paused"
+    assert client.position == 2
+    await second.resume()
+    assert (await second.wait_turn()).reason == "after resume"
+    assert counter.read_text() == "run\n"  # the bash call was not re-run
+    roles = [m["role"] for m in second.runtime.messages]
+    assert roles[:5] == ["user", "assistant", "tool", "assistant", "tool"]

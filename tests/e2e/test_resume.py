@@ -1,0 +1,182 @@
+"""Sessions survive exits, questions, pauses, Ctrl-C and SIGKILL, and resume where they stopped."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.e2e.test_cli import AGENTCLI, agentcli, events
+from tests.support.openai_server import Call, OpenAIServer, Reply
+
+
+def _model(server: OpenAIServer) -> list[str]:
+    return ["--model", "openai/test-model", "--api-base", server.base_url]
+
+
+def _session_dir(session_id: str) -> Path:
+    return Path(os.environ["XDG_DATA_HOME"]) / "agentcli" / "sessions" / session_id
+
+
+def _start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([*AGENTCLI, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _read_until(proc: subprocess.Popen[str], event_type: str, timeout: float = 60) -> list[dict[str, object]]:
+    """Read JSON lines from a running agentcli until an event of ``event_type`` arrives."""
+    seen: list[dict[str, object]] = []
+    deadline = time.monotonic() + timeout
+    assert proc.stdout is not None
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        seen.append(json.loads(line))
+        if seen[-1]["type"] == event_type:
+            return seen
+    raise AssertionError(f"no {event_type} event; got {[e['type'] for e in seen]}; stderr: {proc.stderr.read() if proc.stderr else ''}")
+
+
+def _tool_results(request: dict[str, object]) -> dict[str, str]:
+    return {m["tool_call_id"]: m["content"] for m in request["messages"] if m["role"] == "tool"}  # type: ignore[index,union-attr]
+
+
+def _calls(request: dict[str, object]) -> list[str]:
+    return [c["id"] for m in request["messages"] if m["role"] == "assistant" for c in m.get("tool_calls", [])]  # type: ignore[index,union-attr]
+
+
+def test_clarify_answer_new_prompt_pause_and_resume(workspace: Path, server: OpenAIServer) -> None:
+    server.add(Reply(calls=[Call("clarify", {"question": "Which greeting?", "options": ["hello", "hi"]})]))
+    first = agentcli("run", "write a greeting", *_model(server), "-o", "jsonl", cwd=workspace)
+    assert first.returncode == 3, first.stderr
+    session_id = events(first.stdout)[0]["session_id"]
+
+    server.add(
+        Reply(calls=[Call("write_file", {"path": "greeting.txt", "content": "hi\n"})]),
+        Reply(calls=[Call("complete", {"summary": "wrote hi"})]),
+    )
+    answered = agentcli("resume", session_id, "--answer", "hi", *_model(server), cwd=workspace)
+    assert answered.returncode == 0, answered.stdout + answered.stderr
+    assert (workspace / "greeting.txt").read_text() == "hi\n"
+    sent = server.requests[1]["messages"]
+    assert any(m["role"] == "user" and "Which greeting?" in m["content"] and "hi" in m["content"] for m in sent)
+    assert any(m["role"] == "user" and "files in the workspace may have changed" in m["content"] for m in sent)
+
+    server.add(Reply(calls=[Call("pause", {"reason": "need the user's review"})]))
+    paused = agentcli("resume", "--last", "now add a farewell", cwd=workspace)  # the session's own model
+    assert paused.returncode == 5, paused.stdout + paused.stderr
+    assert server.requests[-1]["messages"][-1]["content"] == "now add a farewell"
+
+    server.add(Reply(calls=[Call("complete", {"summary": "reviewed"})]))
+    done = agentcli("resume", session_id[:6], "looks good, finish", cwd=workspace)
+    assert done.returncode == 0, done.stdout + done.stderr
+    listing = agentcli("sessions", cwd=workspace)
+    assert session_id in listing.stdout and "completed" in listing.stdout and "write a greeting" in listing.stdout
+    # The conversation the model saw grew turn by turn: nothing was re-run or re-asked.
+    assert len(server.requests) == 5
+
+
+def test_resume_refuses_what_does_not_fit(workspace: Path, server: OpenAIServer) -> None:
+    server.add(Reply(calls=[Call("complete", {"summary": "done"})]))
+    proc = agentcli("run", "go", *_model(server), "-o", "jsonl", cwd=workspace)
+    session_id = events(proc.stdout)[0]["session_id"]
+    assert agentcli("resume", session_id, "--answer", "x", cwd=workspace).returncode == 2
+    no_prompt = agentcli("resume", session_id, cwd=workspace)
+    assert no_prompt.returncode == 2 and "give a PROMPT" in no_prompt.stderr
+    assert agentcli("resume", "nosuchsession", "x", cwd=workspace).returncode == 2
+
+
+def test_sigkill_mid_stream_then_resume_to_completion(workspace: Path, server: OpenAIServer) -> None:
+    said = "Let me think about this carefully before acting. " * 20
+    server.add(Reply(text=said, chunk_size=5, delay_s=0.05))
+    proc = _start(["run", "explain", *_model(server), "-o", "jsonl"], workspace)
+    seen = _read_until(proc, "text_delta")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    session_id = seen[0]["session_id"]
+
+    server.script.clear()
+    server.add(Reply(calls=[Call("complete", {"summary": "explained"})]))
+    resumed = agentcli("resume", str(session_id), "-o", "jsonl", cwd=workspace)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    sent = server.requests[-1]["messages"]
+    partial = [m for m in sent if m["role"] == "assistant"]
+    assert partial and said.startswith(partial[-1]["content"]) and partial[-1]["content"]  # what had streamed is kept
+    assert "interrupted during a reply" in sent[-1]["content"]
+
+
+def test_sigkill_mid_tool_then_resume_pairs_every_call(workspace: Path, server: OpenAIServer) -> None:
+    server.add(Reply(calls=[Call("bash", {"command": "sleep 60"}), Call("write_file", {"path": "later.txt", "content": "x"})]))
+    proc = _start(["run", "wait", *_model(server), "-o", "jsonl"], workspace)
+    seen = _read_until(proc, "tool_call_started")
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    subprocess.run(["pkill", "-f", "sleep 60"], check=False)  # the orphaned command of the killed agent
+    session_id = str(seen[0]["session_id"])
+    assert json.loads((_session_dir(session_id) / "meta.json").read_text())["outcome"] is None
+
+    listing = agentcli("sessions", cwd=workspace)
+    assert "interrupted" in listing.stdout
+
+    server.add(Reply(calls=[Call("complete", {"summary": "recovered"})]))
+    resumed = agentcli("resume", session_id, cwd=workspace)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    request = server.requests[-1]
+    results = _tool_results(request)
+    assert set(results) == set(_calls(request))  # no call without its result
+    assert sorted(results.values()) == sorted(["Error: Interrupted before it finished: the run was paused. Its effects "
+                                               "may be partial.", "Error: Not run: the turn ended before this call was reached."])
+    assert not (workspace / "later.txt").exists()
+
+
+def test_a_torn_last_line_is_skipped_with_a_warning(workspace: Path, server: OpenAIServer) -> None:
+    server.add(Reply(calls=[Call("pause", {"reason": "stop here"})]))
+    proc = agentcli("run", "go", *_model(server), "-o", "jsonl", cwd=workspace)
+    session_id = str(events(proc.stdout)[0]["session_id"])
+    log = _session_dir(session_id) / "events.jsonl"
+    with log.open("a") as handle:
+        handle.write('{"v": 1, "type": "tool_call_fin')  # the crash came mid-write
+    with log.open("r+") as handle:
+        lines = handle.read().splitlines()
+    lines.insert(2, json.dumps({"v": 2, "type": "hologram", "ts": "2030-01-01T00:00:00Z"}))
+    log.write_text("\n".join(lines))
+    server.add(Reply(calls=[Call("complete", {"summary": "fine"})]))
+    resumed = agentcli("resume", session_id, cwd=workspace)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "incomplete" in resumed.stderr and "hologram" in resumed.stderr
+
+
+def test_ctrl_c_pauses_cleanly_and_resume_continues(workspace: Path, server: OpenAIServer) -> None:
+    server.add(Reply(calls=[Call("bash", {"command": "sleep 30; touch too-late"})]))
+    proc = _start(["run", "wait", *_model(server), "-o", "jsonl"], workspace)
+    seen = _read_until(proc, "tool_call_started")
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 5, err
+    stream = seen + [json.loads(line) for line in out.splitlines()]
+    assert stream[-1]["type"] == "turn_ended" and stream[-1]["reason"] == "interrupted with Ctrl-C"
+    finished = [e for e in stream if e["type"] == "tool_call_finished"]
+    assert finished[0]["interrupted"] is True
+    assert not (workspace / "too-late").exists()
+    server.add(Reply(calls=[Call("complete", {"summary": "continued"})]))
+    resumed = agentcli("resume", str(seen[0]["session_id"]), cwd=workspace)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+
+
+def test_sessions_show_and_rm(workspace: Path, server: OpenAIServer) -> None:
+    server.add(Reply(text="Looking.", calls=[Call("list_files", {})]), Reply(calls=[Call("complete", {"summary": "seen"})]))
+    proc = agentcli("run", "look around", *_model(server), "-o", "jsonl", cwd=workspace)
+    session_id = str(events(proc.stdout)[0]["session_id"])
+    shown = agentcli("sessions", "show", session_id, cwd=workspace)
+    assert shown.returncode == 0 and "Looking." in shown.stdout and "▶ list_files" in shown.stdout
+    everywhere = agentcli("sessions", "--all", cwd=Path("/"))
+    assert session_id in everywhere.stdout
+    assert agentcli("sessions", "rm", session_id, cwd=workspace).returncode == 0
+    assert not _session_dir(session_id).exists()
+    assert agentcli("sessions", "show", session_id, cwd=workspace).returncode == 2
