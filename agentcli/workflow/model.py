@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import date as Date
 from difflib import get_close_matches
@@ -80,7 +81,7 @@ class InvalidWorkflowError(ValueError):
         super().__init__(head + "\n".join(f"  {p}" if head else str(p) for p in self.problems))
 
 
-def _did_you_mean(value: str, choices: list[str] | set[str] | frozenset[str]) -> str:
+def _did_you_mean(value: str, choices: Collection[str]) -> str:
     close = get_close_matches(value, sorted(choices), n=1)
     return f" (did you mean '{close[0]}'?)" if close else ""
 
@@ -324,14 +325,14 @@ class Workflow(BaseModel):
                     f"{where}.checks",
                     f"phase '{source.name}' does not offer '{CHECKS_TOOL}', so no check result can arrive "
                     f"there and this transition can never fire; add '{CHECKS_TOOL}' to that phase's tools"))
-            key2 = (transition.source, transition.event)
-            if key2 in seen_triggers:
+            trigger_key = (transition.source, transition.event)
+            if trigger_key in seen_triggers:
                 problems.append(WorkflowProblem(
                     where,
-                    f"transitions[{seen_triggers[key2]}] already leaves '{transition.source}' on "
+                    f"transitions[{seen_triggers[trigger_key]}] already leaves '{transition.source}' on "
                     f"'{transition.trigger}'; one trigger can lead to one phase only: keep one of them"))
             else:
-                seen_triggers[key2] = k
+                seen_triggers[trigger_key] = k
 
         for i, phase in enumerate(self.phases):
             forced = phase.forced_tool
@@ -361,7 +362,7 @@ class Workflow(BaseModel):
                     queue.append(transition.target)
         return seen
 
-    def tool_problems(self, known: set[str] | frozenset[str] | list[str]) -> list[WorkflowProblem]:
+    def tool_problems(self, known: Collection[str]) -> list[WorkflowProblem]:
         """Tool names the registry does not have (control tools are always known)."""
         known_set = set(known) | CONTROL_TOOLS
         listing = ", ".join(sorted(known_set))
@@ -386,7 +387,7 @@ class Workflow(BaseModel):
                 check(f"transitions[{k}].tool", transition.tool, "trigger")
         return problems
 
-    def validate_tools(self, known: set[str] | frozenset[str] | list[str]) -> None:
+    def validate_tools(self, known: Collection[str]) -> None:
         """Raise :class:`InvalidWorkflowError` when a phase or transition names an unknown tool."""
         problems = self.tool_problems(known)
         if problems:

@@ -110,7 +110,7 @@ async def test_plan_build_chart_walks_plan_to_done_and_restarts_on_a_new_task() 
     def phase() -> str:
         leaves = [s.name for s in chart.configuration if s.id.startswith("phase_") and not s.states]
         assert len(leaves) == 1
-        return leaves[0]
+        return str(leaves[0])
 
     assert phase() == "plan.analyze"
     for event, expected in [

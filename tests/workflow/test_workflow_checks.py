@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
-from agentcli.tools import checks
 from agentcli.tools.checks import DetectedCheck, detect_checks
 
 
 @pytest.fixture
 def no_pytest_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
     """Detection must not depend on what the machine running the tests has installed."""
-    monkeypatch.setattr(checks.shutil, "which", lambda name: None)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
 
 
 def commands(workspace: Path) -> list[str]:
@@ -36,7 +36,7 @@ def test_pytest_where_tests_exist_and_pytest_is_configured(workspace: Path, no_p
 
 
 def test_pytest_on_path_with_test_files_in_a_subfolder(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(checks.shutil, "which", lambda name: "/usr/bin/pytest" if name == "pytest" else None)
+    monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/pytest" if name == "pytest" else None)
     (workspace / "pkg").mkdir()
     (workspace / "pkg" / "test_core.py").write_text("def test_x(): pass\n")
     [check] = detect_checks(workspace)
@@ -44,7 +44,7 @@ def test_pytest_on_path_with_test_files_in_a_subfolder(workspace: Path, monkeypa
 
 
 def test_test_files_in_dependencies_do_not_count(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(checks.shutil, "which", lambda name: "/usr/bin/pytest")
+    monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/pytest")
     for folder in ("node_modules/lib", ".venv/lib", "build"):
         (workspace / folder).mkdir(parents=True)
         (workspace / folder / "test_vendor.py").write_text("")

@@ -13,8 +13,8 @@ from agentcli.workflow.examples import EXAMPLE_WORKFLOW_NAME, EXAMPLE_WORKFLOW_T
 from agentcli.workflow.render import describe_event, render_workflow
 
 
-def drawing(workflow: Workflow, **options: bool) -> str:
-    return render_workflow(chart_graph(chart_class(workflow)), workflow, **options)
+def drawing(workflow: Workflow) -> str:
+    return render_workflow(chart_graph(chart_class(workflow)), workflow)
 
 
 def test_plan_build_is_drawn_as_a_nested_tree_with_its_transitions() -> None:
