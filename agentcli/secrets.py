@@ -1,38 +1,155 @@
 """Keeping secret values (API keys, tokens) out of logs, screens and tool output.
 
-A value is secret when its environment variable's name says so (KEY, TOKEN, SECRET, PASSWORD…).
-This module imports nothing of agentcli's.
+Two nets, applied by one callable :class:`Redactor`:
+
+1. **Known values.** A value is secret when its environment variable's name says so (a
+   ``KEY``, ``TOKEN``, ``SECRET``, ``PASSWORD``... part, as in ``OPENAI_API_KEY`` or
+   ``GITHUB_TOKEN``). Each such value is replaced by ``[redacted:NAME]`` wherever it appears,
+   also in its JSON-escaped form.
+2. **Known shapes.** Tokens with a recognisable shape are replaced even when they are not in the
+   environment — a key in a ``.env`` file the model read, or printed by a command: OpenAI and
+   Anthropic ``sk-...`` keys, GitHub ``ghp_...``/``github_pat_...``, GitLab ``glpat-...``, AWS
+   access key ids ``AKIA...``, Slack ``xox?-...``, Google ``AIza...``, Hugging Face ``hf_...``,
+   Stripe live keys, PEM private key blocks, and the password in ``scheme://user:password@host``.
+
+It runs on every tool output, so each regular expression runs only after a substring test
+(a value, or a shape's literal marker such as ``ghp_``) finds something: an output with nothing
+to redact costs a few ``in`` scans. This module imports nothing of agentcli's.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
 from collections.abc import Mapping
+from typing import Any, TypeVar
 
-_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|PRIVATE)", re.IGNORECASE)
+_SECRET_PARTS = frozenset({
+    "KEY", "KEYS", "APIKEY", "TOKEN", "TOKENS", "SECRET", "SECRETS", "PASSWORD", "PASSWD", "PASS",
+    "PASSPHRASE", "CREDENTIAL", "CREDENTIALS", "AUTH", "PRIVATE", "PAT", "COOKIE",
+})
+"""Words of a variable name (split at ``_``) that make it secret: ``OPENAI_API_KEY``, ``DB_PASS``."""
+_SECRET_SUFFIXES = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY")
+"""Run-together names: ``GHTOKEN``, ``MYSQLPASSWORD``."""
+_NOT_SECRET_SUFFIXES = ("_FILE", "_PATH", "_DIR", "_SOCK", "_SOCKET", "_URL_TEMPLATE")
+"""Where a secret lives is not the secret (``SSH_AUTH_SOCK``, ``GIT_SSH_KEY_FILE``)."""
 _MIN_LENGTH = 8
 """Shorter values ("1", "true") would redact ordinary text everywhere."""
 
+_START = r"(?:(?<![\w-])|(?<=\\[nrt]))"
+"""A token starts at a word boundary, or right after a JSON escape (``\\n``) in a log line."""
+
+_TOKEN_SHAPES: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    # (label, literal markers one of which every match contains, pattern)
+    ("private-key", ("PRIVATE KEY",),
+     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*-----|\Z)"),
+    # OpenAI (sk-, sk-proj-...) and Anthropic (sk-ant-...) keys: long, and with a digit, so that
+    # an identifier such as `sk-spinner-double-bounce` is left alone.
+    ("api-key", ("sk-",), _START + r"sk-(?=[\w-]*\d)[\w-]{32,}"),
+    ("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+     _START + r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_\w{22,})"),
+    ("gitlab-token", ("glpat-",), _START + r"glpat-[\w-]{20,}"),
+    ("aws-access-key-id", ("AKIA", "ASIA"), r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])"),
+    ("slack-token", ("xox",), _START + r"xox[abposr]-[A-Za-z0-9-]{10,}"),
+    ("google-api-key", ("AIza",), _START + r"AIza[\w-]{35}"),
+    ("huggingface-token", ("hf_",), _START + r"hf_[A-Za-z0-9]{30,}"),
+    ("stripe-key", ("_live_",), _START + r"(?:sk|rk)_live_[A-Za-z0-9]{20,}"),
+    # Only the password of scheme://user:password@host; user and host stay readable.
+    ("url-password", ("://",), r"(?P<user>://[^\s/:@'\"]+:)[^\s/@'\"]+(?=@)"),
+)
+"""Each pattern runs only when one of its markers is in the text (a fast substring test), so
+the usual output, which holds none, costs a handful of ``in`` checks."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Shape:
+    label: str
+    markers: tuple[str, ...]
+    pattern: re.Pattern[str]
+
+    def replace(self, match: re.Match[str]) -> str:
+        prefix = match.group("user") if "user" in self.pattern.groupindex else ""
+        return f"{prefix}[redacted:{self.label}]"
+
+
+_SHAPES = tuple(_Shape(label, markers, re.compile(pattern)) for label, markers, pattern in _TOKEN_SHAPES)
+
+T = TypeVar("T")
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an environment variable's name says its value is a secret."""
+    upper = name.upper()
+    if upper.endswith(_NOT_SECRET_SUFFIXES):
+        return False
+    parts = [part for part in re.split(r"[^A-Z0-9]+", upper) if part]
+    return any(part in _SECRET_PARTS or part.endswith(_SECRET_SUFFIXES) for part in parts)
+
 
 class Redactor:
-    """Replaces every known secret value in a text with ``[redacted:NAME]``."""
+    """Replaces every known secret value, and every token of a known shape, in a text.
 
-    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+    Args:
+        environ: Where secret values come from (``os.environ`` by default).
+        shapes: Also redact tokens by their shape (see the module docstring).
+    """
+
+    def __init__(self, environ: Mapping[str, str] | None = None, *, shapes: bool = True) -> None:
         environ = os.environ if environ is None else environ
         pairs: dict[str, str] = {}
         for name, value in environ.items():
-            if _SECRET_NAME.search(name) and len(value) >= _MIN_LENGTH and value.strip():
-                pairs[value] = name
+            if is_secret_name(name) and len(value) >= _MIN_LENGTH and value.strip():
+                pairs.setdefault(value, name)
                 # The same value as it appears inside a JSON string (escapes applied).
                 pairs.setdefault(json.dumps(value)[1:-1], name)
         # Longest first, so a secret containing another is replaced whole.
-        self._pairs = sorted(pairs.items(), key=lambda item: -len(item[0]))
-        self._pattern = re.compile("|".join(re.escape(value) for value, _ in self._pairs)) if self._pairs else None
-        self._names = dict(self._pairs)
+        ordered = sorted(pairs.items(), key=lambda item: -len(item[0]))
+        self._names = dict(ordered)
+        self._values = tuple(self._names)
+        self._pattern = re.compile("|".join(re.escape(value) for value in self._values)) if ordered else None
+        self._shapes = _SHAPES if shapes else ()
 
     def __call__(self, text: str) -> str:
-        if self._pattern is None or not text:
+        """``text`` with every secret replaced by ``[redacted:WHAT]``."""
+        if not text:
             return text
-        return self._pattern.sub(lambda match: f"[redacted:{self._names[match.group(0)]}]", text)
+        # Substring tests first: one pass of C code per value, and the regex only when one hits.
+        if self._pattern is not None and any(value in text for value in self._values):
+            text = self._pattern.sub(lambda match: f"[redacted:{self._names[match.group(0)]}]", text)
+        for shape in self._shapes:
+            if any(marker in text for marker in shape.markers):
+                text = shape.pattern.sub(shape.replace, text)
+        return text
+
+    def result(self, result: T) -> T:
+        """A copy of a tool result (any dataclass) with its text fields redacted.
+
+        ``output`` and ``error`` are redacted, and every string inside ``data``; other fields
+        (``files_changed``, ``ok``...) are kept. A result with nothing to redact is returned as is.
+        """
+        if not dataclasses.is_dataclass(result) or isinstance(result, type):
+            raise TypeError(f"expected a dataclass instance, got {type(result).__name__}")
+        changes: dict[str, Any] = {}
+        for name in ("output", "error"):
+            value = getattr(result, name, None)
+            if isinstance(value, str):
+                redacted = self(value)
+                if redacted != value:
+                    changes[name] = redacted
+        data = getattr(result, "data", None)
+        if isinstance(data, dict) and data:
+            redacted_data = self._redact_value(data)
+            if redacted_data != data:
+                changes["data"] = redacted_data
+        return dataclasses.replace(result, **changes) if changes else result  # type: ignore[type-var]
+
+    def _redact_value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self(value)
+        if isinstance(value, dict):
+            return {key: self._redact_value(item) for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(self._redact_value(item) for item in value)
+        return value
