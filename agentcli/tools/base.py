@@ -26,6 +26,8 @@ class ToolContext:
     workspace: Path
     """Absolute, symlinks resolved."""
     settings: ToolSettings = field(default_factory=ToolSettings)
+    sandbox: bool = False
+    """Run ``bash`` under bubblewrap: workspace writable, the rest read-only, no network."""
 
 
 @dataclass(frozen=True)

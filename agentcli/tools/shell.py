@@ -10,6 +10,7 @@ import time
 from pydantic import Field
 
 from agentcli.tools.base import Arguments, Tool, ToolContext, ToolResult
+from agentcli.tools.sandbox import sandbox_status, wrap_command
 from agentcli.tools.text import truncate_middle
 
 _KILL_GRACE_S = 2.0
@@ -32,16 +33,23 @@ class Bash(Tool[BashArgs]):
 
     async def run(self, args: BashArgs, ctx: ToolContext) -> ToolResult:
         timeout = min(args.timeout_s or ctx.settings.bash_timeout_s, ctx.settings.bash_max_timeout_s)
+        argv = ["bash", "-c", args.command]
+        if ctx.sandbox:
+            # Probed once per process, in a thread: the probe is itself a short subprocess.
+            status = await asyncio.to_thread(sandbox_status)
+            if not status.available or status.bwrap is None:
+                return ToolResult.failure(f"the command was not run: {status.reason}")
+            argv = wrap_command(argv, ctx.workspace, bwrap=status.bwrap)
         started = time.monotonic()
         process = await asyncio.create_subprocess_exec(
-            "bash",
-            "-c",
-            args.command,
+            *argv,
             cwd=ctx.workspace,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             # Its own process group, so a timeout or a pause kills the children it spawned too.
+            # Under bwrap the group is bwrap itself: killing it takes down the sandbox's PID
+            # namespace (--unshare-pid, --die-with-parent), children that left the group included.
             start_new_session=True,
         )
         try:

@@ -1,0 +1,173 @@
+"""`bash` under bubblewrap: the workspace writable, the rest read-only, no network, killable.
+
+The tests that need a working bubblewrap are skipped, with the probe's reason, where it is
+missing or cannot create namespaces (see `agentcli.tools.sandbox.sandbox_status`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import stat
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentcli.tools import ToolContext
+from agentcli.tools import sandbox as sandbox_module
+from agentcli.tools.base import ToolResult
+from agentcli.tools.sandbox import SandboxUnavailable, require_sandbox, sandbox_status, wrap_command
+from agentcli.tools.shell import Bash, BashArgs
+
+
+def _status_reason() -> str:
+    status = sandbox_status()
+    return "" if status.available else status.reason
+
+
+needs_bwrap = pytest.mark.skipif(bool(_status_reason()), reason=f"bubblewrap unusable here: {_status_reason()}")
+
+
+async def run(ws: Path, command: str, *, sandbox: bool = True, timeout_s: float | None = None) -> ToolResult:
+    return await Bash().run(BashArgs(command=command, timeout_s=timeout_s), ToolContext(ws, sandbox=sandbox))
+
+
+@pytest.fixture
+def fresh_probe() -> Iterator[None]:
+    sandbox_status.cache_clear()
+    yield
+    sandbox_status.cache_clear()
+
+
+def test_the_command_line_confines_to_the_workspace(workspace: Path) -> None:
+    argv = wrap_command(["bash", "-c", "ls"], workspace, bwrap="/usr/bin/bwrap")
+    assert argv[0] == "/usr/bin/bwrap" and argv[-4:] == ["--", "bash", "-c", "ls"]
+    joined = " ".join(argv)
+    for flag in ("--ro-bind / /", f"--bind {workspace} {workspace}", "--unshare-net", "--unshare-pid",
+                 "--die-with-parent", "--dev /dev", "--proc /proc", "--tmpfs /tmp", f"--chdir {workspace}"):
+        assert flag in joined
+    # The workspace is bound after the tmpfs, so a workspace under /tmp stays visible and writable.
+    assert argv.index("--tmpfs") < argv.index("--bind")
+
+
+async def test_missing_bubblewrap_is_a_clear_error(
+    workspace: Path, fresh_probe: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sandbox_module.shutil, "which", lambda name: None)
+    result = await run(workspace, "touch ran")
+    assert not result.ok
+    assert "bubblewrap" in result.output and "apt install bubblewrap" in result.output
+    assert not (workspace / "ran").exists()
+    with pytest.raises(SandboxUnavailable, match="not installed"):
+        require_sandbox()
+
+
+async def test_bubblewrap_that_cannot_create_namespaces_is_reported(
+    workspace: Path, tmp_path: Path, fresh_probe: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = tmp_path / "bin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    result = await run(workspace, "touch ran")
+    assert not result.ok and "cannot create a sandbox here" in result.output
+    assert "No permissions to creating new namespace" in result.output
+    assert not (workspace / "ran").exists()
+
+
+async def test_without_the_sandbox_nothing_changes(workspace: Path) -> None:
+    result = await run(workspace, "echo hi > out.txt && cat out.txt", sandbox=False)
+    assert result.ok and "hi" in result.output
+
+
+@needs_bwrap
+async def test_the_workspace_is_writable(workspace: Path) -> None:
+    result = await run(workspace, "mkdir -p build && echo made > build/out.txt && pwd && cat build/out.txt")
+    assert result.ok, result.output
+    assert str(workspace) in result.output and "made" in result.output
+    assert (workspace / "build" / "out.txt").read_text() == "made\n"
+
+
+@needs_bwrap
+async def test_a_write_outside_the_workspace_does_not_happen(workspace: Path, tmp_path: Path) -> None:
+    sibling = tmp_path / "sibling.txt"  # outside the workspace, under /tmp: only a private tmpfs
+    var_tmp = Path("/var/tmp") / f"agentcli-sandbox-{uuid.uuid4().hex}"  # the real root filesystem
+    try:
+        result = await run(workspace, f"echo x > {sibling}; echo x > {var_tmp}; touch /etc/agentcli-test; echo done")
+        assert "Read-only file system" in result.output
+        assert not sibling.exists()
+        assert not var_tmp.exists()
+        assert not Path("/etc/agentcli-test").exists()
+    finally:
+        var_tmp.unlink(missing_ok=True)
+
+
+@needs_bwrap
+async def test_there_is_no_network(workspace: Path) -> None:
+    # A server on the host's loopback: reachable without the sandbox, not from inside it
+    # (its network namespace has a loopback of its own and nothing else). No internet needed.
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(5)
+    port = server.getsockname()[1]
+    probe = f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"
+    try:
+        outside = await run(workspace, probe, sandbox=False)
+        assert outside.ok and "connected" in outside.output
+        inside = await run(workspace, probe)
+        assert not inside.ok and "connected" not in inside.output
+        assert "refused" in inside.output.lower() or "unreachable" in inside.output.lower()
+        devices = await run(workspace, "tail -n +3 /proc/net/dev | cut -d: -f1")
+        assert [line.strip() for line in devices.output.splitlines() if not line.startswith("[")] == ["lo"]
+    finally:
+        server.close()
+
+
+def _processes_with(marker: str) -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmdline:
+            found.append(f"{entry.name}: {cmdline}")
+    return found
+
+
+@needs_bwrap
+async def test_timeout_kills_everything_in_the_sandbox(workspace: Path) -> None:
+    marker = f"{uuid.uuid4().int % 10_000 + 20_000}.5"
+    command = f"sleep {marker} & setsid sleep {marker} & (trap '' TERM; sleep {marker}); echo never"
+    result = await run(workspace, command, timeout_s=1)
+    assert not result.ok and "timed out" in result.output
+    for _ in range(50):
+        if not _processes_with(f"sleep {marker}"):
+            break
+        await asyncio.sleep(0.1)
+    assert not _processes_with(f"sleep {marker}")
+
+
+@needs_bwrap
+async def test_cancelling_kills_everything_in_the_sandbox(workspace: Path) -> None:
+    marker = f"{uuid.uuid4().int % 10_000 + 30_000}.5"
+    task = asyncio.create_task(run(workspace, f"setsid sleep {marker} & sleep {marker}"))
+    for _ in range(50):
+        if len(_processes_with(f"sleep {marker}")) >= 2:
+            break
+        await asyncio.sleep(0.1)
+    assert len(_processes_with(f"sleep {marker}")) >= 2, "the command did not start"
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for _ in range(50):
+        if not _processes_with(f"sleep {marker}"):
+            break
+        await asyncio.sleep(0.1)
+    assert not _processes_with(f"sleep {marker}")
