@@ -21,8 +21,10 @@ from agentcli.events import (
     ModelNote,
     Notice,
     Outcome,
+    ProgressReported,
     RetryScheduled,
     SessionStarted,
+    StuckDetected,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
@@ -107,6 +109,14 @@ class TextPrinter:
         elif isinstance(event, RetryScheduled):
             self._end_text()
             c.print(f"[yellow]⟳ retry {event.attempt}/{event.max_attempts - 1} in {event.delay_s:.1f}s: {escape(event.error)}[/]")
+        elif isinstance(event, StuckDetected):
+            self._end_text()
+            then = "sent a recovery hint" if event.severity == "recover" else "halting"
+            c.print(f"[bold yellow]⚠ stuck ({event.rule}):[/] {escape(event.evidence)} — {then}")
+        elif isinstance(event, ProgressReported):
+            self._end_text()
+            c.print(f"[dim]progress: {event.actions} actions · {len(event.files_modified)} files modified · "
+                    f"{event.successes} ok · {event.failures} failed[/]")
         elif isinstance(event, ModelNote):
             self._end_text()
             c.print(f"[yellow]! {escape(_NOTE_LABELS.get(event.kind, event.kind))}[/]")

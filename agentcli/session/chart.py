@@ -73,6 +73,7 @@ def _control_region() -> dict[str, Any]:
                 "invoke": "run_capture",
                 "on": {
                     "snapshot_done": [_t("executingTool", cond="has_pending_calls"), _t("thinking")],
+                    "stuck": [_t("halted")],
                     **pause,
                 },
             },

@@ -27,7 +27,9 @@ from agentcli.events import (
     ErrorOccurred,
     Event,
     ModelNote,
+    ProgressReported,
     RetryScheduled,
+    StuckDetected,
     TextDelta,
     ToolCallFinished,
     ToolCallRequest,
@@ -37,6 +39,7 @@ from agentcli.events import (
 from agentcli.llm.types import Message, ModelCallError, ModelClient, ModelRequest, ModelResponse, RetryNotice, TextChunk
 from agentcli.session.coalesce import TextCoalescer
 from agentcli.session.context import Conversation
+from agentcli.session.watchdog import Watchdog
 from agentcli.session.prompt import REMINDER, TRUNCATED_REMINDER, system_prompt
 from agentcli.tools.base import ToolContext, ToolResult
 from agentcli.tools.registry import CONTROL_TOOLS, ToolRegistry
@@ -136,6 +139,9 @@ class Runtime:
         self._task: asyncio.Task[Any] | None = None
         self._coalescer: TextCoalescer | None = None
         self.tool_context = ToolContext(workspace=workspace, settings=settings.tools)
+        self.watchdog = Watchdog(workspace, settings.progress)
+        self._deferred_notes: list[tuple[str, str]] = []
+        """Notes for the model held back until every call of the current reply has its result."""
 
     # -- what the chart asks -------------------------------------------------------------
 
@@ -172,6 +178,7 @@ class Runtime:
         self.totals.steps = 0
         self.reminded = False
         if text is not None:
+            self.watchdog.reset("user message")
             self.messages.append({"role": "user", "content": text})
         elif not len(self.messages) or self.messages[-1]["role"] == "assistant":
             self.add_note("continue", "Continue where you left off.")
@@ -192,6 +199,9 @@ class Runtime:
     async def run_thinking(self) -> None:
         """Invoked on entering ``thinking``: one model call, then the event its reply calls for."""
         self._task = asyncio.current_task()
+        for kind, text in self._deferred_notes:
+            self.add_note(kind, text)
+        self._deferred_notes.clear()
         if self.totals.steps >= self.settings.max_steps:
             await self._send("step_limit", reason=f"step limit reached ({self.settings.max_steps} model calls)")
             return
@@ -305,6 +315,7 @@ class Runtime:
         allowed = self.phase_tools(phase)
         self._flight = _InFlight(call=call, call_started=time.monotonic())
         self.emit(ToolCallStarted(call_id=call.id, name=call.name, arguments=call.arguments))
+        self.watchdog.before(call, self.tools.modifies_files(call.name))
         if call.name in self.tools and call.name not in allowed:
             result = ToolResult.failure(
                 f"'{call.name}' is not available in the {phase.name} phase; its tools are: {', '.join(allowed)}"
@@ -320,10 +331,30 @@ class Runtime:
             self._drop_pending(NOT_RUN)
             await self._send_control(call, result)
             return
+        if not self.modifies_files() and await self._watch(call, result, ()):
+            return
         event = f"called_{call.name}"
         if result.ok and event in self.phase_events:
             await self._send(event)
         await self._send("tool_done", name=call.name)
+
+    async def _watch(self, call: ToolCallRequest, result: ToolResult, changed: tuple[str, ...]) -> bool:
+        """Feed the progress tracker; True when it halted the run."""
+        verdict = self.watchdog.after(call, result, changed)
+        if self.watchdog.summary_due():
+            summary = self.watchdog.summary()
+            self.emit(ProgressReported(actions=summary.actions, files_modified=list(summary.files_modified),
+                                       successes=summary.successes, failures=summary.failures,
+                                       checks_passing=len(summary.checks_passing)))
+        if verdict is None:
+            return False
+        self.emit(StuckDetected(rule=verdict.rule, evidence=verdict.evidence, severity=verdict.severity))
+        if verdict.severity == "recover":
+            self._deferred_notes.append(("recovery", verdict.recovery_message))
+            return False
+        self._drop_pending(NOT_RUN)
+        await self._send("stuck", reason=verdict.reason)
+        return True
 
     def _finish_call(self, call: ToolCallRequest, result: ToolResult, duration: float, *, interrupted: bool = False) -> None:
         self.messages.append(tool_message(call.id, result.output))
@@ -374,6 +405,10 @@ class Runtime:
     async def run_capture(self) -> None:
         """Invoked on entering ``capturingSnapshot``; the snapshot store attaches here."""
         self._task = asyncio.current_task()
+        changed: tuple[str, ...] = ()
+        if self.last_call is not None and self.last_result is not None:
+            if await self._watch(self.last_call, self.last_result, changed):
+                return
         await self._send("snapshot_done")
 
     # -- helpers -------------------------------------------------------------------------

@@ -159,6 +159,8 @@ class Session:
         self._emit(
             StateChanged(event=str(event), source=source.id, target=target.id, configuration=self.configuration)
         )
+        if target.id.startswith("phase_") and source.id != target.id:
+            self.runtime.watchdog.reset(f"entered phase {target.name}")
         if target.id in WAITING_STATES and target.id in _CONTROL_IDS:
             outcome = _OUTCOMES.get(str(event))
             if outcome is None:
