@@ -1,0 +1,675 @@
+"""The agentcli Textual app: one screen of panes around a Session.
+
+The app talks to the Session through its commands and renders its events; it never reaches
+into the chart, the model client, the tools or the snapshot store. The session runs on the
+app's own event loop: its subscriber (the bridge below) wraps each event in a message posted to
+the widgets that show it, so rendering never runs inside the session's call.
+
+Start-up is lazy: the session layer (chart, statemachine, factory) and litellm's background
+import start only after the first frame is on screen.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual import on, work
+from textual.app import App, InvalidThemeError, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, ScrollableContainer, Vertical
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Footer, Static
+
+from agentcli.config import Settings
+from agentcli.events import (
+    ClarificationRequested,
+    Event,
+    PermissionRequested,
+    SessionStarted,
+    SnapshotCaptured,
+    SnapshotRestored,
+    StateChanged,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnEnded,
+    UsageReported,
+)
+from agentcli.tui.calls import ToolCalls
+from agentcli.tui.commands import SessionsProvider, SnapshotsProvider, ThemesProvider
+from agentcli.tui.messages import SessionEventPosted
+from agentcli.tui.screens import ConfirmRestore
+from agentcli.tui.themes import DEFAULT_THEME, ROLE_DEFAULTS, load_themes, remember_theme
+from agentcli.tui.widgets import (
+    Conversation,
+    PromptArea,
+    SnapshotTimeline,
+    StateGraph,
+    StatusHeader,
+    TimelineEntry,
+    ToolPanel,
+)
+from agentcli.tui.widgets._status import RUNNING_STATES, display_model, display_path
+
+if TYPE_CHECKING:
+    from agentcli.session.log import SessionEntry
+    from agentcli.session.session import Session
+
+PANES = ("graph", "tools", "timeline")
+_PAUSABLE = RUNNING_STATES | {"awaitingClarification", "awaitingPermission"}
+_RESUMABLE = frozenset({"paused", "halted"})
+
+_PANES = Binding.Group("Panes", compact=True)
+
+
+class AgentApp(App[int]):
+    """Watch, steer, answer and undo an agent session."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "agentcli"
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
+    COMMANDS = App.COMMANDS | {SessionsProvider, SnapshotsProvider, ThemesProvider}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+s", "pause", "Pause", id="agentcli.pause",
+                tooltip="Stop the agent now: a reply being streamed or a running command is cut off cleanly"),
+        Binding("ctrl+s", "resume", "Resume", id="agentcli.resume",
+                tooltip="Continue the paused or halted run (type guidance first to send it along)"),
+        Binding("escape", "pause", "Pause", id="agentcli.interrupt", show=False,
+                tooltip="Stop the agent now (same as ctrl+s while it works)"),
+        Binding("ctrl+n", "new_session", "New", id="agentcli.session.new",
+                tooltip="Start a new session in this workspace"),
+        Binding("ctrl+b", "toggle_sidebar", "Side", id="agentcli.pane.sidebar", group=_PANES,
+                tooltip="Show or hide the side panes (graph, tool calls, snapshots)"),
+        Binding("ctrl+g", "toggle_pane('graph')", "Graph", id="agentcli.pane.graph", group=_PANES,
+                tooltip="Show or hide the state graph"),
+        Binding("ctrl+t", "toggle_pane('tools')", "Tools", id="agentcli.pane.tools", group=_PANES,
+                tooltip="Show or hide the tool-call panel"),
+        Binding("ctrl+l", "toggle_pane('timeline')", "Snapshots", id="agentcli.pane.timeline", group=_PANES,
+                tooltip="Show or hide the snapshot timeline"),
+        Binding("f2", "focus_timeline", "Timeline", id="agentcli.focus.timeline", show=False,
+                tooltip="Move to the snapshot timeline to scrub and restore"),
+        Binding("f3", "focus_tools", "Tool calls", id="agentcli.focus.tools", show=False,
+                tooltip="Move to the tool-call list"),
+        Binding("f4", "focus_prompt", "Prompt", id="agentcli.focus.prompt", show=False,
+                tooltip="Move to the prompt"),
+    ]
+
+    def __init__(
+        self,
+        *,
+        workspace: Path,
+        settings: Settings,
+        session: Session | None = None,
+        initial_prompt: str | None = None,
+        theme: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        theme_dirs: Iterable[Path] | None = None,
+        remember_themes: bool = True,
+        warm_up: bool = True,
+    ) -> None:
+        """
+        Args:
+            workspace: The folder the agent works in.
+            settings: Loaded settings (``settings.theme`` picks the theme unless ``theme`` is given).
+            session: A session to show (e.g. a resumed one); None creates a new one after the first frame.
+            initial_prompt: A task to send as soon as the session is ready.
+            theme: A theme name that overrides the configured one for this run (``--theme``).
+            clock: Monotonic seconds, for elapsed times (tests freeze it).
+            theme_dirs: Folders to load themes from (default: ``themes/`` and the user's folder).
+            remember_themes: Write a theme picked in the palette into the user config.
+            warm_up: Start litellm's background import after the first frame.
+        """
+        super().__init__()
+        self.workspace = workspace.resolve()
+        self.settings = settings
+        self.session: Session | None = None
+        self._pending_session = session
+        self.initial_prompt = initial_prompt
+        self.requested_theme = theme
+        self.clock = clock
+        self._theme_dirs = list(theme_dirs) if theme_dirs is not None else None
+        self._remember = remember_themes
+        self._warm_up = warm_up
+        self._unsubscribe: Callable[[], None] | None = None
+        self._routes: dict[type, tuple[Widget, ...]] = {}
+        self._remembered_theme: str | None = None
+        self.calls = ToolCalls(clock)
+        self.control_state = "idle"
+        """The session's control state, as the last StateChanged said."""
+        self.session_ready = False
+        self.events_seen = 0
+        """Session events received (for tests and benchmarks)."""
+
+    # -- layout --------------------------------------------------------------------------
+
+    def compose(self) -> Iterable[Widget]:
+        # Kept as attributes rather than queried: session events may still arrive while the
+        # screen is being torn down, and a handler must not fail on a missing widget then.
+        self.status = StatusHeader(id="status")
+        self.conversation = Conversation(self.calls, self.clock, id="conversation")
+        self.prompt = PromptArea(id="prompt")
+        self.graph = StateGraph(id="graph")
+        self.tools = ToolPanel(self.calls, self.clock, id="tools")
+        self.timeline = SnapshotTimeline(None, id="timeline")
+        self._tools_title = Static("tool calls", classes="pane-title", id="tools-title")
+        self._timeline_title = Static("snapshots", classes="pane-title", id="timeline-title")
+        yield self.status
+        with Horizontal(id="body"):
+            with Vertical(id="main"):
+                yield self.conversation
+                yield self.prompt
+            with Vertical(id="sidebar"):
+                with Vertical(id="graph-pane", classes="pane"):
+                    yield Static("state graph", classes="pane-title")
+                    with ScrollableContainer(id="graph-scroll"):
+                        yield self.graph
+                with Vertical(id="tools-pane", classes="pane"):
+                    yield self._tools_title
+                    yield self.tools
+                with Vertical(id="timeline-pane", classes="pane"):
+                    yield self._timeline_title
+                    yield self.timeline
+        yield Footer()
+
+    # -- themes --------------------------------------------------------------------------
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(ROLE_DEFAULTS)
+
+    def _load_themes(self) -> None:
+        loaded = load_themes(self._theme_dirs)
+        for theme in loaded.themes.values():
+            self.register_theme(theme.to_theme())
+        for error in loaded.errors:
+            self.notify(error, title="Theme skipped", severity="error", timeout=10)
+        wanted = self.requested_theme or self.settings.theme
+        for name in (wanted, DEFAULT_THEME):
+            try:
+                self.theme = name
+                break
+            except InvalidThemeError:
+                self.notify(f"Unknown theme {name!r}; known: {', '.join(sorted(self.available_themes))}",
+                            title="Theme", severity="error", timeout=10)
+        self._remembered_theme = self.theme
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
+
+    def _theme_changed(self, theme: Any) -> None:
+        # The start-up theme (from the config or --theme) is announced too: only a change is written.
+        if not self._remember or theme.name == self._remembered_theme:
+            return
+        self._remembered_theme = theme.name
+        try:
+            path = remember_theme(theme.name)
+        except OSError as error:
+            self.notify(f"Could not remember the theme: {error}", severity="warning")
+            return
+        self.log.info(f"theme {theme.name} written to {path}")
+
+    def switch_theme(self, name: str) -> None:
+        """Use a theme now and remember it for next time (palette ``theme: NAME``)."""
+        self.theme = name
+
+    # -- start-up ------------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        self._load_themes()
+        self.prompt.input.focus()
+        self.set_interval(0.5, self._tick)
+        self.call_after_refresh(self._after_first_frame)
+
+    @work(group="startup", exit_on_error=True)
+    async def _after_first_frame(self) -> None:
+        """Create (or attach) the session, then warm up litellm: all after the first frame."""
+        session = self._pending_session
+        self._pending_session = None
+        if session is None:
+            from agentcli.session.factory import SessionSetupError, new_session
+
+            try:
+                session = new_session(self.workspace, self.settings)
+            except SessionSetupError as error:
+                self.notify(str(error), title="Cannot start a session", severity="error", timeout=30)
+                self.prompt.mode = "readonly"
+                return
+            await self.attach(session)
+        else:
+            await self.attach(session, history=True)
+        if self._warm_up:
+            from agentcli.session.factory import warm_up
+
+            warm_up(self.settings)
+        if self.initial_prompt:
+            prompt, self.initial_prompt = self.initial_prompt, None
+            await self._submit(prompt, "task")
+
+    async def attach(self, session: Session, *, history: bool = False) -> None:
+        """Show ``session``: draw its graph, load its past, follow its events."""
+        self._detach()
+        self.session = session
+        self.session_ready = False
+        graph = session.graph
+        self.graph.set_graph(graph)
+        self.status.set_graph(graph)
+        self.status.workspace = display_path(session.workspace)
+        self.status.model = display_model(session.settings.model)
+        self.status.session_id = session.id
+        self.calls.clear()
+        self.tools.clear()
+        self.timeline.clear()
+        await self.conversation.clear()
+        differ = getattr(session, "diff", None)
+        self.timeline.differ = differ
+        self._route_events()
+        if history:
+            await self._load_history(session)
+        configuration = session.configuration or [n.id for n in graph.nodes if n.initial and n.kind == "atomic"]
+        self.graph.configuration = tuple(configuration)
+        self.graph.visited.update(configuration)
+        self.status.show_configuration(configuration)
+        self._show_control_state(session.control_state)
+        if session.pending_question is not None:
+            self.prompt.ask(session.pending_question)
+        last_turn = getattr(session, "last_turn", None)
+        if last_turn is not None:
+            self._show_turn_end(last_turn)
+        totals = session.totals
+        self.status.input_tokens, self.status.output_tokens = totals.input_tokens, totals.output_tokens
+        self.status.cost = totals.cost
+        await self._load_timeline(session)
+        self._unsubscribe = session.subscribe(self._on_session_event)
+        self.session_ready = True
+        self._update_titles()
+
+    def _detach(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+
+    async def _load_history(self, session: Session) -> None:
+        directory = getattr(getattr(session, "log", None), "directory", None)
+        if directory is None:
+            return
+        import asyncio
+
+        from agentcli.session.log import read_events
+
+        events = await asyncio.to_thread(lambda: list(read_events(directory)))
+        for event in events:
+            if isinstance(event, ToolCallStarted):
+                self.calls.started(event)
+            elif isinstance(event, ToolCallFinished):
+                self.calls.finished(event)
+            elif isinstance(event, StateChanged):
+                self.graph.record(event)
+            elif isinstance(event, SnapshotCaptured):
+                self.timeline.add(TimelineEntry.from_event(event))
+            elif isinstance(event, SnapshotRestored):
+                self.timeline.undo_id = event.undo_snapshot_id
+        await self.conversation.load_history(events)
+        self.tools.load(self.calls)
+
+    async def _load_timeline(self, session: Session) -> None:
+        timeline = getattr(session, "timeline", None)
+        if timeline is None or not callable(timeline):
+            return
+        try:
+            snapshots = timeline()
+            if hasattr(snapshots, "__await__"):
+                snapshots = await snapshots
+        except Exception as error:  # noqa: BLE001 - shown, not swallowed
+            self.notify(f"Cannot read the snapshot timeline: {error}", severity="warning")
+            return
+        self.timeline.load(TimelineEntry.from_snapshot(s) for s in snapshots)
+
+    def _route_events(self) -> None:
+        conversation, graph, status = self.conversation, self.graph, self.status
+        tools, timeline = self.tools, self.timeline
+        self._routes = {
+            TextDelta: (conversation,),
+            StateChanged: (graph, status, self),
+            ToolCallStarted: (conversation, tools),
+            ToolCallFinished: (conversation, tools),
+            UsageReported: (status,),
+            SessionStarted: (status, conversation),
+            SnapshotCaptured: (timeline,),
+            SnapshotRestored: (timeline, conversation),
+            ClarificationRequested: (conversation, self),
+            TurnEnded: (conversation, self),
+            PermissionRequested: (conversation, self),
+        }
+        self._default_route: tuple[Widget, ...] = (conversation,)
+
+    # -- the bridge ----------------------------------------------------------------------
+
+    def _on_session_event(self, event: Event) -> None:
+        """Session subscriber: keep the shared call store current, then post to the widgets.
+
+        Called synchronously by the session on this loop; it only posts messages.
+        """
+        self.events_seen += 1
+        if isinstance(event, ToolCallStarted):
+            self.calls.started(event)
+        elif isinstance(event, ToolCallFinished):
+            self.calls.finished(event)
+        for target in self._routes.get(type(event), self._default_route):
+            target.post_message(SessionEventPosted(event))
+
+    def on_session_event_posted(self, message: SessionEventPosted) -> None:
+        event = message.event
+        if isinstance(event, StateChanged):
+            self._show_control_state(next(
+                (s for s in event.configuration if s in self.status.control_states), self.control_state))
+        elif isinstance(event, ClarificationRequested):
+            self.prompt.ask(event)
+        elif isinstance(event, TurnEnded):
+            self._show_turn_end(event)
+        elif isinstance(event, PermissionRequested):
+            self.prompt.hint = f"🔒 {event.tool}: {event.summary} — approve or deny from the command palette"
+
+    def _show_control_state(self, state: str) -> None:
+        self.control_state = state
+        prompt = self.prompt
+        if state == "awaitingClarification":
+            if prompt.question is None and self.session is not None and self.session.pending_question is not None:
+                prompt.ask(self.session.pending_question)
+            prompt.mode = "answer"
+            prompt.hint = "The agent asks you — answer below (ctrl+s pauses instead)"
+        elif state in _RESUMABLE:
+            prompt.mode = "guidance"
+        elif state in RUNNING_STATES:
+            prompt.mode = "busy"
+            prompt.hint = f"{state}… ctrl+s or esc pauses"
+        else:
+            prompt.mode = "task"
+            if prompt.hint.endswith("pauses"):
+                prompt.hint = ""
+        self.refresh_bindings()
+
+    def _show_turn_end(self, event: TurnEnded) -> None:
+        prompt = self.prompt
+        if event.outcome == "paused":
+            prompt.hint = f"⏸ paused: {event.reason} — ctrl+s resumes; or type guidance and press enter"
+        elif event.outcome == "halted":
+            prompt.hint = f"■ halted: {event.reason} — type guidance and press enter to continue"
+        elif event.outcome == "completed":
+            prompt.hint = ""  # the stream already says it, with the summary
+        elif event.outcome == "error":
+            prompt.hint = f"✗ {event.reason} — type a message to try again"
+
+    def _tick(self) -> None:
+        if self.calls.running:
+            self.conversation.refresh_running()
+            self.tools.refresh_running()
+        self._update_titles()
+
+    def _update_titles(self) -> None:
+        self._tools_title.update(f"tool calls ({len(self.calls)})")
+        self._timeline_title.update(
+            f"snapshots ({len(self.timeline.entries)})" if self.timeline.differ is not None
+            else "snapshots (not available yet)")
+
+    # -- commands to the session ---------------------------------------------------------
+
+    @on(PromptArea.Submitted)
+    async def _prompt_submitted(self, message: PromptArea.Submitted) -> None:
+        self.send_prompt(message.text, message.mode)
+
+    @work(group="command", exit_on_error=False)
+    async def send_prompt(self, text: str, mode: str) -> None:
+        await self._submit(text, mode)
+
+    async def _submit(self, text: str, mode: str) -> None:
+        session = self.session
+        if session is None:
+            self.notify("The session is not ready yet.", severity="warning")
+            return
+        from agentcli.session import SessionStateError
+
+        state = session.control_state
+        try:
+            if state == "awaitingClarification":
+                await session.answer(text)
+            elif state in _RESUMABLE:
+                await session.resume(guidance=text or None)
+            elif state in _PAUSABLE:
+                self.notify("The agent is working: pause it first (ctrl+s), then send guidance.",
+                            severity="warning")
+                return
+            else:
+                if not text:
+                    return
+                await session.send_user_message(text)
+        except SessionStateError as error:
+            self.notify(str(error), severity="warning")
+            return
+        self.prompt.input.clear()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # False hides a binding, None shows it dimmed: one ctrl+s reads Pause or Resume.
+        if action == "pause":
+            if self.control_state in _RESUMABLE:
+                return False
+            return True if self.control_state in _PAUSABLE else None
+        if action == "resume":
+            return self.control_state in _RESUMABLE
+        return True
+
+    @work(group="command", exit_on_error=False)
+    async def action_pause(self) -> None:
+        """Pause now, even mid-stream or mid-command."""
+        if self.session is not None and self.control_state in _PAUSABLE:
+            await self.session.pause("paused by the user")
+
+    @work(group="command", exit_on_error=False)
+    async def action_resume(self) -> None:
+        """Resume a paused or halted run, with the prompt's text as guidance if any."""
+        if self.session is None or self.control_state not in _RESUMABLE:
+            return
+        text = self.prompt.input.value.strip()
+        await self._submit(text, "guidance")
+
+    def action_toggle_pause(self) -> None:
+        if self.control_state in _RESUMABLE:
+            self.action_resume()
+        else:
+            self.action_pause()
+
+    # -- panes and focus -----------------------------------------------------------------
+
+    def action_toggle_sidebar(self) -> None:
+        sidebar = self.query_one("#sidebar")
+        if self.screen.has_class("-narrow"):
+            sidebar.toggle_class("-shown")
+        else:
+            sidebar.toggle_class("-hidden")
+
+    def action_toggle_pane(self, pane: str) -> None:
+        if pane not in PANES:
+            return
+        widget = self.query_one(f"#{pane}-pane")
+        widget.toggle_class("-hidden")
+        sidebar = self.query_one("#sidebar")
+        if not widget.has_class("-hidden"):  # showing a pane shows the side bar too
+            sidebar.remove_class("-hidden")
+            if self.screen.has_class("-narrow"):
+                sidebar.add_class("-shown")
+
+    def _reveal(self, pane: str) -> None:
+        self.query_one(f"#{pane}-pane").remove_class("-hidden")
+        sidebar = self.query_one("#sidebar")
+        sidebar.remove_class("-hidden")
+        if self.screen.has_class("-narrow"):
+            sidebar.add_class("-shown")
+
+    def action_focus_timeline(self) -> None:
+        self._reveal("timeline")
+        self.timeline.option_list.focus()
+
+    def action_focus_tools(self) -> None:
+        self._reveal("tools")
+        self.tools.option_list.focus()
+
+    def action_focus_prompt(self) -> None:
+        self.prompt.input.focus()
+
+    def action_focus_stream(self) -> None:
+        self.conversation.focus()
+
+    # -- tool calls: one selection, two views --------------------------------------------
+
+    @on(Conversation.CallSelected)
+    def _call_selected_in_stream(self, message: Conversation.CallSelected) -> None:
+        self.tools.select(message.call_id)
+
+    @on(ToolPanel.CallSelected)
+    def _call_selected_in_panel(self, message: ToolPanel.CallSelected) -> None:
+        self.conversation.show_call(message.call_id)
+
+    # -- snapshots -----------------------------------------------------------------------
+
+    def show_snapshot(self, snapshot_id: str) -> None:
+        """Select a snapshot on the timeline (its diff shows in the preview)."""
+        self._reveal("timeline")
+        option_list = self.timeline.option_list
+        option_list.highlighted = option_list.get_option_index(snapshot_id)
+        option_list.focus()
+
+    @on(SnapshotTimeline.RestoreRequested)
+    def _restore_requested(self, message: SnapshotTimeline.RestoreRequested) -> None:
+        self.restore_to(message.entry)
+
+    @on(SnapshotTimeline.UndoRequested)
+    def _undo_requested(self, message: SnapshotTimeline.UndoRequested) -> None:
+        self.undo_restore()
+
+    def action_undo_restore(self) -> None:
+        self.undo_restore()
+
+    def undo_restore(self) -> None:
+        """Restore what the last restore replaced (its undo point)."""
+        undo_id = self.timeline.undo_id
+        if undo_id is None:
+            self.notify("No restore to undo.", severity="warning")
+            return
+        entry = next((e for e in self.timeline.entries if e.id == undo_id), None)
+        self.restore_to(entry or TimelineEntry(undo_id, 0, "undo point", None, ()))
+
+    @work(group="restore", exclusive=True, exit_on_error=False)
+    async def restore_to(self, entry: TimelineEntry) -> None:
+        """Restore the workspace to a snapshot after a confirmation listing the paths."""
+        session = self.session
+        if session is None or not hasattr(session, "restore") or not hasattr(session, "plan_restore"):
+            self.notify("Restoring needs the snapshot store, which this session does not have.", severity="warning")
+            return
+        if self.control_state in _PAUSABLE and self.control_state != "awaitingClarification":
+            self.notify("Pause the agent before restoring files (ctrl+s).", severity="warning")
+            return
+        try:
+            plan = await session.plan_restore(entry.id)
+        except Exception as error:  # noqa: BLE001 - reported to the user
+            self.notify(f"Cannot plan the restore: {error}", severity="error")
+            return
+        if not getattr(plan, "changes", True) and not getattr(plan, "writes", None) and not getattr(plan, "deletes", None):
+            self.notify(f"The workspace already matches snapshot #{entry.seq}.")
+            return
+        if not await self.push_screen_wait(ConfirmRestore(entry.seq, entry.label, plan)):
+            return
+        try:
+            await session.restore(entry.id)
+        except Exception as error:  # noqa: BLE001 - reported to the user
+            self.notify(f"Restore failed: {error}", severity="error")
+
+    # -- sessions ------------------------------------------------------------------------
+
+    def action_new_session(self) -> None:
+        self.switch_session(None)
+
+    def open_session(self, entry: SessionEntry) -> None:
+        """Open a logged session (palette ``session: open``) with its history."""
+        self.switch_session(entry)
+
+    @work(group="session", exclusive=True, exit_on_error=False)
+    async def switch_session(self, entry: SessionEntry | None) -> None:
+        if self.control_state in _PAUSABLE:
+            self.notify("Pause the agent before switching sessions (ctrl+s).", severity="warning")
+            return
+        from agentcli.session import factory
+
+        try:
+            if entry is None:
+                session = factory.new_session(self.workspace, self.settings)
+                await self.attach(session)
+                self.notify("New session started.")
+                return
+            resume = getattr(factory, "resume_session", None)
+            if resume is None:
+                self.notify("Opening an old session comes with `agentcli resume`; not available yet.",
+                            severity="warning")
+                return
+            settings = self._settings_for(entry)
+            session = resume(entry, settings)
+        except Exception as error:  # noqa: BLE001 - SessionSetupError, ConfigError: shown
+            self.notify(str(error), title="Cannot open the session", severity="error", timeout=15)
+            return
+        await self.attach(session, history=True)
+        self.notify(f"Opened session {session.id}.")
+
+    def _settings_for(self, entry: SessionEntry) -> Settings:
+        from agentcli.config import load_settings
+        from agentcli.session import factory
+
+        overrides_for = getattr(factory, "resume_settings_overrides", None)
+        overrides = overrides_for(entry, {}) if overrides_for else {"model": entry.meta.model or None}
+        return load_settings(Path(entry.meta.workspace), overrides=overrides)
+
+    # -- palette -------------------------------------------------------------------------
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("agent: pause", "Stop the agent now (ctrl+s / esc)", self.action_pause)
+        yield SystemCommand("agent: resume", "Continue a paused or halted run (ctrl+s)", self.action_resume)
+        yield SystemCommand("session: new", "Start a new session in this workspace (ctrl+n)",
+                            self.action_new_session)
+        yield SystemCommand("view: toggle side panes", "Show or hide graph, tools and snapshots (ctrl+b)",
+                            self.action_toggle_sidebar)
+        for pane, key, label in (("graph", "ctrl+g", "state graph"), ("tools", "ctrl+t", "tool-call panel"),
+                                 ("timeline", "ctrl+l", "snapshot timeline")):
+            yield SystemCommand(f"view: toggle {label}", f"Show or hide the {label} ({key})",
+                                lambda pane=pane: self.action_toggle_pane(pane))
+        yield SystemCommand("focus: prompt", "Move to the prompt (f4)", self.action_focus_prompt)
+        yield SystemCommand("focus: message stream", "Move to the messages to read and expand tool calls",
+                            self.action_focus_stream)
+        yield SystemCommand("focus: tool calls", "Move to the tool-call list (f3)", self.action_focus_tools)
+        yield SystemCommand("focus: snapshot timeline", "Scrub snapshots and restore (f2)",
+                            self.action_focus_timeline)
+        yield SystemCommand("snapshot: undo last restore", "Restore what the last restore replaced (u on the timeline)",
+                            self.action_undo_restore)
+        yield SystemCommand("snapshot: toggle diff base", "Compare with the working tree or the previous snapshot (d)",
+                            self.timeline.action_toggle_base)
+        yield SystemCommand("stream: show earlier messages", "Load older messages that were unloaded (ctrl+u)",
+                            self.conversation.action_show_earlier)
+
+    # -- shutdown ------------------------------------------------------------------------
+
+    async def action_quit(self) -> None:
+        await self._shutdown_session()
+        self.exit(0)
+
+    async def _shutdown_session(self) -> None:
+        """A run in progress is paused (so the log says so and it can be resumed), then closed."""
+        session = self.session
+        if session is None:
+            return
+        if self.control_state in _PAUSABLE:
+            try:
+                await session.pause("the app was closed")
+            except Exception:  # noqa: BLE001 - closing anyway; the log shows the cut
+                pass
+        self._detach()

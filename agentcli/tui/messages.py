@@ -1,0 +1,23 @@
+"""App-wide Textual messages. Widget-specific ones are nested in the widget that sends them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from agentcli.events import Event
+
+
+@dataclass
+class SessionEventPosted(Message):
+    """A Session event, delivered to a widget that renders it.
+
+    The session calls its subscribers synchronously on the event loop; the bridge wraps each
+    event in one of these and posts it, so a widget's rendering never runs inside the session.
+    """
+
+    event: Event
+    """The pydantic event, as the session emitted it."""
+    history: bool = False
+    """True when replayed from the log of a reopened session, not happening now."""

@@ -1,0 +1,124 @@
+"""The prompt: a task box that turns into the answer box when the agent asks a question.
+
+Above the input sit the question and its options (when the agent calls ``clarify``) and a hint
+line that says what submitting does now: start a task, answer, resume with guidance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from textual import on
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widget import Widget
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from agentcli.events import ClarificationRequested
+
+PromptMode = str
+"""``task`` (idle), ``busy`` (running), ``answer`` (a question waits), ``guidance`` (paused or halted)."""
+
+_PLACEHOLDERS = {
+    "task": "Describe a task and press enter",
+    "busy": "The agent is working — ctrl+s pauses it",
+    "answer": "Type your answer (or a number from the list) and press enter",
+    "guidance": "Guidance for the agent (optional) — enter resumes",
+    "readonly": "This session is shown read-only",
+}
+
+
+class PromptArea(Vertical):
+    """Question, hint and input; says ``Submitted(text, mode)`` when the user sends something."""
+
+    DEFAULT_CSS = """
+    PromptArea { height: auto; dock: bottom; }
+    PromptArea #question { display: none; height: auto; max-height: 12; padding: 0 1;
+        border-top: solid $secondary; }
+    PromptArea.-answer #question { display: block; }
+    PromptArea #question-text { color: $secondary; text-style: bold; }
+    PromptArea #question-options { height: auto; max-height: 8; border: none; padding: 0; }
+    PromptArea #prompt-hint { height: auto; padding: 0 1; color: $text-muted; }
+    PromptArea.-guidance #prompt-hint { color: $warning; }
+    PromptArea.-answer #prompt-input { border: tall $secondary; }
+    PromptArea.-guidance #prompt-input { border: tall $warning; }
+    """
+
+    mode: reactive[PromptMode] = reactive("task")
+    """What submitting does now."""
+    hint: reactive[str] = reactive("")
+    """The line above the input (a pause or halt reason, the state)."""
+
+    class Submitted(Message):
+        """The user sent text (or picked an option) in the current mode."""
+
+        def __init__(self, text: str, mode: PromptMode) -> None:
+            super().__init__()
+            self.text = text
+            """What to send: the task, the answer or the guidance."""
+            self.mode = mode
+            """The mode the prompt was in."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.question: ClarificationRequested | None = None
+
+    def compose(self) -> Iterable[Widget]:
+        with Vertical(id="question"):
+            yield Static(id="question-text")
+            yield OptionList(id="question-options")
+        yield Static(id="prompt-hint")
+        yield Input(placeholder=_PLACEHOLDERS["task"], id="prompt-input")
+
+    @property
+    def input(self) -> Input:
+        return self.query_one("#prompt-input", Input)
+
+    def ask(self, question: ClarificationRequested) -> None:
+        """Show the agent's question and options; the input becomes the answer box."""
+        self.question = question
+        self.query_one("#question-text", Static).update(Content(f"? {question.question}"))
+        options = self.query_one("#question-options", OptionList)
+        options.set_options(Option(f"{n}. {text}", id=str(n)) for n, text in enumerate(question.options, start=1))
+        options.display = bool(question.options)
+        if question.options:
+            options.highlighted = 0
+        self.mode = "answer"
+
+    def watch_mode(self, old: str, new: str) -> None:
+        self.set_class(new == "answer", "-answer")
+        self.set_class(new == "guidance", "-guidance")
+        self.input.placeholder = _PLACEHOLDERS.get(new, "")
+        self.input.disabled = new == "readonly"
+        if new != "answer":
+            self.question = None
+
+    def watch_hint(self, hint: str) -> None:
+        widget = self.query_one("#prompt-hint", Static)
+        widget.update(Content(hint))
+        widget.display = bool(hint)
+
+    def resolve(self, text: str) -> str:
+        """An answer of just an option's number means that option."""
+        if self.mode == "answer" and self.question is not None and text.strip().isdigit():
+            number = int(text.strip())
+            if 1 <= number <= len(self.question.options):
+                return self.question.options[number - 1]
+        return text
+
+    @on(Input.Submitted, "#prompt-input")
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value.strip()
+        if not text and self.mode not in ("guidance",):
+            return
+        self.post_message(self.Submitted(self.resolve(text), self.mode))
+
+    @on(OptionList.OptionSelected, "#question-options")
+    def _option_picked(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if self.question is not None and event.option.id is not None:
+            self.post_message(self.Submitted(self.question.options[int(event.option.id) - 1], "answer"))

@@ -1,0 +1,307 @@
+"""The snapshot timeline: one entry per snapshot, scrubbed with the keyboard, with a diff preview.
+
+The preview is computed in an exclusive worker after a short pause, so scrubbing fast through
+the list cancels the previews nobody waits for; only the entry the user stops on is diffed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from textual import on, work
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widget import Widget
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from agentcli.events import SnapshotCaptured, SnapshotRestored
+from agentcli.tui.messages import SessionEventPosted
+
+PREVIEW_DELAY_S = 0.12
+"""Scrubbing pause before a diff is computed: keys held down never start a diff."""
+PREVIEW_LINES = 400
+"""Diff lines shown; the rest is counted."""
+
+Differ = Callable[[str, str | None], Awaitable[Any]]
+"""``session.diff(a_ref, b_ref)``: b None means the working tree."""
+
+
+@dataclass(frozen=True)
+class FileStat:
+    path: str
+    added: int = 0
+    removed: int = 0
+    status: str = "modified"
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    """A snapshot as the timeline shows it, from an event or from ``session.timeline()``."""
+
+    id: str
+    seq: int
+    reason: str
+    tool_name: str | None
+    files: tuple[FileStat, ...]
+
+    @classmethod
+    def from_event(cls, event: SnapshotCaptured) -> TimelineEntry:
+        return cls(event.snapshot_id, event.seq, event.reason, event.tool_name,
+                   tuple(FileStat(f.path, f.added, f.removed, f.status) for f in event.files))
+
+    @classmethod
+    def from_snapshot(cls, snapshot: Any) -> TimelineEntry:
+        files = tuple(
+            FileStat(f.path, getattr(f, "added", 0), getattr(f, "removed", 0), getattr(f, "status", "modified"))
+            for f in getattr(snapshot, "files", []) or []
+        )
+        return cls(str(snapshot.id), int(snapshot.seq), str(getattr(snapshot, "reason", "")),
+                   getattr(snapshot, "tool_name", None), files)
+
+    @property
+    def added(self) -> int:
+        return sum(f.added for f in self.files)
+
+    @property
+    def removed(self) -> int:
+        return sum(f.removed for f in self.files)
+
+    @property
+    def label(self) -> str:
+        return self.tool_name or self.reason or "snapshot"
+
+    def prompt(self) -> Content:
+        paths = ", ".join(f.path for f in self.files[:2]) + (f" +{len(self.files) - 2}" if len(self.files) > 2 else "")
+        return Content.assemble(
+            (f"#{self.seq:<3}", "bold $timeline-tick"), " ", (self.label, "bold"), " ",
+            (f"+{self.added}", "$diff-added"), " ", (f"−{self.removed}", "$diff-removed"), " ",
+            (paths, "$text-muted"),
+        )
+
+
+def render_diff(diff: Any, title: str, limit: int = PREVIEW_LINES) -> Content:
+    """A diff result (``.files`` with ``path, status, added, removed, patch, binary``) as Content."""
+    files = list(getattr(diff, "files", []) or [])
+    if not files:
+        return Content.assemble((title, "bold"), "\n", ("No differences.", "$text-muted"))
+    lines: list[Content] = [Content.styled(title, "bold")]
+    shown = 0
+    total = 0
+    for file in files:
+        header = Content.assemble(
+            (f"{file.path}", "bold"), " ", (f"+{file.added}", "$diff-added"), " ",
+            (f"−{file.removed}", "$diff-removed"), " ", (f"({file.status})", "$text-muted"),
+        )
+        lines.append(header)
+        if getattr(file, "binary", False):
+            lines.append(Content.styled("binary file", "$text-muted"))
+            continue
+        for line in (file.patch or "").splitlines():
+            total += 1
+            if shown >= limit:
+                continue
+            shown += 1
+            if line.startswith(("+++", "---", "diff ", "index ")):
+                continue
+            if line.startswith("+"):
+                lines.append(Content.styled(line, "$diff-added"))
+            elif line.startswith("-"):
+                lines.append(Content.styled(line, "$diff-removed"))
+            elif line.startswith("@@"):
+                lines.append(Content.styled(line, "$timeline-tick"))
+            else:
+                lines.append(Content(line))
+    if total > shown:
+        lines.append(Content.styled(f"… {total - shown} more diff lines", "$text-muted"))
+    return Content("\n").join(lines)
+
+
+class SnapshotTimeline(Vertical):
+    """Snapshots in order, newest last; scrub with the arrow keys, enter to restore."""
+
+    DEFAULT_CSS = """
+    SnapshotTimeline { height: 1fr; }
+    SnapshotTimeline > OptionList { height: 1fr; min-height: 3; border: none; padding: 0; }
+    SnapshotTimeline > #diff-preview { height: 2fr; border-top: solid $panel-lighten-1; padding: 0 1; }
+    """
+    BINDINGS = [
+        Binding("left", "scrub(-1)", "Older", show=False, id="agentcli.timeline.older",
+                tooltip="Move to the previous snapshot"),
+        Binding("right", "scrub(1)", "Newer", show=False, id="agentcli.timeline.newer",
+                tooltip="Move to the next snapshot"),
+        Binding("d", "toggle_base", "Diff base", id="agentcli.timeline.base",
+                tooltip="Compare the snapshot with the working tree or with the snapshot before it"),
+        Binding("u", "undo", "Undo restore", id="agentcli.timeline.undo",
+                tooltip="Restore what the last restore replaced"),
+    ]
+    HELP = """
+## Snapshot timeline
+- **↑ ↓ ← →** scrub through snapshots; the preview shows the diff
+- **d** compare with the working tree / the previous snapshot
+- **enter** restore the workspace to the snapshot (asks first)
+- **u** undo the last restore
+"""
+
+    against_previous: reactive[bool] = reactive(False)
+    """Diff the selected snapshot against the one before it instead of the working tree."""
+
+    class RestoreRequested(Message):
+        """The user asked to restore the workspace to a snapshot."""
+
+        def __init__(self, entry: TimelineEntry) -> None:
+            super().__init__()
+            self.entry = entry
+            """The snapshot to restore."""
+
+    class UndoRequested(Message):
+        """The user asked to undo the last restore."""
+
+        def __init__(self, snapshot_id: str) -> None:
+            super().__init__()
+            self.snapshot_id = snapshot_id
+            """The undo point the restore captured."""
+
+    class Scrubbed(Message):
+        """The selection moved to another snapshot."""
+
+        def __init__(self, entry: TimelineEntry) -> None:
+            super().__init__()
+            self.entry = entry
+            """The snapshot now selected."""
+
+    def __init__(self, differ: Differ | None, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.differ = differ
+        self.entries: list[TimelineEntry] = []
+        self.undo_id: str | None = None
+        """The undo point of the last restore, if any."""
+        self.following = True
+        self.previews_started = 0
+        """Previews that actually ran a diff (scrubbing past entries starts none)."""
+
+    def compose(self) -> Iterable[Widget]:
+        yield OptionList(id="snapshot-list")
+        with VerticalScroll(id="diff-preview"):
+            yield Static(self._placeholder(), id="diff-text")
+
+    def _placeholder(self) -> Content:
+        if self.differ is None:
+            return Content.styled("Snapshots arrive with the snapshot store.", "$text-muted")
+        return Content.styled("No snapshots yet.", "$text-muted")
+
+    @property
+    def option_list(self) -> OptionList:
+        return self.query_one("#snapshot-list", OptionList)
+
+    @property
+    def selected(self) -> TimelineEntry | None:
+        index = self.option_list.highlighted
+        return self.entries[index] if index is not None and 0 <= index < len(self.entries) else None
+
+    def load(self, entries: Iterable[TimelineEntry]) -> None:
+        self.entries = sorted(entries, key=lambda entry: entry.seq)
+        self.option_list.set_options(Option(entry.prompt(), id=entry.id) for entry in self.entries)
+        if self.entries:
+            self.option_list.highlighted = len(self.entries) - 1
+
+    def clear(self) -> None:
+        self.entries = []
+        self.undo_id = None
+        self.option_list.clear_options()
+        self.query_one("#diff-text", Static).update(self._placeholder())
+
+    def add(self, entry: TimelineEntry) -> None:
+        if any(existing.id == entry.id for existing in self.entries):
+            return
+        self.entries.append(entry)
+        self.option_list.add_option(Option(entry.prompt(), id=entry.id))
+        if self.following:
+            self.option_list.highlighted = len(self.entries) - 1
+
+    def on_session_event_posted(self, message: SessionEventPosted) -> None:
+        event = message.event
+        if isinstance(event, SnapshotCaptured):
+            self.add(TimelineEntry.from_event(event))
+        elif isinstance(event, SnapshotRestored):
+            self.undo_id = event.undo_snapshot_id
+            self.refresh_bindings()
+
+    # -- scrubbing and preview -----------------------------------------------------------
+
+    def action_scrub(self, step: int) -> None:
+        option_list = self.option_list
+        if not self.entries:
+            return
+        current = option_list.highlighted if option_list.highlighted is not None else len(self.entries) - 1
+        option_list.highlighted = max(0, min(len(self.entries) - 1, current + step))
+
+    def action_toggle_base(self) -> None:
+        self.against_previous = not self.against_previous
+
+    def watch_against_previous(self) -> None:
+        entry = self.selected
+        if entry is not None:
+            self.preview(entry)
+
+    def action_undo(self) -> None:
+        if self.undo_id is None:
+            self.notify("No restore to undo.", severity="warning")
+            return
+        self.post_message(self.UndoRequested(self.undo_id))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "undo":
+            return self.undo_id is not None
+        return True
+
+    @on(OptionList.OptionHighlighted, "#snapshot-list")
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        event.stop()
+        entry = self.selected
+        if entry is None:
+            return
+        self.following = event.option_index == len(self.entries) - 1
+        self.post_message(self.Scrubbed(entry))
+        self.preview(entry)
+
+    @on(OptionList.OptionSelected, "#snapshot-list")
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        entry = self.selected
+        if entry is not None:
+            self.post_message(self.RestoreRequested(entry))
+
+    @work(exclusive=True, group="preview", exit_on_error=False)
+    async def preview(self, entry: TimelineEntry) -> None:
+        """Diff the entry (after a pause, so fast scrubbing supersedes this) and show it."""
+        if self.differ is None:
+            return
+        await asyncio.sleep(PREVIEW_DELAY_S)
+        index = self.entries.index(entry) if entry in self.entries else -1
+        if self.against_previous:
+            if index <= 0:
+                self.query_one("#diff-text", Static).update(
+                    Content.styled(f"#{entry.seq} is the first snapshot; press d to compare with the working tree.",
+                                   "$text-muted"))
+                return
+            base = self.entries[index - 1]
+            a_ref, b_ref, title = base.id, entry.id, f"#{base.seq} → #{entry.seq}"
+        else:
+            a_ref, b_ref, title = entry.id, None, f"#{entry.seq} → working tree"
+        self.previews_started += 1
+        try:
+            diff = await self.differ(a_ref, b_ref)
+        except Exception as error:  # noqa: BLE001 - shown to the user, not swallowed
+            self.query_one("#diff-text", Static).update(Content.styled(f"Cannot diff: {error}", "$error"))
+            return
+        # Colouring a big patch is the slow part: do it off the event loop.
+        content = await asyncio.to_thread(render_diff, diff, title)
+        self.query_one("#diff-text", Static).update(content)
+        self.query_one("#diff-preview", VerticalScroll).scroll_home(animate=False)

@@ -1,0 +1,24 @@
+"""Fixtures for the TUI tests: a home folder with a project in it, so paths print the same."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.tui.helpers import demo_project
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """$HOME for the test: the workspace then shows as ``~/project`` on every machine."""
+    folder = tmp_path / "home"
+    folder.mkdir()
+    monkeypatch.setenv("HOME", str(folder))
+    return folder
+
+
+@pytest.fixture
+def project(home: Path) -> Path:
+    """The demo project (a small Python package with a failing test) in ``~/project``."""
+    return demo_project(home / "project").resolve()

@@ -1,0 +1,152 @@
+"""Building TUI apps on real Sessions for tests: replayed or gated models at the network edge only."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+
+from agentcli.config import RetrySettings, Settings
+from agentcli.llm.replay import RecordedCall, RecordedTurn, Recording, ReplayModel
+from agentcli.llm.types import ModelRequest, ModelResponse, StreamItem, TextChunk, Usage
+from agentcli.session import Session
+from agentcli.session.log import SessionLog
+from agentcli.tui.app import AgentApp
+from agentcli.workflow import builtin_workflow
+
+DEMO = Path(__file__).resolve().parents[2] / "agentcli" / "data" / "demo"
+SESSION_ID = "5e55a1d0c0de"
+"""A fixed session id, so snapshots do not change from run to run."""
+
+Turn = tuple[str, list[tuple[str, dict[str, Any] | str]]]
+
+
+def frozen_clock() -> float:
+    """A clock that never moves: every elapsed time reads 0.0s."""
+    return 1000.0
+
+
+def recording(*turns: Turn, chunk_chars: int = 12) -> Recording:
+    return Recording(
+        model="replay/test",
+        chunk_chars=chunk_chars,
+        turns=[
+            RecordedTurn(text=text, tool_calls=[RecordedCall(name=n, arguments=a) for n, a in calls], usage=(1200, 40))
+            for text, calls in turns
+        ],
+    )
+
+
+class GatedModel:
+    """Plays a recording, but holds turn ``gate_turn`` after its first ``gate_after`` characters.
+
+    Stands in for a model that is mid-reply, so a test can look at (or pause) a live stream.
+    """
+
+    def __init__(self, rec: Recording, *, gate_turn: int = 0, gate_after: int = 40, delay_s: float = 0.0) -> None:
+        self.inner = ReplayModel(rec, chunk_delay_s=delay_s)
+        self.gate_turn = gate_turn
+        self.gate_after = gate_after
+        self.gate = asyncio.Event()
+        self.calls = 0
+        self.reached_gate = False
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
+        turn = self.calls
+        self.calls += 1
+        sent = 0
+        async for item in self.inner.stream(request):
+            if turn == self.gate_turn and isinstance(item, TextChunk):
+                if sent >= self.gate_after and not self.gate.is_set():
+                    self.reached_gate = True
+                    await self.gate.wait()
+                sent += len(item.text)
+            elif turn == self.gate_turn and isinstance(item, ModelResponse) and not self.gate.is_set():
+                self.reached_gate = True
+                await self.gate.wait()
+            yield item
+
+
+def make_session(
+    workspace: Path,
+    model: Any,
+    *,
+    session_id: str = SESSION_ID,
+    record: bool = False,
+    data_dir: Path | None = None,
+    **settings: Any,
+) -> Session:
+    """A real Session on a scripted model (optionally logged, like the factory does)."""
+    fields: dict[str, Any] = {"retry": RetrySettings(attempts=2, base_delay_s=0.01), "model": "replay:test.json",
+                              **settings}
+    session = Session(
+        workspace=workspace,
+        settings=Settings(**fields),
+        workflow=builtin_workflow("single"),
+        model_client=model,
+        session_id=session_id,
+    )
+    if record:
+        assert data_dir is not None
+        log = SessionLog.create(data_dir, session_id, session.workspace, model=fields["model"], workflow="single")
+        session.subscribe(log)
+        session.log = log
+    return session
+
+
+def make_app(workspace: Path, session: Session | None, **kwargs: Any) -> AgentApp:
+    kwargs.setdefault("clock", frozen_clock)
+    kwargs.setdefault("warm_up", False)
+    settings = session.settings if session is not None else Settings(model="replay:none.json")
+    return AgentApp(workspace=workspace, settings=settings, session=session, **kwargs)
+
+
+def demo_project(target: Path) -> Path:
+    shutil.copytree(DEMO / "project", target, dirs_exist_ok=True)
+    return target
+
+
+async def wait_for(pilot: Pilot, predicate: Callable[[], bool], timeout: float = 10.0, what: str = "") -> None:
+    """Let the app run until ``predicate`` holds (failing the test after ``timeout`` seconds)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what or predicate}")
+        await pilot.pause(0.02)
+
+
+async def wait_idle(pilot: Pilot, app: AgentApp, timeout: float = 10.0) -> None:
+    """Wait until the session's turn has ended and the widgets have drawn it."""
+    await wait_for(pilot, lambda: app.session_ready, timeout, "the session to attach")
+    await wait_for(
+        pilot,
+        lambda: app.session is not None and app.session.last_turn is not None
+        and app.control_state in ("idle", "paused", "halted", "awaitingClarification"),
+        timeout,
+        "the turn to end",
+    )
+    await pilot.pause(0.1)
+
+
+def stop_app_session(app: AgentApp) -> None:
+    """Nothing to do: the app pauses and closes its session on exit."""
+
+
+__all__ = [
+    "DEMO",
+    "SESSION_ID",
+    "GatedModel",
+    "Usage",
+    "demo_project",
+    "frozen_clock",
+    "make_app",
+    "make_session",
+    "recording",
+    "wait_for",
+    "wait_idle",
+]
