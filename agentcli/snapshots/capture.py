@@ -97,15 +97,24 @@ class IndexRefresher:
             paths = sorted({p for p in map(self._hint_path, paths_hint) if p is not None})
             flags |= DiffOption.DISABLE_PATHSPEC_MATCH
         skipped: list[SkippedPath] = []
-        if paths != []:
-            skipped = self._apply_diff(repo, index, diff_index_to_workdir(repo, index, flags, paths))
-        index.write()
-        tree = index.write_tree()
-        if not repo.odb.exists(tree):
+        try:
+            # New blobs and trees stay in memory until the end, then go to disk as one pack.
+            with shadow.objects.batch():
+                if paths != []:
+                    skipped = self._apply_diff(repo, index, diff_index_to_workdir(repo, index, flags, paths))
+                tree = index.write_tree()
+                tree_exists = repo.odb.exists(tree)
+        except BaseException:
+            # The in-memory index may name objects that never reached the disk: forget it.
+            index.read(True)
+            raise
+        if not tree_exists:
             # Only a seed copied from the user's index can get here: its cached tree names an
             # object git never wrote. Start over from HEAD and hash what differs.
             shadow.reseed_from_head()
             return self.refresh(None)
+        # Written after the objects it points at, so the index on disk never names a missing one.
+        index.write()
         return Refreshed(tree=tree, skipped=skipped)
 
     def _hint_path(self, path: str) -> str | None:

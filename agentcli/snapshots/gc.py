@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import re
 import struct
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -236,14 +235,21 @@ class RepackOutcome:
     packs_rewritten: int = 0
 
 
-def repack(repo: pygit2.Repository, objects_dir: Path, own: OwnObjects, roots: Iterable[str]) -> RepackOutcome:
+def repack(
+    repo: pygit2.Repository, objects_dir: Path, own: OwnObjects, roots: Iterable[str], *, merge_packs: bool = False
+) -> RepackOutcome:
     """Packs reachable loose objects, deletes unreachable ones, rewrites packs holding garbage.
+
+    Work is cut into units — a loose object, or a whole pack to rewrite — gathered into
+    batches of at most `BATCH_BYTES`. Each batch becomes one new pack, and the unit files it
+    replaces are deleted right after, so the extra space needed is one batch at most.
 
     Args:
         repo: The shadow repository (reads objects for the pack builder).
         objects_dir: Its `objects` directory.
         own: Our own objects, as scanned before.
-        roots: Tree ids every kept snapshot points at.
+        roots: Tree ids every kept snapshot (and the index) points at.
+        merge_packs: Also merge small packs together (captures write one pack each).
 
     Returns:
         Counts of what was done.
@@ -255,51 +261,60 @@ def repack(repo: pygit2.Repository, objects_dir: Path, own: OwnObjects, roots: I
     outcome = RepackOutcome()
     pack_dir = objects_dir / "pack"
     pack_dir.mkdir(parents=True, exist_ok=True)
-    written_packs: set[Path] = set()
 
-    def flush(batch: list[str], after: Iterable[Path]) -> None:
-        if batch:
-            builder = pygit2.PackBuilder(repo)
-            for oid in batch:
-                packbuilder_insert_named(builder, pygit2.Oid(hex=oid), walker.names.get(oid))
-            before = set(pack_dir.glob("pack-*.pack"))
-            builder.write(str(pack_dir))
-            written_packs.update(set(pack_dir.glob("pack-*.pack")) - before)
-            outcome.objects_packed += len(batch)
-        for path in after:
-            _unlink(path)
-
-    # Loose objects: pack the reachable ones batch by batch, deleting each batch's files as
-    # soon as its pack exists.
-    batch: list[str] = []
-    batch_files: list[Path] = []
-    batch_bytes = 0
+    # (objects to put in a new pack, files to delete once it is written, stored bytes)
+    units: list[tuple[list[str], list[Path], int]] = []
     for oid, path in sorted(own.loose.items()):
-        if oid not in reachable:
+        if oid in reachable:
+            units.append(([oid], [path], own.loose_sizes[oid]))
+        else:
             _unlink(path)
             outcome.objects_pruned += 1
-            continue
-        batch.append(oid)
-        batch_files.append(path)
-        batch_bytes += own.loose_sizes[oid]
-        if batch_bytes >= BATCH_BYTES:
-            flush(batch, batch_files)
-            batch, batch_files, batch_bytes = [], [], 0
-    flush(batch, batch_files)
-
-    # Packs with unreachable objects: copy out what is still needed, then delete the pack.
     for pack in own.packs:
         garbage = [oid for oid in pack.sizes if oid not in reachable]
-        if not garbage or pack.pack in written_packs:
+        small = merge_packs and pack.pack.stat().st_size < BATCH_BYTES
+        if not garbage and not small:
             continue
-        # Our packs come from batches, so one pack's survivors are at most one batch.
-        flush([oid for oid in pack.sizes if oid in reachable], pack.files())
+        keep = [oid for oid in pack.sizes if oid in reachable]
+        units.append((keep, pack.files(), sum(pack.sizes[o] for o in keep)))
         outcome.objects_pruned += len(garbage)
         outcome.packs_rewritten += 1
+    pack_units = [u for u in units if len(u[1]) > 1]
+    if len(units) == 1 and pack_units and outcome.objects_pruned == 0:
+        units = []  # a single clean pack and nothing else: nothing to merge it with
+    # The inode of every file a unit replaces, so a new pack that happens to get the same
+    # name (same objects) is never deleted in its place.
+    inodes = {path: _inode(path) for _, files, _ in units for path in files}
 
-    for stray in objects_dir.glob("**/tmp_*"):  # temporary files of writes a crash interrupted
-        if time.time() - stray.stat().st_mtime > 3600:
-            _unlink(stray)
+    batch_objects: list[str] = []
+    batch_files: list[Path] = []
+    batch_bytes = 0
+
+    def flush() -> None:
+        nonlocal batch_objects, batch_files, batch_bytes
+        if batch_objects:
+            builder = pygit2.PackBuilder(repo)
+            builder.set_threads(0)  # one delta-search thread per CPU
+            for oid in batch_objects:
+                packbuilder_insert_named(builder, pygit2.Oid(hex=oid), walker.names.get(oid))
+            builder.write(str(pack_dir))
+            outcome.objects_packed += len(batch_objects)
+        for path in batch_files:
+            if _inode(path) == inodes.get(path):
+                _unlink(path)
+        batch_objects, batch_files, batch_bytes = [], [], 0
+
+    for objects, files, size in units:
+        batch_objects.extend(objects)
+        batch_files.extend(files)
+        batch_bytes += size
+        if batch_bytes >= BATCH_BYTES:
+            flush()
+    flush()
+
+    for stray in list(objects_dir.glob("tmp_*")) + list(pack_dir.glob("tmp_*")):
+        # Temporary files of writes a crash interrupted (we hold the store lock: none is live).
+        _unlink(stray)
     for sub in objects_dir.iterdir():
         if sub.is_dir() and _LOOSE_DIR.match(sub.name):
             try:
@@ -307,6 +322,13 @@ def repack(repo: pygit2.Repository, objects_dir: Path, own: OwnObjects, roots: I
             except OSError:
                 pass
     return outcome
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return os.lstat(path).st_ino
+    except OSError:
+        return None
 
 
 def _unlink(path: Path) -> None:

@@ -7,6 +7,7 @@ serializes threads and processes sharing the workspace.
 
 from __future__ import annotations
 
+import os
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +35,9 @@ from agentcli.snapshots.shadow import ShadowRepo, store_key
 from agentcli.snapshots.timeline import Timeline, ref_name, snapshot_id
 
 _ZERO = "0" * 40
+
+AUTO_MERGE_PACKS = 32
+"""A capture that leaves more packs than this runs gc (which merges them) before returning."""
 
 
 class SnapshotStore:
@@ -119,9 +123,11 @@ class SnapshotStore:
                 )
             base = previous.tree if previous is not None else self._base_for_new_session()
             repo = self._shadow.repo
-            diff = tree_diff(repo, base, tree, context=0)
-            files, omitted = file_stats(diff)
-            self._adopt_borrowed_blobs(diff)
+            files, omitted = [], 0
+            if base != tree:
+                diff = tree_diff(repo, base, tree, context=0)
+                files, omitted = file_stats(diff)
+                self._adopt_borrowed_blobs(diff)
             seq = previous.seq + 1 if previous is not None else 1
             snapshot = Snapshot(
                 id=snapshot_id(session_id, seq, tree),
@@ -137,6 +143,7 @@ class SnapshotStore:
                 base_tree=base,
             )
             self._timeline.append(repo, snapshot)
+            self._merge_packs_if_many()
             return CaptureResult(
                 snapshot=snapshot, tree=tree, skipped=refreshed.skipped, duration_s=time.perf_counter() - started
             )
@@ -156,9 +163,9 @@ class SnapshotStore:
         exist in the user's object database but nothing there keeps them: a `git gc` after a
         `git reset` prunes them. Blobs of the HEAD commit at the same path stay borrowed.
         """
-        guard = self._shadow.guard
+        guard = self._shadow.objects
         own = self._shadow.own_odb
-        if guard is None or own is None:
+        if self._shadow.user is None or own is None:
             return
         head_tree: pygit2.Tree | None = None
         head_loaded = False
@@ -345,6 +352,9 @@ class SnapshotStore:
         Returns:
             Sizes before and after, and the snapshots dropped (empty unless over budget).
         """
+        return self._collect(enforce_budget=True)
+
+    def _collect(self, *, enforce_budget: bool) -> GcResult:
         started = time.perf_counter()
         with self._lock.held():
             shadow = self._shadow
@@ -354,7 +364,7 @@ class SnapshotStore:
             self._reconcile_refs(repo, snapshots)
             own = scan_own_objects(shadow.objects_dir)
             dropped: list[Snapshot] = []
-            if size_before > self.budget_bytes and snapshots:
+            if enforce_budget and size_before > self.budget_bytes and snapshots:
                 own_total = sum(own.loose_sizes.values()) + sum(sum(p.sizes.values()) for p in own.packs)
                 fixed = max(0, size_before - own_total)
                 target = max(0, int(self.budget_bytes * BUDGET_TARGET) - fixed)
@@ -365,7 +375,7 @@ class SnapshotStore:
             # would make the next capture write a tree with holes.
             roots = [s.tree for s in self._timeline.all()]
             roots.append(str(shadow.index().write_tree()))
-            outcome = repack(repo, shadow.objects_dir, own, roots)
+            outcome = repack(repo, shadow.objects_dir, own, roots, merge_packs=True)
             shadow.reopen()
             return GcResult(
                 size_before=size_before,
@@ -380,6 +390,17 @@ class SnapshotStore:
                 packs_rewritten=outcome.packs_rewritten,
                 duration_s=time.perf_counter() - started,
             )
+
+    def _merge_packs_if_many(self) -> None:
+        """Merges packs once captures have written many: every object lookup searches each pack."""
+        pack_dir = self._shadow.objects_dir / "pack"
+        try:
+            count = sum(1 for entry in os.scandir(pack_dir) if entry.name.endswith(".idx"))
+        except OSError:
+            return
+        if count > AUTO_MERGE_PACKS:
+            # Never drops snapshots: only an explicit gc() enforces the budget.
+            self._collect(enforce_budget=False)
 
     def _reconcile_refs(self, repo: pygit2.Repository, snapshots: list[Snapshot]) -> None:
         """Deletes refs no timeline entry owns (a crash between ref and line); re-creates lost ones."""

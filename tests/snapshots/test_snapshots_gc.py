@@ -130,3 +130,44 @@ def test_size_bytes_grows_with_new_content(store: SnapshotStore, repo: Path) -> 
     write(repo / "big.bin", os.urandom(300 * 1024))
     store.capture(session_id="s", reason="big")
     assert store.size_bytes() - empty >= 300 * 1024
+
+
+def test_a_capture_with_many_new_objects_writes_one_valid_pack(tmp_path: Path, data_dir: Path) -> None:
+    ws = tmp_path / "plain"
+    for i in range(300):
+        write(ws / f"d{i % 7}" / f"f{i}.txt", f"file {i}\n" * (i % 5 + 1))
+    store = SnapshotStore(ws, data_dir)
+
+    result = store.capture(session_id="s", reason="start")
+
+    packs = list((store.path / "objects" / "pack").glob("*.pack"))
+    assert len(packs) == 1 and _loose_objects(store) == []
+    shadow_git(store, "verify-pack", str(packs[0].with_suffix(".idx")))
+    _fsck(store)
+    assert result.tree == git_add_all_tree(ws, tmp_path / "x")
+    for p in ws.glob("d0/*"):
+        p.unlink()
+    store.capture(session_id="s", reason="deleted")
+    store.restore(result.snapshot, session_id="s")  # type: ignore[arg-type]
+    assert (ws / "d0" / "f7.txt").read_text() == "file 7\n" * 3
+
+
+def test_many_capture_packs_are_merged_automatically(
+    tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agentcli.snapshots.store as store_module
+
+    monkeypatch.setattr(store_module, "AUTO_MERGE_PACKS", 3)
+    ws = tmp_path / "plain"
+    write(ws / "seed.txt", "seed\n")
+    store = SnapshotStore(ws, data_dir)
+    snaps = []
+    for round_ in range(6):
+        for i in range(20):
+            write(ws / f"r{round_}" / f"f{i}.txt", f"{round_}-{i}\n")
+        snaps.append(store.capture(session_id="s", reason=str(round_)).snapshot)
+        assert len(list((store.path / "objects" / "pack").glob("*.idx"))) <= 3
+    assert [s.seq for s in store.timeline("s")] == [1, 2, 3, 4, 5, 6]  # nothing dropped
+    _fsck(store)
+    store.restore(snaps[0], session_id="s")  # type: ignore[arg-type]
+    assert not (ws / "r1").exists() and (ws / "r0" / "f3.txt").read_text() == "0-3\n"
