@@ -42,6 +42,9 @@ ApiBaseOpt = Annotated[str | None, typer.Option("--api-base", help="Base URL of 
 CwdOpt = Annotated[Path | None, typer.Option("--cwd", help="Workspace folder (default: the current folder).")]
 MaxStepsOpt = Annotated[int | None, typer.Option("--max-steps", min=1, help="Model calls allowed before halting.")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Approve every tool call without asking.")]
+WorkflowOpt = Annotated[
+    str | None, typer.Option("--workflow", "-w", help="single (default), plan-build, or a workflow file's name.")
+]
 OutputOpt = Annotated[OutputFormat, typer.Option("--output", "-o", help="text for people, jsonl for programs.")]
 
 
@@ -102,6 +105,7 @@ def run(
     max_steps: MaxStepsOpt = None,
     yes: YesOpt = False,
     output: OutputOpt = OutputFormat.text,
+    workflow: WorkflowOpt = None,
 ) -> None:
     """Run the agent on PROMPT headless until it completes, asks, pauses or halts.
 
@@ -109,7 +113,7 @@ def run(
     clarification, 4 halted, 5 paused.
     """
     workspace = _workspace(cwd)
-    settings = _settings(workspace, model=model, api_base=api_base, max_steps=max_steps)
+    settings = _settings(workspace, model=model, api_base=api_base, max_steps=max_steps, workflow=workflow)
     from agentcli.session.factory import SessionSetupError, new_session, warm_up
 
     warm_up(settings)
@@ -280,6 +284,57 @@ def sessions_rm(session_ref: Annotated[str, typer.Argument(metavar="ID")]) -> No
         raise _fail(str(error)) from None
     remove_session(entry)
     typer.echo(f"Removed session {entry.meta.id}")
+
+
+workflows_app = typer.Typer(help="List, check and draw workflows.", no_args_is_help=False)
+app.add_typer(workflows_app, name="workflows")
+
+
+@workflows_app.callback(invoke_without_command=True)
+def workflows_list(ctx: typer.Context, cwd: CwdOpt = None) -> None:
+    """List the workflows that apply here, where each comes from, and any errors in their files."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from agentcli.session.factory import workflow_catalog
+
+    catalog = workflow_catalog(_workspace(cwd))
+    broken = False
+    for entry in catalog.active:
+        description = entry.workflow.description if entry.workflow else ""
+        mark = "✓" if entry.valid else "✗"
+        typer.echo(f"{mark} {entry.name:<16} {entry.origin}")
+        if description:
+            typer.echo(f"    {description}")
+        hidden = catalog.overridden(entry)
+        if hidden is not None:
+            typer.echo(f"    overrides {hidden.origin}")
+        for problem in entry.errors:
+            broken = True
+            typer.echo(f"    error: {problem}")
+        for problem in entry.warnings:
+            typer.echo(f"    warning: {problem}")
+    for entry in catalog.invalid:
+        if catalog.get(entry.name) is not entry:  # an invalid file hidden by another definition
+            broken = True
+            typer.echo(f"✗ {entry.name:<16} {entry.origin} (overridden)")
+            for problem in entry.errors:
+                typer.echo(f"    error: {problem}")
+    if broken:
+        raise typer.Exit(EXIT_USAGE)
+
+
+@workflows_app.command("show")
+def workflows_show(name: Annotated[str, typer.Argument(help="The workflow's name.")], cwd: CwdOpt = None) -> None:
+    """Draw a workflow's phases and transitions, from the chart it compiles to."""
+    from agentcli.session.chart import chart_class, chart_graph
+    from agentcli.session.factory import SessionSetupError, workflow_for
+    from agentcli.workflow.render import render_workflow
+
+    try:
+        workflow = workflow_for(name, _workspace(cwd))
+    except SessionSetupError as error:
+        raise _fail(str(error)) from None
+    typer.echo(render_workflow(chart_graph(chart_class(workflow)), workflow), nl=False)
 
 
 def _demo_task(bundled: Path) -> str:

@@ -306,6 +306,15 @@ class PlanUpdated(BaseEvent):
     steps: list[PlanStep]
 
 
+class SubagentEvent(BaseEvent):
+    """An event of a child session (the explore subagent), nested under the parent's tool call."""
+
+    type: Literal["subagent"] = "subagent"
+    call_id: str
+    """The parent's ``explore`` call the child runs for."""
+    event: Event
+
+
 Event = Annotated[
     Union[
         SessionStarted,
@@ -331,9 +340,12 @@ Event = Annotated[
         PermissionDecided,
         ThoughtRecorded,
         PlanUpdated,
+        SubagentEvent,
     ],
     Field(discriminator="type"),
 ]
+
+SubagentEvent.model_rebuild()
 
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
 """Validates a dict (or JSON) into the right event class by its ``type``."""

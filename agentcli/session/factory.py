@@ -16,8 +16,9 @@ from agentcli.llm.warmup import start_background_import
 from agentcli.session.log import SessionEntry, SessionLog, read_events
 from agentcli.session.resume import rebuild
 from agentcli.session.session import Session, new_session_id
-from agentcli.workflow.builtin import UnknownWorkflowError, builtin_workflow
-from agentcli.workflow.model import Workflow
+from agentcli.tools.registry import default_registry
+from agentcli.tools.workflow_tools import WORKFLOW_TOOL_NAMES
+from agentcli.workflow import InvalidWorkflowError, UnknownWorkflowError, Workflow, WorkflowCatalog, find_workflow, load_workflows
 
 REPLAY_PREFIX = "replay:"
 
@@ -43,11 +44,22 @@ def model_client_for(settings: Settings, *, replay_delay_s: float | None = None)
     return LiteLLMClient(settings.retry)
 
 
-def _workflow(name: str) -> Workflow:
+KNOWN_TOOLS = frozenset({*default_registry().names, *WORKFLOW_TOOL_NAMES})
+
+
+def workflow_for(name: str, workspace: Path) -> Workflow:
+    """A built-in workflow or one from a workflow file; an invalid file names file, field, problem."""
     try:
-        return builtin_workflow(name)
+        return find_workflow(name, workspace, known_tools=KNOWN_TOOLS)
     except UnknownWorkflowError as error:
         raise SessionSetupError(str(error)) from None
+    except InvalidWorkflowError as error:
+        raise SessionSetupError(str(error)) from None
+
+
+def workflow_catalog(workspace: Path) -> WorkflowCatalog:
+    """Every workflow that applies in ``workspace``, with the errors of invalid files."""
+    return load_workflows(workspace, known_tools=KNOWN_TOOLS)
 
 
 def new_session(
@@ -59,7 +71,7 @@ def new_session(
     record: bool = True,
 ) -> Session:
     """A new session in ``workspace``, logged under the data directory when ``record``."""
-    workflow = _workflow(settings.workflow)
+    workflow = workflow_for(settings.workflow, workspace)
     session_id = new_session_id()
     session = Session(
         workspace=workspace,
@@ -103,7 +115,7 @@ def resume_session(
     session = Session(
         workspace=Path(entry.meta.workspace),
         settings=settings,
-        workflow=_workflow(settings.workflow),
+        workflow=workflow_for(settings.workflow, Path(entry.meta.workspace)),
         model_client=client,
         session_id=entry.meta.id,
     )

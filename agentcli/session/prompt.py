@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import platform
 from datetime import date
 from pathlib import Path
 
-from agentcli.workflow.model import Phase
+from agentcli.workflow.model import Phase, render_instructions
 
 _RULES = """\
 You are agentcli, a coding agent working in the user's workspace through tools.
@@ -38,7 +39,22 @@ TRUNCATED_REMINDER = (
 )
 
 
-def system_prompt(*, workspace: Path, phase: Phase, tool_names: list[str], today: date | None = None) -> str:
+def workspace_summary(workspace: Path, limit: int = 40) -> str:
+    """The top level of the workspace, folders first: enough for a phase's ``{workspace_summary}``."""
+    try:
+        entries = sorted(os.scandir(workspace), key=lambda e: (not e.is_dir(), e.name))
+    except OSError:
+        return ""
+    names = [e.name + ("/" if e.is_dir() else "") for e in entries if e.name not in (".git", "__pycache__")]
+    shown = ", ".join(names[:limit]) + (f", … ({len(names) - limit} more)" if len(names) > limit else "")
+    git = "a git repository" if (workspace / ".git").exists() else "not a git repository"
+    return f"{workspace.name}/ ({git}): {shown or 'empty'}"
+
+
+def system_prompt(
+    *, workspace: Path, phase: Phase, tool_names: list[str], plan_text: str = "", summary: str = "",
+    today: date | None = None,
+) -> str:
     """The instructions for one request: the rules, the environment, and the active phase."""
     today = today or date.today()
     sections = [
@@ -50,6 +66,6 @@ def system_prompt(*, workspace: Path, phase: Phase, tool_names: list[str], today
         f"- Tools available now: {', '.join(tool_names)}",
     ]
     if phase.instructions:
-        text = phase.instructions.replace("{date}", today.isoformat()).replace("{workspace}", str(workspace))
+        text = render_instructions(phase, date=today, workspace=workspace, workspace_summary=summary, plan_text=plan_text)
         sections.append(f"Current phase: {phase.name}\n{text}")
     return "\n\n".join(sections)

@@ -18,6 +18,8 @@ from agentcli.events import (
     ClarificationRequested,
     Event,
     ModelNote,
+    PlanStep,
+    PlanUpdated,
     SessionStarted,
     StateChanged,
     TextDelta,
@@ -48,6 +50,7 @@ class Rebuilt:
     input_tokens: int = 0
     output_tokens: int = 0
     cost: float | None = 0.0
+    plan: list[PlanStep] = field(default_factory=list)
     last_event_at: datetime | None = None
     started: SessionStarted | None = None
 
@@ -92,6 +95,8 @@ def rebuild(events: Iterable[Event]) -> Rebuilt:
             state.configuration = list(event.configuration)
         elif isinstance(event, TurnEnded):
             streamed.clear()
+        elif isinstance(event, PlanUpdated):
+            state.plan = list(event.steps)
     if streamed:
         # The process died mid-stream: keep what the model had said, as the user saw it.
         state.messages.append(assistant_message("".join(streamed), []))

@@ -27,10 +27,12 @@ from agentcli.events import (
     ErrorOccurred,
     Event,
     ModelNote,
+    PlanUpdated,
     ProgressReported,
     RetryScheduled,
     StuckDetected,
     TextDelta,
+    ThoughtRecorded,
     ToolCallFinished,
     ToolCallRequest,
     ToolCallStarted,
@@ -40,13 +42,16 @@ from agentcli.llm.types import Message, ModelCallError, ModelClient, ModelReques
 from agentcli.session.coalesce import TextCoalescer
 from agentcli.session.context import Conversation
 from agentcli.session.watchdog import Watchdog
-from agentcli.session.prompt import REMINDER, TRUNCATED_REMINDER, system_prompt
+from agentcli.session.prompt import REMINDER, TRUNCATED_REMINDER, system_prompt, workspace_summary
 from agentcli.tools.base import ToolContext, ToolResult
 from agentcli.tools.registry import CONTROL_TOOLS, ToolRegistry
+from agentcli.tools.workflow_tools import PlanStore
 from agentcli.workflow.model import ALL_TOOLS, Phase, Workflow
 
 CONTEXT_CHARS = 400_000
 """Roughly 100k tokens: conversations past this are trimmed, oldest tool groups first."""
+
+_THOUGHT_FIELDS = frozenset(ThoughtRecorded.model_fields) - {"ts", "type", "call_id"}
 
 INTERRUPTED = "Interrupted before it finished: the run was paused. Its effects may be partial."
 NOT_RUN = "Not run: the turn ended before this call was reached."
@@ -118,6 +123,7 @@ class Runtime:
         model_client: ModelClient,
         tools: ToolRegistry,
         emit: Callable[[Event], None],
+        plan: PlanStore | None = None,
     ) -> None:
         self.workspace = workspace
         self.settings = settings
@@ -140,6 +146,10 @@ class Runtime:
         self._coalescer: TextCoalescer | None = None
         self.tool_context = ToolContext(workspace=workspace, settings=settings.tools)
         self.watchdog = Watchdog(workspace, settings.progress)
+        self.plan = plan or PlanStore()
+        self.phase_steps = 0
+        """Model calls in the current visit of the active phase, against its ``max_steps``."""
+        self._summary: str | None = None
         self._deferred_notes: list[tuple[str, str]] = []
         """Notes for the model held back until every call of the current reply has its result."""
 
@@ -205,17 +215,22 @@ class Runtime:
         if self.totals.steps >= self.settings.max_steps:
             await self._send("step_limit", reason=f"step limit reached ({self.settings.max_steps} model calls)")
             return
-        self.totals.steps += 1
         phase = self.active_phase
+        if phase.max_steps is not None and self.phase_steps >= phase.max_steps:
+            await self._send("step_limit", reason=f"step limit of the {phase.name} phase reached ({phase.max_steps} model calls)")
+            return
+        self.totals.steps += 1
+        self.phase_steps += 1
         tool_names = self.phase_tools(phase)
+        if self._summary is None:
+            self._summary = await asyncio.to_thread(workspace_summary, self.workspace)
+        prompt = system_prompt(workspace=self.workspace, phase=phase, tool_names=tool_names,
+                               plan_text=self.plan.text(), summary=self._summary)
         request = ModelRequest(
             model=self.settings.model_for(phase.model),
-            messages=[
-                {"role": "system", "content": system_prompt(workspace=self.workspace, phase=phase, tool_names=tool_names)},
-                *self.messages.for_request(CONTEXT_CHARS),
-            ],
+            messages=[{"role": "system", "content": prompt}, *self.messages.for_request(CONTEXT_CHARS)],
             tools=self.tools.schemas(tool_names),
-            tool_choice=phase.tool_choice if phase.tool_choice != "auto" else None,
+            tool_choice=phase.tool_choice_param(),
             api_base=self.settings.api_base,
         )
         self._flight = _InFlight(streaming=True)
@@ -321,6 +336,8 @@ class Runtime:
                 f"'{call.name}' is not available in the {phase.name} phase; its tools are: {', '.join(allowed)}"
             )
         else:
+            if call.name == "explore":
+                self.tools["explore"].current_call = call.id  # type: ignore[attr-defined]
             result = await self.tools.call(call.name, call.arguments, self.tool_context)
         duration = time.monotonic() - self._flight.call_started
         self._flight = _InFlight()
@@ -331,12 +348,29 @@ class Runtime:
             self._drop_pending(NOT_RUN)
             await self._send_control(call, result)
             return
+        self._report_workflow_data(call, result)
         if not self.modifies_files() and await self._watch(call, result, ()):
             return
-        event = f"called_{call.name}"
-        if result.ok and event in self.phase_events:
+        for event in self._phase_events_for(call, result):
             await self._send(event)
         await self._send("tool_done", name=call.name)
+
+    def _report_workflow_data(self, call: ToolCallRequest, result: ToolResult) -> None:
+        if not result.ok:
+            return
+        if call.name == "think":
+            self.emit(ThoughtRecorded(call_id=call.id, **{k: v for k, v in result.data.items() if k in _THOUGHT_FIELDS}))
+        elif call.name in ("create_plan", "update_plan"):
+            self.emit(PlanUpdated(steps=self.plan.steps))
+
+    def _phase_events_for(self, call: ToolCallRequest, result: ToolResult) -> list[str]:
+        """The phase region's events this call fires: a tool-triggered or a check-result transition."""
+        events = []
+        if result.ok:
+            events.append(f"called_{call.name}")
+        if isinstance(result.data.get("passed"), bool):  # run_checks: failing checks are still a result
+            events.append("checks_passed" if result.data["passed"] else "checks_failed")
+        return [event for event in events if event in self.phase_events]
 
     async def _watch(self, call: ToolCallRequest, result: ToolResult, changed: tuple[str, ...]) -> bool:
         """Feed the progress tracker; True when it halted the run."""

@@ -31,7 +31,10 @@ if TYPE_CHECKING:
     from agentcli.session.resume import Rebuilt
 from agentcli.session.chart import CONTROL_STATES, WAITING_STATES, ChartGraph, chart_class, chart_graph, phase_events
 from agentcli.session.runtime import Runtime
-from agentcli.tools.registry import ToolRegistry, default_registry
+from agentcli.tools.registry import ToolRegistry
+from agentcli.tools.workflow_tools import PlanStore
+from agentcli.session.explore import EXPLORE_MAX_STEPS, EXPLORE_WORKFLOW, Explore
+from agentcli.session.toolset import build_registry
 from agentcli.workflow.model import Workflow
 
 Subscriber = Callable[[Event], None]
@@ -92,13 +95,18 @@ class Session:
         self._turn_end: asyncio.Future[TurnEnded] | None = None
         self.last_turn: TurnEnded | None = None
         self.pending_question: ClarificationRequested | None = None
+        self.plan = PlanStore()
+        """The plan create_plan writes and the build phases read."""
+        if tools is None:
+            tools = build_registry(workflow, settings, self.plan, Explore(self._explore_child, self._emit))
         self.runtime = Runtime(
             workspace=self.workspace,
             settings=settings,
             workflow=workflow,
             model_client=model_client,
-            tools=tools or default_registry(),
+            tools=tools,
             emit=self._emit,
+            plan=self.plan,
         )
         self.runtime.phase_events = phase_events(workflow)
         self._chart_class = chart_class(workflow)
@@ -161,6 +169,7 @@ class Session:
         )
         if target.id.startswith("phase_") and source.id != target.id:
             self.runtime.watchdog.reset(f"entered phase {target.name}")
+            self.runtime.phase_steps = 0
         if target.id in WAITING_STATES and target.id in _CONTROL_IDS:
             outcome = _OUTCOMES.get(str(event))
             if outcome is None:
@@ -173,6 +182,16 @@ class Session:
 
     # -- lifecycle and commands ----------------------------------------------------------
 
+    def _explore_child(self) -> Session:
+        """A read-only child session for the explore tool, on the ``explore`` model role."""
+        return Session(
+            workspace=self.workspace,
+            settings=self.settings.model_copy(update={"max_steps": EXPLORE_MAX_STEPS}),
+            workflow=EXPLORE_WORKFLOW,
+            model_client=self.runtime.model_client,
+            session_id=f"{self.id}-explore",
+        )
+
     def load(self, rebuilt: Rebuilt) -> None:
         """Take over the state of a session rebuilt from its log (before :meth:`start`)."""
         runtime = self.runtime
@@ -182,6 +201,7 @@ class Session:
         runtime.totals.output_tokens = rebuilt.output_tokens
         runtime.totals.cost = rebuilt.cost
         self.pending_question = rebuilt.pending_question
+        self.plan.replace(rebuilt.plan)
         self._start_states = [
             sid for sid in rebuilt.configuration
             if sid in self._chart_class.states_map and not self._chart_class.states_map[sid].states
