@@ -114,9 +114,12 @@ def run(
     """
     workspace = _workspace(cwd)
     settings = _settings(workspace, model=model, api_base=api_base, max_steps=max_steps, workflow=workflow)
-    from agentcli.session.factory import SessionSetupError, new_session, warm_up
+    from agentcli.session.factory import SessionSetupError, new_session, unsafe_workspace, warm_up
 
     warm_up(settings)
+    broad = unsafe_workspace(workspace) if settings.snapshots.enabled else None
+    if broad and not yes:
+        raise _fail(f"{broad}\nRun in a project folder, or pass --yes to snapshot it anyway.")
     try:
         session = new_session(workspace, settings)
     except SessionSetupError as error:
@@ -335,6 +338,183 @@ def workflows_show(name: Annotated[str, typer.Argument(help="The workflow's name
     except SessionSetupError as error:
         raise _fail(str(error)) from None
     typer.echo(render_workflow(chart_graph(chart_class(workflow)), workflow), nl=False)
+
+
+SessionOpt = Annotated[
+    str | None, typer.Option("--session", "-s", help="Session id (default: the newest of this workspace).")
+]
+
+
+def _open_for_snapshots(session_ref: str | None, cwd: Path | None) -> Any:
+    """The session whose timeline a snapshot command works on, opened without running anything."""
+    from agentcli.config import data_home
+    from agentcli.session.factory import SessionSetupError, resume_session, resume_settings_overrides
+    from agentcli.session.log import SessionNotFound, find_session, list_sessions
+
+    workspace = _workspace(cwd)
+    if session_ref is not None:
+        try:
+            entry = find_session(data_home(), session_ref)
+        except SessionNotFound as error:
+            raise _fail(str(error)) from None
+    else:
+        entries = list_sessions(data_home(), workspace)
+        if not entries:
+            raise _fail(f"no sessions in {workspace}; snapshots are taken by `agentcli run` sessions")
+        entry = entries[0]
+    settings = _settings(Path(entry.meta.workspace), **resume_settings_overrides(entry, {}))
+    try:
+        session = resume_session(entry, settings)
+    except SessionSetupError as error:
+        raise _fail(str(error)) from None
+    if not session.snapshots_enabled:
+        raise _fail("snapshots are off ([snapshots] enabled = false)")
+    return session
+
+
+def _snapshot_call(session: Any, call: Callable[[], Awaitable[Any]]) -> Any:
+    from agentcli.session import SessionStateError
+
+    try:
+        return asyncio.run(call())
+    except SessionStateError as error:
+        raise _fail(str(error)) from None
+    except Exception as error:  # the store's own errors name the snapshot and what to do
+        if type(error).__module__.startswith("agentcli.snapshots"):
+            raise _fail(str(error)) from None
+        raise
+    finally:
+        session.close()
+
+
+snapshots_app = typer.Typer(help="The snapshot timeline: every change the agent made.", no_args_is_help=False)
+app.add_typer(snapshots_app, name="snapshots")
+
+
+@snapshots_app.callback(invoke_without_command=True)
+def snapshots_list(ctx: typer.Context, session: SessionOpt = None, cwd: CwdOpt = None) -> None:
+    """Show a session's snapshot timeline, oldest first."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    from agentcli.headless import format_age, format_changes
+
+    opened = _open_for_snapshots(session, cwd)
+    timeline = _snapshot_call(opened, opened.timeline)
+    table = Table(box=None, header_style="bold", title=f"session {opened.id}", title_justify="left")
+    for column in ("#", "id", "age", "tool", "reason", "changes"):
+        flexible = column in ("reason", "changes")
+        table.add_column(column, no_wrap=not flexible, overflow="fold", ratio=1 if flexible else None,
+                         min_width=None if flexible else max(len(column), {"id": 10, "age": 7}.get(column, 0)))
+    from datetime import datetime
+
+    from agentcli.events import FileChange
+
+    for snap in timeline:
+        files = [FileChange(path=f.path, status=f.status, added=f.added, removed=f.removed) for f in snap.files]
+        table.add_row(str(snap.seq), snap.id, format_age(datetime.fromisoformat(snap.created_at)),
+                      snap.tool_name or "—", snap.reason, format_changes(files))
+    Console().print(table)
+
+
+@snapshots_app.command("gc")
+def snapshots_gc(cwd: CwdOpt = None) -> None:
+    """Repack this workspace's snapshot store and keep it within its size budget."""
+    from agentcli.session.factory import SessionSetupError, collect_garbage
+
+    workspace = _workspace(cwd)
+    try:
+        result = collect_garbage(workspace, _settings(workspace))
+    except SessionSetupError as error:
+        raise _fail(str(error)) from None
+    mib = 1024 * 1024
+    typer.echo(f"store: {result.size_before / mib:.1f} MiB → {result.size_after / mib:.1f} MiB "
+               f"(budget {result.budget_bytes / mib:.0f} MiB) in {result.duration_s:.2f}s")
+    for dropped in result.dropped:
+        typer.echo(f"  dropped snapshot {dropped.session_id}:{dropped.seq} ({dropped.id}) to stay within budget")
+
+
+@app.command()
+def diff(
+    a: Annotated[str, typer.Argument(help="Snapshot: sequence number or short hash.")],
+    b: Annotated[str | None, typer.Argument(help="Second snapshot (default: the working tree).")] = None,
+    session: SessionOpt = None,
+    stat: Annotated[bool, typer.Option("--stat", help="Only the per-file line counts.")] = False,
+    cwd: CwdOpt = None,
+) -> None:
+    """Show what changed between snapshot A and B, or between A and the files now."""
+    from rich.console import Console
+    from rich.syntax import Syntax
+
+    opened = _open_for_snapshots(session, cwd)
+    result = _snapshot_call(opened, lambda: opened.diff(a, b))
+    console = Console(highlight=False)
+    for change in result.files:
+        console.print(f"[bold]{change.status:<10}[/] {change.path}  [green]+{change.added}[/] [red]−{change.removed}[/]")
+    totals = result.totals
+    console.print(f"{totals.files} files, +{totals.added} −{totals.removed}")
+    if not stat:
+        for change in result.files:
+            if change.patch:
+                console.print(Syntax(change.patch, "diff", theme="ansi_dark", background_color="default"))
+
+
+@app.command()
+def restore(
+    snapshot: Annotated[str, typer.Argument(help="Snapshot: sequence number or short hash.")],
+    session: SessionOpt = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list the paths it would change.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Restore without asking.")] = False,
+    cwd: CwdOpt = None,
+) -> None:
+    """Make the files match a snapshot. The current state is snapshotted first, so it can be undone."""
+    opened = _open_for_snapshots(session, cwd)
+    plan = _snapshot_call_keep(opened, lambda: opened.plan_restore(snapshot))
+    target = plan.target
+    typer.echo(f"restore snapshot {target.seq} ({target.id}, {target.reason}):")
+    for path in plan.writes:
+        typer.echo(f"  write   {path}")
+    for path in plan.chmods:
+        typer.echo(f"  mode    {path}")
+    for path in plan.deletes:
+        typer.echo(f"  delete  {path}")
+    for conflict in plan.conflicts:
+        typer.echo(f"  cannot  {conflict.path}: {conflict.reason}")
+    if plan.is_noop:
+        opened.close()
+        typer.echo("  nothing to do: the files already match")
+        return
+    if dry_run:
+        opened.close()
+        return
+    if not yes:
+        if not sys.stdin.isatty():
+            opened.close()
+            raise _fail("restoring changes files; confirm with --yes (or look first with --dry-run)")
+        if not typer.confirm("Restore these paths?"):
+            opened.close()
+            raise typer.Exit(1)
+    result = _snapshot_call(opened, lambda: opened.restore(snapshot))
+    undo = result.undo
+    typer.echo(f"restored in {result.duration_s:.2f}s; undo with: agentcli restore {undo.seq} --session {opened.id}")
+
+
+def _snapshot_call_keep(session: Any, call: Callable[[], Awaitable[Any]]) -> Any:
+    """Like _snapshot_call, but the session stays open for a following call."""
+    from agentcli.session import SessionStateError
+
+    try:
+        return asyncio.run(call())
+    except SessionStateError as error:
+        session.close()
+        raise _fail(str(error)) from None
+    except Exception as error:
+        if type(error).__module__.startswith("agentcli.snapshots"):
+            session.close()
+            raise _fail(str(error)) from None
+        raise
 
 
 def _demo_task(bundled: Path) -> str:

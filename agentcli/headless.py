@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import TextIO
 
@@ -18,12 +19,15 @@ from agentcli.events import (
     ClarificationRequested,
     ErrorOccurred,
     Event,
+    FileChange,
     ModelNote,
     Notice,
     Outcome,
     ProgressReported,
     RetryScheduled,
     SessionStarted,
+    SnapshotCaptured,
+    SnapshotRestored,
     StuckDetected,
     TextDelta,
     ToolCallFinished,
@@ -65,6 +69,15 @@ def format_age(when: datetime) -> str:
         if seconds >= size:
             return f"{seconds / size:.0f}{unit} ago"
     return f"{seconds:.0f}s ago"
+
+
+def format_changes(files: Sequence[FileChange]) -> str:
+    """``a.py +3 −1, b.py +10`` (the first few files), or ``no file changes``."""
+    if not files:
+        return "no file changes"
+    shown = [f"{f.path} +{f.added} −{f.removed}" for f in files[:3]]
+    more = f", … {len(files) - 3} more" if len(files) > 3 else ""
+    return ", ".join(shown) + more
 
 
 def format_cost(cost: float | None) -> str:
@@ -109,6 +122,16 @@ class TextPrinter:
         elif isinstance(event, RetryScheduled):
             self._end_text()
             c.print(f"[yellow]⟳ retry {event.attempt}/{event.max_attempts - 1} in {event.delay_s:.1f}s: {escape(event.error)}[/]")
+        elif isinstance(event, SnapshotCaptured):
+            self._end_text()
+            c.print(f"[dim]◆ snapshot {event.seq} {event.snapshot_id[:10]} · {escape(event.reason)} · "
+                    f"{escape(format_changes(event.files))}[/]")
+            if event.skipped:
+                c.print(f"[yellow]  not snapshotted: {escape(', '.join(event.skipped[:5]))}[/]")
+        elif isinstance(event, SnapshotRestored):
+            self._end_text()
+            c.print(f"[bold]↺ restored snapshot {event.target_seq}[/]: {len(event.written)} written, "
+                    f"{len(event.deleted)} deleted")
         elif isinstance(event, StuckDetected):
             self._end_text()
             then = "sent a recovery hint" if event.severity == "recover" else "halting"

@@ -37,12 +37,17 @@ def _t(target: str, **extra: Any) -> dict[str, Any]:
     return {"target": target, **extra}
 
 
+def _start(event: str) -> dict[str, list[dict[str, Any]]]:
+    """A turn starts by thinking, after capturing the workspace when this process has not yet."""
+    return {event: [_t("capturingSnapshot", cond="needs_first_snapshot"), _t("thinking")]}
+
+
 def _control_region() -> dict[str, Any]:
-    resumable = {"user_message": [_t("thinking")], "resume": [_t("thinking")]}
+    resumable = {**_start("user_message"), **_start("resume")}
     pause = {"pause": [_t("paused")]}
     return {
         "states": {
-            "idle": {"initial": True, "on": {"user_message": [_t("thinking")]}},
+            "idle": {"initial": True, "on": _start("user_message")},
             "thinking": {
                 "invoke": "run_thinking",
                 "on": {
@@ -77,7 +82,7 @@ def _control_region() -> dict[str, Any]:
                     **pause,
                 },
             },
-            "awaitingClarification": {"on": {"answer": [_t("thinking")], **pause}},
+            "awaitingClarification": {"on": {**_start("answer"), **pause}},
             "paused": {"on": resumable},
             "halted": {"on": resumable},
         }

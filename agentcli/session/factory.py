@@ -7,6 +7,7 @@ never reach past the session layer.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentcli.config import Settings, data_home
 from agentcli.llm.litellm_client import LiteLLMClient
@@ -19,6 +20,9 @@ from agentcli.session.session import Session, new_session_id
 from agentcli.tools.registry import default_registry
 from agentcli.tools.workflow_tools import WORKFLOW_TOOL_NAMES
 from agentcli.workflow import InvalidWorkflowError, UnknownWorkflowError, Workflow, WorkflowCatalog, find_workflow, load_workflows
+
+if TYPE_CHECKING:
+    from agentcli.snapshots import GcResult, SnapshotStore
 
 REPLAY_PREFIX = "replay:"
 
@@ -62,6 +66,32 @@ def workflow_catalog(workspace: Path) -> WorkflowCatalog:
     return load_workflows(workspace, known_tools=KNOWN_TOOLS)
 
 
+def snapshot_store(workspace: Path, settings: Settings, data_dir: Path | None = None) -> SnapshotStore | None:
+    """The workspace's snapshot store, or None when snapshots are off (imports pygit2)."""
+    if not settings.snapshots.enabled:
+        return None
+    from agentcli.snapshots import SnapshotError, SnapshotStore
+
+    limits = settings.snapshots
+    try:
+        return SnapshotStore(
+            workspace,
+            data_dir or data_home(),
+            max_file_bytes=limits.max_file_bytes,
+            max_untracked_dir_files=limits.max_untracked_dir_files,
+            budget_bytes=limits.budget_bytes,
+        )
+    except SnapshotError as error:
+        raise SessionSetupError(f"cannot open the snapshot store: {error}") from None
+
+
+def unsafe_workspace(workspace: Path) -> str | None:
+    """Why ``workspace`` is too broad to snapshot without confirmation (home, a filesystem root)."""
+    from agentcli.snapshots import is_unsafe_workspace
+
+    return is_unsafe_workspace(workspace)
+
+
 def new_session(
     workspace: Path,
     settings: Settings,
@@ -79,6 +109,7 @@ def new_session(
         workflow=workflow,
         model_client=model_client or model_client_for(settings),
         session_id=session_id,
+        snapshots=snapshot_store(workspace, settings, data_dir),
     )
     if record:
         log = SessionLog.create(
@@ -106,21 +137,32 @@ def resume_session(
     *,
     model_client: ModelClient | None = None,
     replay_delay_s: float | None = None,
+    data_dir: Path | None = None,
 ) -> Session:
     """Rebuild a session from its log and reopen the log for appending. No tool or model runs."""
     rebuilt = rebuild(read_events(entry.directory))
     client = model_client or model_client_for(settings, replay_delay_s=replay_delay_s)
     if isinstance(client, ReplayModel):
         client.position = rebuilt.model_calls  # the turns already played are in the history
+    workspace = Path(entry.meta.workspace)
     session = Session(
-        workspace=Path(entry.meta.workspace),
+        workspace=workspace,
         settings=settings,
-        workflow=workflow_for(settings.workflow, Path(entry.meta.workspace)),
+        workflow=workflow_for(settings.workflow, workspace),
         model_client=client,
         session_id=entry.meta.id,
+        snapshots=snapshot_store(workspace, settings, data_dir),
     )
     session.load(rebuilt)
     log = SessionLog.reopen(entry.directory)
     session.subscribe(log)
     session.log = log
     return session
+
+
+def collect_garbage(workspace: Path, settings: Settings, data_dir: Path | None = None) -> GcResult:
+    """Repack the workspace's snapshot store and enforce its size budget."""
+    store = snapshot_store(workspace, settings, data_dir)
+    if store is None:
+        raise SessionSetupError("snapshots are off ([snapshots] enabled = false)")
+    return store.gc()

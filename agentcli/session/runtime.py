@@ -16,20 +16,26 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statemachine import StateChart
 
+if TYPE_CHECKING:
+    from agentcli.snapshots import Snapshot, SnapshotStore
+
 from agentcli.config import Settings
 from agentcli.events import (
+    FileChange,
     AssistantMessage,
     ClarificationRequested,
     ErrorOccurred,
     Event,
     ModelNote,
+    Notice,
     PlanUpdated,
     ProgressReported,
     RetryScheduled,
+    SnapshotCaptured,
     StuckDetected,
     TextDelta,
     ThoughtRecorded,
@@ -93,6 +99,20 @@ def _history_arguments(raw: str) -> str:
     return json.dumps({"_malformed_arguments": raw[:2000]})
 
 
+def snapshot_event(snap: Snapshot, skipped: list[str], duration_s: float) -> SnapshotCaptured:
+    return SnapshotCaptured(
+        snapshot_id=snap.id,
+        seq=snap.seq,
+        tree=snap.tree,
+        reason=snap.reason,
+        tool_call_id=snap.tool_call_id,
+        tool_name=snap.tool_name,
+        files=[FileChange(path=f.path, status=f.status, added=f.added, removed=f.removed) for f in snap.files],
+        skipped=skipped,
+        duration_s=round(duration_s, 6),
+    )
+
+
 def assistant_message(text: str, calls: list[ToolCallRequest]) -> Message:
     message: Message = {"role": "assistant", "content": text or None}
     if calls:
@@ -146,6 +166,11 @@ class Runtime:
         self._coalescer: TextCoalescer | None = None
         self.tool_context = ToolContext(workspace=workspace, settings=settings.tools)
         self.watchdog = Watchdog(workspace, settings.progress)
+        self.snapshots: SnapshotStore | None = None
+        """The snapshot store, when snapshots are on (the Session attaches it)."""
+        self.session_id = ""
+        self._first_capture: str | None = "session start"
+        """The reason of the capture owed before the first turn; None once it is taken."""
         self.plan = plan or PlanStore()
         self.phase_steps = 0
         """Model calls in the current visit of the active phase, against its ``max_steps``."""
@@ -159,8 +184,18 @@ class Runtime:
         return bool(self.pending)
 
     def modifies_files(self) -> bool:
-        """Guard: the last tool may have changed files and a snapshot store is attached."""
-        return False
+        """Guard: a snapshot store is attached and the last tool may have changed files.
+
+        ``bash`` always may (even a failing command can write); a failed write or edit did not.
+        """
+        call, result = self.last_call, self.last_result
+        if self.snapshots is None or call is None or result is None or not self.tools.modifies_files(call.name):
+            return False
+        return call.name == "bash" or result.ok
+
+    def needs_first_snapshot(self) -> bool:
+        """Guard: capture the workspace as it is before this process's first turn."""
+        return self.snapshots is not None and self._first_capture is not None
 
     @property
     def active_phase(self) -> Phase:
@@ -349,11 +384,22 @@ class Runtime:
             await self._send_control(call, result)
             return
         self._report_workflow_data(call, result)
-        if not self.modifies_files() and await self._watch(call, result, ()):
+        if self.modifies_files():
+            # Progress and phase moves wait for the snapshot, which says what really changed.
+            await self._send("tool_done", name=call.name)
+            return
+        await self._after_call(call, result, ())
+
+    async def _after_call(self, call: ToolCallRequest, result: ToolResult, changed: tuple[str, ...]) -> None:
+        """Progress tracking, then the phase moves the call triggers, then on to the next state."""
+        if await self._watch(call, result, changed):
             return
         for event in self._phase_events_for(call, result):
             await self._send(event)
-        await self._send("tool_done", name=call.name)
+        await self._send("snapshot_done" if self._in("capturingSnapshot") else "tool_done", name=call.name)
+
+    def _in(self, state_id: str) -> bool:
+        return self.chart is not None and any(state.id == state_id for state in self.chart.configuration)
 
     def _report_workflow_data(self, call: ToolCallRequest, result: ToolResult) -> None:
         if not result.ok:
@@ -437,13 +483,49 @@ class Runtime:
     # -- capturingSnapshot ---------------------------------------------------------------
 
     async def run_capture(self) -> None:
-        """Invoked on entering ``capturingSnapshot``; the snapshot store attaches here."""
+        """Invoked on entering ``capturingSnapshot``: write the workspace's tree, off the event loop."""
         self._task = asyncio.current_task()
-        changed: tuple[str, ...] = ()
-        if self.last_call is not None and self.last_result is not None:
-            if await self._watch(self.last_call, self.last_result, changed):
-                return
-        await self._send("snapshot_done")
+        if self._first_capture is not None:
+            reason, self._first_capture = self._first_capture, None
+            await self.capture(reason)
+            await self._send("snapshot_done")
+            return
+        call, result = self.last_call, self.last_result
+        assert call is not None and result is not None
+        # write_file and edit_file say what they changed; after bash anything may have.
+        hint = list(result.files_changed) if call.name != "bash" and result.files_changed else None
+        snapshot = await self.capture(f"after {call.name}", call=call, paths_hint=hint)
+        changed = tuple(change.path for change in snapshot.files) if snapshot is not None else ()
+        await self._after_call(call, result, changed)
+
+    async def capture(
+        self, reason: str, *, call: ToolCallRequest | None = None, paths_hint: list[str] | None = None
+    ) -> SnapshotCaptured | None:
+        """Capture a snapshot; a failure is reported and never stops the run."""
+        store = self.snapshots
+        if store is None:
+            return None
+        try:
+            captured = await asyncio.to_thread(
+                store.capture,
+                session_id=self.session_id,
+                reason=reason,
+                tool_call_id=call.id if call else None,
+                tool_name=call.name if call else None,
+                paths_hint=paths_hint,
+            )
+        except Exception as error:  # noqa: BLE001 - any store failure: report it, keep the run going
+            self.emit(ErrorOccurred(kind="snapshot", message=f"snapshot failed: {error}"))
+            return None
+        skipped = [f"{item.path} ({item.reason})" for item in captured.skipped]
+        snap = captured.snapshot
+        if snap is None:
+            if skipped:
+                self.emit(Notice(kind="snapshot_skipped", text="not snapshotted: " + ", ".join(skipped[:10])))
+            return None
+        event = snapshot_event(snap, skipped, captured.duration_s)
+        self.emit(event)
+        return event
 
     # -- helpers -------------------------------------------------------------------------
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import datetime, timezone
 from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,21 +20,23 @@ from agentcli.events import (
     Event,
     Outcome,
     SessionStarted,
+    SnapshotRestored,
     StateChanged,
     TurnEnded,
     UserMessage,
 )
 from agentcli.llm.types import ModelClient
-from agentcli.session.log import SessionLog
 
 if TYPE_CHECKING:
     from agentcli.session.resume import Rebuilt
+    from agentcli.snapshots import DiffResult, RestorePlan, RestoreResult, Snapshot, SnapshotStore
 from agentcli.session.chart import CONTROL_STATES, WAITING_STATES, ChartGraph, chart_class, chart_graph, phase_events
-from agentcli.session.runtime import Runtime
+from agentcli.session.explore import EXPLORE_MAX_STEPS, EXPLORE_WORKFLOW, Explore
+from agentcli.session.log import SessionLog
+from agentcli.session.runtime import Runtime, snapshot_event
+from agentcli.session.toolset import build_registry
 from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.workflow_tools import PlanStore
-from agentcli.session.explore import EXPLORE_MAX_STEPS, EXPLORE_WORKFLOW, Explore
-from agentcli.session.toolset import build_registry
 from agentcli.workflow.model import Workflow
 
 Subscriber = Callable[[Event], None]
@@ -86,6 +88,7 @@ class Session:
         model_client: ModelClient,
         tools: ToolRegistry | None = None,
         session_id: str | None = None,
+        snapshots: SnapshotStore | None = None,
     ) -> None:
         self.id = session_id or new_session_id()
         self.workspace = workspace.resolve()
@@ -109,6 +112,8 @@ class Session:
             plan=self.plan,
         )
         self.runtime.phase_events = phase_events(workflow)
+        self.runtime.snapshots = snapshots
+        self.runtime.session_id = self.id
         self._chart_class = chart_class(workflow)
         # Definition order (regions grouped, parents before children) for stable configurations.
         self._order = {state.id: i for i, state in enumerate(self._chart_class.states_map.values())}
@@ -202,6 +207,7 @@ class Session:
         runtime.totals.cost = rebuilt.cost
         self.pending_question = rebuilt.pending_question
         self.plan.replace(rebuilt.plan)
+        self.runtime._first_capture = "session resumed"  # what changed while it was away
         self._start_states = [
             sid for sid in rebuilt.configuration
             if sid in self._chart_class.states_map and not self._chart_class.states_map[sid].states
@@ -299,6 +305,54 @@ class Session:
         if self._turn_end is None:
             raise SessionStateError("no turn is running")
         return await asyncio.shield(self._turn_end)
+
+    # -- the snapshot timeline -----------------------------------------------------------------
+
+    @property
+    def snapshots_enabled(self) -> bool:
+        return self.runtime.snapshots is not None
+
+    def _store(self) -> SnapshotStore:
+        store = self.runtime.snapshots
+        if store is None:
+            raise SessionStateError("snapshots are off for this session ([snapshots] enabled = false)")
+        return store
+
+    async def timeline(self) -> list[Snapshot]:
+        """This session's snapshots, oldest first."""
+        return await asyncio.to_thread(self._store().timeline, self.id)
+
+    async def diff(self, a: str, b: str | None = None) -> DiffResult:
+        """Per-file diffs from snapshot ``a`` to snapshot ``b`` (or to the working tree)."""
+        store = self._store()
+        return await asyncio.to_thread(lambda: store.diff(store.resolve(a, self.id), store.resolve(b, self.id) if b else None))
+
+    async def plan_restore(self, ref: str) -> RestorePlan:
+        """Exactly which paths restoring snapshot ``ref`` would write, delete or re-mode."""
+        store = self._store()
+        return await asyncio.to_thread(lambda: store.plan_restore(store.resolve(ref, self.id)))
+
+    async def restore(self, ref: str) -> RestoreResult:
+        """Make the workspace match snapshot ``ref``; the state it replaces becomes a snapshot too.
+
+        Only while the agent waits (idle, asking, paused, halted): never under a running tool.
+        """
+        state = self.configuration_at_start
+        if state not in WAITING_STATES:
+            raise SessionStateError(f"cannot restore while the agent is {state}; pause it first")
+        store = self._store()
+        target = await asyncio.to_thread(store.resolve, ref, self.id)
+        result = await asyncio.to_thread(store.restore, target, session_id=self.id)
+        for snap in (result.undo, result.after):
+            if snap is not None and snap.session_id == self.id:
+                self._emit(snapshot_event(snap, [], 0.0))
+        plan = result.plan
+        self._emit(SnapshotRestored(target_id=target.id, target_seq=target.seq, undo_snapshot_id=result.undo.id,
+                                    written=plan.writes + plan.chmods, deleted=plan.deletes))
+        note = (f"The user restored the workspace to snapshot {target.seq} ({target.reason}); "
+                f"{len(plan.writes)} files were written and {len(plan.deletes)} deleted. Re-read files before editing.")
+        self.runtime.add_note("restored", note)
+        return result
 
     def close(self) -> None:
         """Flush and close the log; the session can be resumed later."""

@@ -25,6 +25,8 @@ class _Listener:
         return False
     def modifies_files(self) -> bool:
         return False
+    def needs_first_snapshot(self) -> bool:
+        return False
 
 
 def test_both_builtins_are_valid_and_single_stays_the_default_shape() -> None:
