@@ -44,7 +44,10 @@ _START = r"(?:(?<![\w-])|(?<=\\[nrt]))"
 _TOKEN_SHAPES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     # (label, literal markers one of which every match contains, pattern)
     ("private-key", ("PRIVATE KEY",),
-     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*-----|\Z)"),
+     # Up to the END line; a block cut short (truncated output) ends at the first character a
+     # PEM body cannot hold, so a JSON log line keeps its closing quote and stays valid.
+     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:[A-Za-z0-9+/=\s:,.-]|\\[nrt])*?"
+     r"(?:-----END [A-Z0-9 ]*-----|(?![A-Za-z0-9+/=\s:,.-]|\\[nrt])|\Z)"),
     # OpenAI (sk-, sk-proj-...) and Anthropic (sk-ant-...) keys: long, and with a digit, so that
     # an identifier such as `sk-spinner-double-bounce` is left alone.
     ("api-key", ("sk-",), _START + r"sk-(?=[\w-]*\d)[\w-]{32,}"),

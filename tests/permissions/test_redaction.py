@@ -123,6 +123,15 @@ def test_private_key_blocks_are_redacted_whole() -> None:
     assert out == "before\n[redacted:private-key]\nafter"
 
 
+def test_a_key_block_cut_short_keeps_a_json_log_line_valid() -> None:
+    line = json.dumps({"output": "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA3\n[... 40 lines cut ...]", "n": 1})
+    redacted = Redactor({})(line)
+    assert "MIIEpAIBAAKCAQEA3" not in redacted
+    assert json.loads(redacted)["n"] == 1
+    quoted = json.dumps({"output": 'k = "-----BEGIN PRIVATE KEY-----\nMIIEv', "n": 2})
+    assert json.loads(Redactor({})(quoted))["n"] == 2
+
+
 def test_passwords_in_urls_are_redacted_but_not_the_rest() -> None:
     out = Redactor({})("DATABASE_URL=postgres://app:hunter2-long@db.internal:5432/app and ssh://git@github.com/x")
     assert out == "DATABASE_URL=postgres://app:[redacted:url-password]@db.internal:5432/app and ssh://git@github.com/x"
