@@ -324,6 +324,44 @@ def repack(
     return outcome
 
 
+MERGE_SMALL_BYTES = 4 * 1024 * 1024
+"""Packs below this size are merged automatically; bigger ones wait for an explicit gc, so the
+automatic merge stays cheap however long the session."""
+
+
+def merge_small_packs(repo: pygit2.Repository, objects_dir: Path) -> int:
+    """Merges every pack smaller than `MERGE_SMALL_BYTES` into one, without walking any snapshot.
+
+    Captures write a pack each; many packs slow every object lookup. Unlike `repack`, this
+    keeps every object (no reachability walk), so it costs only the packs' own size.
+
+    Args:
+        repo: The shadow repository.
+        objects_dir: Its `objects` directory.
+
+    Returns:
+        How many packs were merged.
+    """
+    own = scan_own_objects(objects_dir)
+    small = [p for p in own.packs if p.pack.stat().st_size < MERGE_SMALL_BYTES]
+    if len(small) < 2:
+        return 0
+    inodes = {path: _inode(path) for pack in small for path in pack.files()}
+    builder = pygit2.PackBuilder(repo)
+    builder.set_threads(0)
+    seen: set[str] = set()
+    for pack in small:
+        for oid in pack.sizes:
+            if oid not in seen:
+                seen.add(oid)
+                packbuilder_insert_named(builder, pygit2.Oid(hex=oid), None)
+    builder.write(str(objects_dir / "pack"))
+    for path, inode in inodes.items():
+        if inode is not None and _inode(path) == inode:
+            _unlink(path)
+    return len(small)
+
+
 def _inode(path: Path) -> int | None:
     try:
         return os.lstat(path).st_ino

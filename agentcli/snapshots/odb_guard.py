@@ -37,8 +37,9 @@ GUARD_PRIORITY = 10
 # gc packs them.
 LOOSE_COMPRESSION = 1
 
-PACK_MIN_OBJECTS = 16
-"""Fewer new objects than this are written loose: a pack is two files, a loose object one."""
+PACK_MIN_OBJECTS = 3
+"""Fewer new objects than this are written loose: a pack is two files, a loose object one
+(plus, often, its fan-out directory). A one-file edit writes a blob and a few trees: a pack."""
 
 PENDING_MAX_BYTES = 64 * 1024 * 1024
 """A batch is flushed early when its objects exceed this, bounding memory."""

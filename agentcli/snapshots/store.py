@@ -17,7 +17,15 @@ import pygit2
 from agentcli.snapshots.capture import IndexRefresher, Limits
 from agentcli.snapshots.diff import diff_result, file_stats, tree_diff
 from agentcli.snapshots.errors import CorruptStoreError, RestoreConflictError, SnapshotError
-from agentcli.snapshots.gc import BUDGET_TARGET, choose_drops, dir_size, repack, scan_own_objects, tree_type_ok
+from agentcli.snapshots.gc import (
+    BUDGET_TARGET,
+    choose_drops,
+    dir_size,
+    merge_small_packs,
+    repack,
+    scan_own_objects,
+    tree_type_ok,
+)
 from agentcli.snapshots.guards import check_session_id
 from agentcli.snapshots.locking import StoreLock
 from agentcli.snapshots.models import (
@@ -399,8 +407,9 @@ class SnapshotStore:
         except OSError:
             return
         if count > AUTO_MERGE_PACKS:
-            # Never drops snapshots: only an explicit gc() enforces the budget.
-            self._collect(enforce_budget=False)
+            # Keeps every object and drops no snapshot: only gc() prunes or enforces the budget.
+            merge_small_packs(self._shadow.repo, self._shadow.objects_dir)
+            self._shadow.reopen()
 
     def _reconcile_refs(self, repo: pygit2.Repository, snapshots: list[Snapshot]) -> None:
         """Deletes refs no timeline entry owns (a crash between ref and line); re-creates lost ones."""

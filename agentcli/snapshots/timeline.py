@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +54,8 @@ class Timeline:
     def __init__(self, directory: Path) -> None:
         self._dir = directory
         self._cache: dict[str, _Cached] = {}
+        # Readers (timeline views) do not take the store lock; this guards the cache alone.
+        self._cache_lock = threading.Lock()
 
     def _file(self, session_id: str) -> Path:
         return self._dir / f"{session_id}.jsonl"
@@ -69,6 +72,10 @@ class Timeline:
         Re-reads only what was appended since the last call (another process may share the
         store), and the whole file when it was rewritten by gc.
         """
+        with self._cache_lock:
+            return self._session_locked(session_id)
+
+    def _session_locked(self, session_id: str) -> list[Snapshot]:
         path = self._file(session_id)
         try:
             st = os.stat(path)
@@ -143,7 +150,8 @@ class Timeline:
                 tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
                 tmp.write_bytes(b"".join(s.model_dump_json().encode() + b"\n" for s in keep))
                 os.replace(tmp, path)
-            self._cache.pop(session_id, None)
+            with self._cache_lock:
+                self._cache.pop(session_id, None)
 
     def refs(self, repo: pygit2.Repository) -> dict[str, str]:
         """Every snapshot ref, mapped to its target tree id."""

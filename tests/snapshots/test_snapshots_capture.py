@@ -383,3 +383,71 @@ def test_invalid_session_ids_are_refused(store: SnapshotStore, bad: str) -> None
 
     with pytest.raises(InvalidSessionId, match="session id"):
         store.capture(session_id=bad, reason="start")
+
+
+def test_seed_drops_assume_unchanged_and_skip_worktree_entries(repo: Path, data_dir: Path, tmp_path: Path) -> None:
+    git(repo, "update-index", "--assume-unchanged", "src/app.py")
+    git(repo, "update-index", "--skip-worktree", "src/util.py")
+    write(repo / "src" / "app.py", "changed behind an assume-unchanged flag\n")
+    write(repo / "src" / "util.py", "changed behind a skip-worktree flag\n")
+    store = SnapshotStore(repo, data_dir)
+
+    result = store.capture(session_id="s", reason="start")
+
+    entries = ls_tree(store, result.tree)
+    assert shadow_git(store, "cat-file", "-p", entries["src/app.py"][1]) == "changed behind an assume-unchanged flag\n"
+    assert shadow_git(store, "cat-file", "-p", entries["src/util.py"][1]) == "changed behind a skip-worktree flag\n"
+    assert result.tree == git_add_all_tree(repo, tmp_path / "x")
+
+
+@pytest.mark.parametrize("index_args", [["--split-index"], ["--index-version", "4"]])
+def test_seed_from_index_formats_libgit2_may_not_read(
+    repo: Path, data_dir: Path, tmp_path: Path, index_args: list[str]
+) -> None:
+    git(repo, "update-index", *index_args)
+    write(repo / "src" / "app.py", "uncommitted\n")
+    write(repo / "untracked.txt", "u\n")
+    store = SnapshotStore(repo, data_dir)
+
+    result = store.capture(session_id="s", reason="start")
+
+    assert result.tree == git_add_all_tree(repo, tmp_path / "x")
+    assert {f.path for f in result.snapshot.files} == {"src/app.py", "untracked.txt"}  # type: ignore[union-attr]
+
+
+def test_unsafe_relative_paths_are_refused() -> None:
+    from agentcli.snapshots.guards import safe_relative_path
+
+    assert safe_relative_path("a/./b//c") == "a/b/c"
+    for bad in ("", "/etc/passwd", "../x", "a/../../x", ".git/config", "sub/.GIT/HEAD", "a\0b"):
+        assert safe_relative_path(bad) is None, bad
+
+
+def test_store_lock_times_out_with_an_actionable_error(tmp_path: Path) -> None:
+    import threading
+
+    from agentcli.snapshots import StoreBusyError
+    from agentcli.snapshots.locking import StoreLock
+
+    holder = StoreLock(tmp_path / "store.lock")
+    waiter = StoreLock(tmp_path / "store.lock", timeout_s=0.2)
+    held = threading.Event()
+    release = threading.Event()
+
+    def hold() -> None:
+        with holder.held():
+            held.set()
+            release.wait(5)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    held.wait(5)
+    try:
+        with pytest.raises(StoreBusyError, match="held by another agentcli process"):
+            with waiter.held():
+                pass
+    finally:
+        release.set()
+        thread.join()
+    with waiter.held():  # free again
+        pass
