@@ -60,6 +60,15 @@ if TYPE_CHECKING:
     from agentcli.session.session import Session
 
 PANES = ("graph", "tools", "timeline")
+SNAPSHOT_API = ("timeline", "diff", "plan_restore", "restore")
+
+
+def snapshot_support(session: Any) -> str:
+    """``on`` when the session has a snapshot store, ``off`` when it is disabled, ``missing`` when
+    this version of the session layer has no snapshot API at all."""
+    if not all(callable(getattr(session, name, None)) for name in SNAPSHOT_API):
+        return "missing"
+    return "on" if getattr(session, "snapshots_enabled", True) else "off"
 _PAUSABLE = RUNNING_STATES | {"awaitingClarification", "awaitingPermission"}
 _RESUMABLE = frozenset({"paused", "halted"})
 
@@ -140,7 +149,10 @@ class AgentApp(App[int]):
         self.calls = ToolCalls(clock)
         self.control_state = "idle"
         """The session's control state, as the last StateChanged said."""
+        self._binding_keys = (False, False)
         self.session_ready = False
+        self.snapshots = "missing"
+        """Whether the session has a snapshot timeline: ``on``, ``off`` (disabled) or ``missing``."""
         self.events_seen = 0
         """Session events received (for tests and benchmarks)."""
 
@@ -261,8 +273,10 @@ class AgentApp(App[int]):
         self.tools.clear()
         self.timeline.clear()
         await self.conversation.clear()
-        differ = getattr(session, "diff", None)
-        self.timeline.differ = differ
+        self.snapshots = snapshot_support(session)
+        self.timeline.differ = session.diff if self.snapshots == "on" else None  # type: ignore[attr-defined]
+        self.timeline.off_reason = {"off": "Snapshots are off for this session ([snapshots] enabled = false).",
+                                    "missing": "This version has no snapshot store."}.get(self.snapshots, "")
         self._route_events()
         if history:
             await self._load_history(session)
@@ -316,13 +330,11 @@ class AgentApp(App[int]):
         self.tools.load(self.calls)
 
     async def _load_timeline(self, session: Session) -> None:
-        timeline = getattr(session, "timeline", None)
-        if timeline is None or not callable(timeline):
+        if self.snapshots != "on":
+            self.timeline.clear()
             return
         try:
-            snapshots = timeline()
-            if hasattr(snapshots, "__await__"):
-                snapshots = await snapshots
+            snapshots = await session.timeline()  # type: ignore[attr-defined]
         except Exception as error:  # noqa: BLE001 - shown, not swallowed
             self.notify(f"Cannot read the snapshot timeline: {error}", severity="warning")
             return
@@ -390,7 +402,12 @@ class AgentApp(App[int]):
             prompt.mode = "task"
             if prompt.hint.endswith("pauses"):
                 prompt.hint = ""
-        self.refresh_bindings()
+        # The footer recomposes on every refresh_bindings(): only when ctrl+s changes meaning,
+        # not on each of the many transitions of a turn.
+        keys = (state in _PAUSABLE, state in _RESUMABLE)
+        if keys != self._binding_keys:
+            self._binding_keys = keys
+            self.refresh_bindings()
 
     def _show_turn_end(self, event: TurnEnded) -> None:
         prompt = self.prompt
@@ -412,8 +429,7 @@ class AgentApp(App[int]):
     def _update_titles(self) -> None:
         self._tools_title.update(f"tool calls ({len(self.calls)})")
         self._timeline_title.update(
-            f"snapshots ({len(self.timeline.entries)})" if self.timeline.differ is not None
-            else "snapshots (not available yet)")
+            f"snapshots ({len(self.timeline.entries)})" if self.snapshots == "on" else f"snapshots ({self.snapshots})")
 
     # -- commands to the session ---------------------------------------------------------
 
@@ -565,8 +581,8 @@ class AgentApp(App[int]):
     async def restore_to(self, entry: TimelineEntry) -> None:
         """Restore the workspace to a snapshot after a confirmation listing the paths."""
         session = self.session
-        if session is None or not hasattr(session, "restore") or not hasattr(session, "plan_restore"):
-            self.notify("Restoring needs the snapshot store, which this session does not have.", severity="warning")
+        if session is None or self.snapshots != "on":
+            self.notify(self.timeline.off_reason or "No session yet.", severity="warning")
             return
         if self.control_state in _PAUSABLE and self.control_state != "awaitingClarification":
             self.notify("Pause the agent before restoring files (ctrl+s).", severity="warning")

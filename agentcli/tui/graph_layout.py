@@ -267,7 +267,8 @@ def _layout_region(
         else:
             text = label_text(row)
             cells[left : left + len(text)] = list(text)
-            row_spans.append(Span(left + 2, left + 2 + len(text), f"node:{row.node}"))
+            name_width = len(text) - (2 + COUNT_WIDTH if row.node in self_loops else 0)
+            row_spans.append(Span(left + 2, left + 2 + name_width, f"node:{row.node}"))
             if row.node in self_loops:
                 column = left + len(text) - COUNT_WIDTH
                 slots[(row.node, row.node)] = (index + 1, column + 2, COUNT_WIDTH)

@@ -8,9 +8,10 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 
-from agentcli.config import RetrySettings, Settings
+from agentcli.config import RetrySettings, Settings, data_home
 from agentcli.llm.replay import RecordedCall, RecordedTurn, Recording, ReplayModel
 from agentcli.llm.types import ModelRequest, ModelResponse, StreamItem, TextChunk, Usage
 from agentcli.session import Session
@@ -73,22 +74,31 @@ class GatedModel:
 
 def make_session(
     workspace: Path,
-    model: Any,
+    client: Any,
     *,
     session_id: str = SESSION_ID,
     record: bool = False,
     data_dir: Path | None = None,
+    snapshots: bool = False,
     **settings: Any,
 ) -> Session:
-    """A real Session on a scripted model (optionally logged, like the factory does)."""
+    """A real Session on a scripted model (optionally logged and snapshotted, like the factory does)."""
     fields: dict[str, Any] = {"retry": RetrySettings(attempts=2, base_delay_s=0.01), "model": "replay:test.json",
                               **settings}
+    extra: dict[str, Any] = {}
+    if snapshots:
+        from agentcli.session import factory
+
+        if not hasattr(factory, "snapshot_store"):
+            pytest.skip("the session layer has no snapshot store yet (factory.snapshot_store)")
+        extra["snapshots"] = factory.snapshot_store(workspace, Settings(**fields), data_dir or data_home())
     session = Session(
         workspace=workspace,
         settings=Settings(**fields),
         workflow=builtin_workflow("single"),
-        model_client=model,
+        model_client=client,
         session_id=session_id,
+        **extra,
     )
     if record:
         assert data_dir is not None
@@ -98,11 +108,18 @@ def make_session(
     return session
 
 
-def make_app(workspace: Path, session: Session | None, **kwargs: Any) -> AgentApp:
+def make_app(workspace: Path, session: Session | None, settings: Settings | None = None, **kwargs: Any) -> AgentApp:
     kwargs.setdefault("clock", frozen_clock)
     kwargs.setdefault("warm_up", False)
-    settings = session.settings if session is not None else Settings(model="replay:none.json")
+    if settings is None:
+        settings = session.settings if session is not None else Settings(model="replay:none.json")
     return AgentApp(workspace=workspace, settings=settings, session=session, **kwargs)
+
+
+def write_recording(path: Path, rec: Recording) -> str:
+    """Save a recording and return the model string that replays it."""
+    path.write_text(rec.model_dump_json(), encoding="utf-8")
+    return f"replay:{path}"
 
 
 def demo_project(target: Path) -> Path:
@@ -133,10 +150,6 @@ async def wait_idle(pilot: Pilot, app: AgentApp, timeout: float = 10.0) -> None:
     await pilot.pause(0.1)
 
 
-def stop_app_session(app: AgentApp) -> None:
-    """Nothing to do: the app pauses and closes its session on exit."""
-
-
 __all__ = [
     "DEMO",
     "SESSION_ID",
@@ -147,6 +160,7 @@ __all__ = [
     "make_app",
     "make_session",
     "recording",
+    "write_recording",
     "wait_for",
     "wait_idle",
 ]

@@ -103,6 +103,8 @@ class NoticeBlock(Static):
     NoticeBlock.-stuck { color: $warning; border-left: outer $warning; }
     NoticeBlock.-turn { margin: 1 0 0 0; text-style: bold; }
     NoticeBlock.-completed { color: $success; }
+    NoticeBlock.-paused { color: $warning; }
+    NoticeBlock.-halted, NoticeBlock.-error { color: $error; }
     NoticeBlock.-question { color: $secondary; text-style: bold; border-left: outer $secondary; }
     NoticeBlock.-restore { color: $accent; }
     """

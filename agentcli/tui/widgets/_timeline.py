@@ -78,7 +78,7 @@ class TimelineEntry:
         return self.tool_name or self.reason or "snapshot"
 
     def prompt(self) -> Content:
-        paths = ", ".join(f.path for f in self.files[:2]) + (f" +{len(self.files) - 2}" if len(self.files) > 2 else "")
+        paths = (self.files[0].path if self.files else "") + (f" +{len(self.files) - 1}" if len(self.files) > 1 else "")
         return Content.assemble(
             (f"#{self.seq:<3}", "bold $timeline-tick"), " ", (self.label, "bold"), " ",
             (f"+{self.added}", "$diff-added"), " ", (f"−{self.removed}", "$diff-removed"), " ",
@@ -179,6 +179,8 @@ class SnapshotTimeline(Vertical):
     def __init__(self, differ: Differ | None, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.differ = differ
+        self.off_reason = ""
+        """Why there is no timeline (snapshots disabled...), shown in the preview."""
         self.entries: list[TimelineEntry] = []
         self.undo_id: str | None = None
         """The undo point of the last restore, if any."""
@@ -193,8 +195,9 @@ class SnapshotTimeline(Vertical):
 
     def _placeholder(self) -> Content:
         if self.differ is None:
-            return Content.styled("Snapshots arrive with the snapshot store.", "$text-muted")
-        return Content.styled("No snapshots yet.", "$text-muted")
+            return Content.styled(self.off_reason or "No snapshot store.", "$text-muted")
+        return Content.styled("No snapshots yet: one is taken after every tool call that changes files.",
+                              "$text-muted")
 
     @property
     def option_list(self) -> OptionList:
@@ -210,6 +213,8 @@ class SnapshotTimeline(Vertical):
         self.option_list.set_options(Option(entry.prompt(), id=entry.id) for entry in self.entries)
         if self.entries:
             self.option_list.highlighted = len(self.entries) - 1
+        else:
+            self.query_one("#diff-text", Static).update(self._placeholder())
 
     def clear(self) -> None:
         self.entries = []

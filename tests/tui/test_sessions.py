@@ -1,0 +1,105 @@
+"""Sessions: a new one on start, others from the command palette, panes that fit 80x24."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input
+
+from agentcli.config import Settings, data_home
+from agentcli.llm.replay import ReplayModel
+from agentcli.session import factory
+from agentcli.session.log import list_sessions
+from agentcli.tui.widgets import AgentBlock, UserBlock
+from tests.tui.helpers import make_app, make_session, recording, wait_for, wait_idle, write_recording
+
+REC = recording(("Reading it.", [("read_file", {"path": "textstats.py"})]),
+                ("All good.", [("complete", {"summary": "looked"})]))
+
+
+async def test_with_no_session_the_app_starts_a_new_recorded_one(project: Path, tmp_path: Path) -> None:
+    model = write_recording(tmp_path / "rec.json", REC)
+    app = make_app(project, None, settings=Settings(model=model), initial_prompt="look at it")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_idle(pilot, app)
+        assert app.session is not None and app.session.last_turn is not None
+        assert app.session.last_turn.outcome == "completed"
+        session_id = app.session.id
+    [entry] = list_sessions(data_home())
+    assert entry.meta.id == session_id and entry.meta.title == "look at it"
+
+
+async def test_a_session_from_the_palette_opens_with_its_history(project: Path, tmp_path: Path) -> None:
+    if not hasattr(factory, "resume_session"):
+        pytest.skip("factory.resume_session is not in this checkout yet")
+    model = write_recording(tmp_path / "rec.json", REC)
+    old = make_session(project, ReplayModel(REC), session_id="01d5e5510000", record=True, data_dir=data_home(),
+                       model=model)
+    await old.run_turn("what does textstats do?")
+    old.close()
+
+    app = make_app(project, None, settings=Settings(model=model))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.session_ready, what="the new session")
+        assert app.session is not None and app.session.id != "01d5e5510000"
+        await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: len(app.screen_stack) > 1, what="the palette")
+        await pilot.press(*"session: open 01d5")
+        await pilot.pause(0.4)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.session is not None and app.session.id == "01d5e5510000", what="switch")
+        await wait_for(pilot, lambda: app.session_ready)
+        await pilot.pause(0.1)
+        assert [b.render().plain for b in app.query(UserBlock)] == ["what does textstats do?"]
+        assert [b.source for b in app.query(AgentBlock)] == ["Reading it.", "All good."]
+        assert app.tools.option_list.option_count == 2
+        assert app.graph.counts[("idle", "thinking")] == 1
+        assert app.status.session_id == "01d5e5510000"
+
+
+async def test_ctrl_n_starts_a_new_session(project: Path, tmp_path: Path) -> None:
+    model = write_recording(tmp_path / "rec.json", REC)
+    app = make_app(project, None, settings=Settings(model=model), initial_prompt="first")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_idle(pilot, app)
+        first = app.session
+        await pilot.press("ctrl+n")
+        await wait_for(pilot, lambda: app.session is not first and app.session_ready, what="a new session")
+        assert not app.query(UserBlock) and not app.query(AgentBlock)
+        assert app.graph.counts == {}
+    assert len(list_sessions(data_home())) == 2
+
+
+async def test_at_80x24_the_side_panes_open_on_demand(project: Path) -> None:
+    app = make_app(project, make_session(project, ReplayModel(REC)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.session_ready)
+        sidebar = app.query_one("#sidebar")
+        assert app.screen.has_class("-narrow") and not sidebar.display
+        assert app.conversation.size.width >= 78
+        await pilot.press("ctrl+b")
+        await pilot.pause()
+        assert sidebar.display
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        assert not app.query_one("#graph-pane").display
+        await pilot.press("f2")
+        await pilot.pause()
+        assert app.focused is app.timeline.option_list
+        await pilot.press("f4")
+        assert isinstance(app.focused, Input)
+
+
+async def test_wide_screens_show_every_pane_and_toggle_them(project: Path) -> None:
+    app = make_app(project, make_session(project, ReplayModel(REC)))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.session_ready)
+        for pane in ("graph", "tools", "timeline"):
+            assert app.query_one(f"#{pane}-pane").display
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        assert not app.query_one("#tools-pane").display
+        await pilot.press("ctrl+b")
+        await pilot.pause()
+        assert not app.query_one("#sidebar").display

@@ -1,0 +1,129 @@
+"""Visual snapshots of the main screens, on real Sessions with replayed models.
+
+Clocks are frozen, the session id and the workspace path (``~/project``) are fixed, and the
+input cursor does not blink, so the pictures are the same on every run. Update them with
+``pytest tests/tui --snapshot-update`` only after looking at the report.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from textual.pilot import Pilot
+
+from agentcli.llm.replay import ReplayModel
+from agentcli.tui.app import AgentApp
+from agentcli.tui.screens import ConfirmRestore
+from agentcli.tui.widgets import ToolCallBlock
+from tests.tui.helpers import GatedModel, make_app, make_session, recording, wait_for, wait_idle
+
+FIXED = recording(
+    ("I'll read the implementation first.", [("read_file", {"path": "textstats.py"})]),
+    ("The bug is in `words()`:\n\n- it splits on single spaces\n- so runs of spaces make empty words\n\n"
+     "Splitting with a regular expression fixes both.",
+     [("edit_file", {"path": "textstats.py", "old_string": 'text.lower().split(" ")',
+                     "new_string": 're.findall(r"[a-z0-9]+", text.lower())'})]),
+    ("Done.", [("complete", {"summary": "found the bug in words()"})]),
+)
+
+
+def still(app: AgentApp) -> None:
+    app.prompt.input.cursor_blink = False
+
+
+def same_durations(app: AgentApp) -> None:
+    """Tool durations are measured by the runtime on a real clock: show them all as 0.0s."""
+    for info in app.calls:
+        if info.duration_s is not None:
+            info.duration_s = 0.0
+    app.tools.load(app.calls)
+    for block in app.query(ToolCallBlock):
+        block.refresh()
+
+
+def idle_app(project: Path, **kwargs: object) -> AgentApp:
+    session = make_session(project, ReplayModel(FIXED), snapshots=True)
+    return make_app(project, session, initial_prompt="Why do the tests fail?", **kwargs)
+
+
+async def settle(pilot: Pilot) -> None:
+    app = pilot.app
+    assert isinstance(app, AgentApp)
+    still(app)
+    await wait_idle(pilot, app)
+    await pilot.pause(0.2)
+    same_durations(app)
+    await pilot.pause(0.3)
+
+
+def test_idle_after_a_turn(project: Path, snap_compare) -> None:
+    """You should see the finished turn: the task, three streamed answers (one a markdown list), three
+    tool calls marked ✓, "✓ completed", the graph with idle lit and counts on its edges (capturing
+    visited once), the tool panel showing the `complete` call, the timeline with the edit_file
+    snapshot and its diff against the working tree, and the prompt ready for a task."""
+    assert snap_compare(idle_app(project), terminal_size=(130, 40), run_before=settle)
+
+
+def test_idle_at_80x24(project: Path, snap_compare) -> None:
+    """You should see the stream using the whole width (side panes hidden under 110 columns), the
+    status line, the prompt, and the footer with ^s Pause, ^n New and the pane keys."""
+    assert snap_compare(idle_app(project), terminal_size=(80, 24), run_before=settle)
+
+
+def test_mid_run_streaming(project: Path, snap_compare) -> None:
+    """You should see an answer half streamed in (it stops after "spaces"), `thinking` lit in the
+    graph and the status line, and the prompt saying the agent is working and ctrl+s pauses."""
+    model = GatedModel(FIXED, gate_turn=1, gate_after=50)
+    app = make_app(project, make_session(project, model), initial_prompt="Why do the tests fail?")
+
+    async def mid_run(pilot: Pilot) -> None:
+        still(app)
+        await wait_for(pilot, lambda: model.reached_gate, what="the gate")
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=(130, 40), run_before=mid_run)
+
+
+def test_awaiting_clarification(project: Path, snap_compare) -> None:
+    """You should see the agent's question above the input with its two options numbered, the
+    input in answer mode (secondary colour), and `awaiting` lit in the graph."""
+    rec = recording(("Before I change anything:", [("clarify", {
+        "question": "Should punctuation inside words (don't, e-mail) count as part of the word?",
+        "options": ["yes, keep apostrophes and hyphens", "no, split on them"]})]))
+    app = make_app(project, make_session(project, ReplayModel(rec)), initial_prompt="Fix the word splitting")
+    assert snap_compare(app, terminal_size=(120, 36), run_before=settle)
+
+
+def test_halted(project: Path, snap_compare) -> None:
+    """You should see "■ halted: step limit reached (1 model calls)" in the stream and above the
+    input, the input in guidance mode (warning colour), ^s Resume in the footer, `halted` lit."""
+    rec = recording(("Reading first.", [("read_file", {"path": "textstats.py"})]),
+                    ("Never reached.", [("complete", {"summary": "-"})]))
+    app = make_app(project, make_session(project, ReplayModel(rec), max_steps=1), initial_prompt="Fix it")
+    assert snap_compare(app, terminal_size=(120, 36), run_before=settle)
+
+
+def test_restore_confirmation(project: Path, snap_compare) -> None:
+    """You should see a modal over the main screen asking to restore snapshot #2 (edit_file),
+    listing "M textstats.py", "M test_textstats.py" and "D notes.txt", saying the restore can be
+    undone, with Cancel focused and Restore in the warning colour."""
+    app = idle_app(project)
+    plan = SimpleNamespace(changes=[SimpleNamespace(path="textstats.py", action="write"),
+                                    SimpleNamespace(path="test_textstats.py", action="write"),
+                                    SimpleNamespace(path="notes.txt", action="delete")])
+
+    async def confirm(pilot: Pilot) -> None:
+        await settle(pilot)
+        app.push_screen(ConfirmRestore(2, "edit_file", plan))
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=(120, 36), run_before=confirm)
+
+
+@pytest.mark.parametrize("theme", ["agentcli-light", "agentcli-high-contrast"])
+def test_themes(project: Path, snap_compare, theme: str) -> None:
+    """You should see the idle screen of test_idle_after_a_turn in the light theme (dark text on a
+    paper background) or the high-contrast theme (white on black, yellow active state)."""
+    assert snap_compare(idle_app(project, theme=theme), terminal_size=(130, 40), run_before=settle)

@@ -1,0 +1,101 @@
+"""The message stream stays bounded and responsive with thousands of messages."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from textual.app import App
+from textual.widget import Widget
+
+from agentcli.events import AssistantMessage, Event, TextDelta, ToolCallFinished, ToolCallStarted, UserMessage
+from agentcli.tui.calls import ToolCalls
+from agentcli.tui.messages import SessionEventPosted
+from agentcli.tui.themes import ROLE_DEFAULTS
+from agentcli.tui.widgets import AgentBlock, Conversation, ToolCallBlock, UserBlock
+from agentcli.tui.widgets._conversation import MAX_MOUNTED, PAGE
+from tests.tui.helpers import frozen_clock, wait_for
+
+
+def history(messages: int) -> list[Event]:
+    """``messages`` user/agent messages, with a tool call every tenth exchange."""
+    events: list[Event] = []
+    for n in range(messages // 2):
+        events.append(UserMessage(text=f"question {n}"))
+        events.append(TextDelta(text=f"answer **{n}**"))
+        events.append(AssistantMessage(text=f"answer **{n}**"))
+        if n % 10 == 0:
+            events.append(ToolCallStarted(call_id=f"c{n}", name="read_file", arguments='{"path": "a.py"}'))
+            events.append(ToolCallFinished(call_id=f"c{n}", name="read_file", ok=True, output="x", duration_s=0.01))
+    return events
+
+
+class StreamApp(App[None]):
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(ROLE_DEFAULTS)
+
+    def compose(self) -> Iterable[Widget]:
+        yield Conversation(ToolCalls(frozen_clock), frozen_clock, id="conversation")
+
+
+async def test_a_long_history_mounts_only_the_newest_blocks() -> None:
+    app = StreamApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        conversation = app.query_one(Conversation)
+        await conversation.load_history(history(2000))
+        await pilot.pause()
+        assert len(conversation.records) == 2100
+        assert conversation.mounted_blocks == MAX_MOUNTED
+        assert len(conversation.children) <= MAX_MOUNTED + 1
+        assert conversation.query_one("EarlierMarker").display
+        assert "1,940 earlier blocks" in conversation.query_one("EarlierMarker").render().plain
+        assert conversation.query(AgentBlock).last().source == "answer **999**"
+        assert conversation.scroll_y == conversation.max_scroll_y, "opened at the newest message"
+
+
+async def test_scrolling_to_the_top_loads_the_previous_page() -> None:
+    app = StreamApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        conversation = app.query_one(Conversation)
+        await conversation.load_history(history(400))
+        await pilot.pause()
+        before = conversation.mounted_blocks
+        conversation.scroll_home(animate=False)
+        await wait_for(pilot, lambda: conversation.mounted_blocks > before, what="the earlier page")
+        assert conversation.mounted_blocks == before + PAGE
+        # The view stays on what the user was reading rather than jumping to the new top.
+        await wait_for(pilot, lambda: conversation.scroll_y > 0, what="the view to stay put")
+        await pilot.pause(0.1)
+        assert conversation.mounted_blocks == before + PAGE, "staying put does not load another page"
+
+
+async def test_live_messages_prune_the_oldest_blocks() -> None:
+    app = StreamApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        conversation = app.query_one(Conversation)
+        for n in range(MAX_MOUNTED + PAGE + 10):
+            conversation.post_message(SessionEventPosted(UserMessage(text=f"message {n}")))
+        await wait_for(pilot, lambda: len(conversation.records) == MAX_MOUNTED + PAGE + 10)
+        await pilot.pause()
+        assert conversation.mounted_blocks <= MAX_MOUNTED + PAGE
+        assert conversation.query(UserBlock).last().render().plain == f"message {MAX_MOUNTED + PAGE + 9}"
+
+
+async def test_a_result_updates_its_call_block_in_place() -> None:
+    app = StreamApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        conversation = app.query_one(Conversation)
+        calls = conversation.calls
+        started = ToolCallStarted(call_id="call/1", name="bash", arguments='{"command": "pytest -q"}')
+        calls.started(started)
+        conversation.post_message(SessionEventPosted(started))
+        await wait_for(pilot, lambda: bool(conversation.query(ToolCallBlock)))
+        block = conversation.query_one(ToolCallBlock)
+        assert block.id == "call-call_1"
+        assert block.render().plain.startswith("◌ bash  pytest -q  running 0.0s")
+        finished = ToolCallFinished(call_id="call/1", name="bash", ok=False, output="1 failed", error="exit 1",
+                                    duration_s=1.25)
+        calls.finished(finished)
+        conversation.post_message(SessionEventPosted(finished))
+        await pilot.pause(0.05)
+        assert conversation.query_one(ToolCallBlock) is block
+        assert block.render().plain.startswith("✗ bash  pytest -q  1.2s")

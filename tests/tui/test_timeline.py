@@ -1,0 +1,151 @@
+"""The snapshot timeline and the restore confirmation, with their own data (no store needed)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from types import SimpleNamespace
+from typing import Any
+
+from textual.app import App
+from textual.widget import Widget
+
+from agentcli.events import FileChange, SnapshotCaptured, SnapshotRestored
+from agentcli.tui.messages import SessionEventPosted
+from agentcli.tui.screens import ConfirmRestore, planned_paths
+from agentcli.tui.themes import ROLE_DEFAULTS
+from agentcli.tui.widgets import SnapshotTimeline, TimelineEntry
+from tests.tui.helpers import wait_for
+
+
+def captured(seq: int, path: str = "textstats.py", tool: str | None = "edit_file") -> SnapshotCaptured:
+    return SnapshotCaptured(snapshot_id=f"snap{seq:02d}", seq=seq, tree="0" * 40, reason=f"after {tool}",
+                            tool_name=tool, files=[FileChange(path=path, added=seq, removed=1)])
+
+
+class FakeDiffer:
+    """Stands in for ``session.diff``: records what was asked, answers with a one-file patch."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, str | None]] = []
+
+    async def __call__(self, a_ref: str, b_ref: str | None) -> Any:
+        self.asked.append((a_ref, b_ref))
+        patch = f"@@ -1 +1 @@\n-old line\n+new line from {a_ref}\n"
+        return SimpleNamespace(files=[SimpleNamespace(path="textstats.py", status="modified", added=1, removed=1,
+                                                      patch=patch, binary=False)])
+
+
+class TimelineApp(App[None]):
+    def __init__(self, differ: FakeDiffer | None) -> None:
+        super().__init__()
+        self.differ = differ
+        self.requests: list[object] = []
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(ROLE_DEFAULTS)
+
+    def compose(self) -> Iterable[Widget]:
+        yield SnapshotTimeline(self.differ, id="timeline")
+
+    def on_snapshot_timeline_restore_requested(self, message: SnapshotTimeline.RestoreRequested) -> None:
+        self.requests.append(("restore", message.entry.id))
+
+    def on_snapshot_timeline_undo_requested(self, message: SnapshotTimeline.UndoRequested) -> None:
+        self.requests.append(("undo", message.snapshot_id))
+
+
+async def test_snapshots_are_listed_with_sequence_tool_and_stats() -> None:
+    app = TimelineApp(FakeDiffer())
+    async with app.run_test(size=(60, 20)) as pilot:
+        timeline = app.query_one(SnapshotTimeline)
+        for seq in (1, 2, 3):
+            timeline.post_message(SessionEventPosted(captured(seq)))
+        await pilot.pause(0.05)
+        prompts = [option.prompt.plain for option in timeline.option_list.options]
+        assert prompts[2].startswith("#3") and "edit_file" in prompts[2] and "+3" in prompts[2]
+        assert "textstats.py" in prompts[2]
+        assert timeline.option_list.highlighted == 2, "the newest entry is followed"
+
+
+async def test_fast_scrubbing_diffs_only_where_it_stops() -> None:
+    differ = FakeDiffer()
+    app = TimelineApp(differ)
+    async with app.run_test(size=(60, 30)) as pilot:
+        timeline = app.query_one(SnapshotTimeline)
+        timeline.load(TimelineEntry.from_event(captured(seq)) for seq in range(1, 21))
+        await wait_for(pilot, lambda: len(differ.asked) == 1, what="the first preview")
+        timeline.option_list.focus()
+        await pilot.press(*["up"] * 12, *["left"] * 3)
+        await wait_for(pilot, lambda: len(differ.asked) == 2, what="the preview after scrubbing")
+        await pilot.pause(0.3)
+        assert differ.asked == [("snap20", None), ("snap05", None)], "the 14 entries scrubbed past were never diffed"
+        text = app.query_one("#diff-text").render().plain
+        assert "#5 → working tree" in text and "+new line from snap05" in text
+
+
+async def test_d_compares_with_the_previous_snapshot() -> None:
+    differ = FakeDiffer()
+    app = TimelineApp(differ)
+    async with app.run_test(size=(60, 30)) as pilot:
+        timeline = app.query_one(SnapshotTimeline)
+        timeline.load(TimelineEntry.from_event(captured(seq)) for seq in (1, 2, 3))
+        timeline.option_list.focus()
+        await wait_for(pilot, lambda: len(differ.asked) == 1)
+        await pilot.press("d")
+        await wait_for(pilot, lambda: len(differ.asked) == 2)
+        assert differ.asked[-1] == ("snap02", "snap03")
+        await pilot.pause(0.05)
+        assert "#2 → #3" in app.query_one("#diff-text").render().plain
+
+
+async def test_enter_asks_for_a_restore_and_u_for_an_undo() -> None:
+    app = TimelineApp(FakeDiffer())
+    async with app.run_test(size=(60, 30)) as pilot:
+        timeline = app.query_one(SnapshotTimeline)
+        timeline.load(TimelineEntry.from_event(captured(seq)) for seq in (1, 2, 3))
+        timeline.option_list.focus()
+        await pilot.press("up", "enter")
+        await pilot.press("u")  # nothing to undo yet: a warning, no request
+        timeline.post_message(SessionEventPosted(SnapshotRestored(target_id="snap02", target_seq=2,
+                                                                  undo_snapshot_id="snap04")))
+        await pilot.pause(0.05)
+        await pilot.press("u")
+        await pilot.pause(0.05)
+        assert app.requests == [("restore", "snap02"), ("undo", "snap04")]
+
+
+async def test_without_a_snapshot_store_the_timeline_says_so() -> None:
+    app = TimelineApp(None)
+    async with app.run_test(size=(60, 20)):
+        assert "No snapshot store" in app.query_one("#diff-text").render().plain
+
+
+def test_restore_plans_are_read_by_their_paths() -> None:
+    plan = SimpleNamespace(changes=[SimpleNamespace(path="a.py", action="write"),
+                                    SimpleNamespace(path="b.py", action="delete")])
+    assert planned_paths(plan) == [("write", "a.py"), ("delete", "b.py")]
+    assert planned_paths(SimpleNamespace(writes=["a.py"], deletes=["c.py"])) == [("write", "a.py"), ("delete", "c.py")]
+
+
+class ModalApp(App[None]):
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(ROLE_DEFAULTS)
+
+
+async def test_the_confirmation_lists_the_paths_and_answers_y_or_n() -> None:
+    plan = SimpleNamespace(changes=[SimpleNamespace(path="textstats.py", action="write"),
+                                    SimpleNamespace(path="notes.txt", action="delete")])
+    app = ModalApp()
+    answers: list[bool | None] = []
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(ConfirmRestore(3, "edit_file", plan), callback=answers.append)
+        await pilot.pause(0.05)
+        text = "\n".join(w.render().plain for w in app.screen.query("Static"))
+        assert "snapshot #3" in text and "M textstats.py" in text and "D notes.txt" in text
+        assert "2 paths will change" in text
+        await pilot.press("y")
+        app.push_screen(ConfirmRestore(3, "edit_file", plan), callback=answers.append)
+        await pilot.pause(0.05)
+        await pilot.press("escape")
+        await pilot.pause(0.05)
+    assert answers == [True, False]
