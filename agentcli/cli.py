@@ -41,7 +41,37 @@ ModelOpt = Annotated[
 ApiBaseOpt = Annotated[str | None, typer.Option("--api-base", help="Base URL of the model server.")]
 CwdOpt = Annotated[Path | None, typer.Option("--cwd", help="Workspace folder (default: the current folder).")]
 MaxStepsOpt = Annotated[int | None, typer.Option("--max-steps", min=1, help="Model calls allowed before halting.")]
-YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Approve every tool call without asking.")]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Approve every tool call: --permission-mode all.")]
+
+
+class ScopeOpt(str, Enum):
+    once = "once"
+    session = "session"
+    always = "always"
+
+
+class PermissionModeOpt(str, Enum):
+    ask = "ask"
+    edits = "edits"
+    all = "all"
+
+
+ModeOpt = Annotated[
+    PermissionModeOpt | None,
+    typer.Option("--permission-mode", help="ask: approve commands and unusual writes; edits (default headless): "
+                 "file edits run, commands ask; all: everything runs."),
+]
+SandboxOpt = Annotated[
+    bool | None, typer.Option("--sandbox/--no-sandbox", help="Run bash under bubblewrap: workspace writable, no network.")
+]
+
+
+def _permission_flags(yes: bool, mode: PermissionModeOpt | None, sandbox: bool | None) -> dict[str, Any]:
+    chosen = "all" if yes else (mode.value if mode else None)
+    flags: dict[str, Any] = {"sandbox": sandbox}
+    if chosen:
+        flags["permissions"] = {"mode": chosen}
+    return flags
 WorkflowOpt = Annotated[
     str | None, typer.Option("--workflow", "-w", help="single (default), plan-build, or a workflow file's name.")
 ]
@@ -106,6 +136,8 @@ def run(
     yes: YesOpt = False,
     output: OutputOpt = OutputFormat.text,
     workflow: WorkflowOpt = None,
+    permission_mode: ModeOpt = None,
+    sandbox: SandboxOpt = None,
 ) -> None:
     """Run the agent on PROMPT headless until it completes, asks, pauses or halts.
 
@@ -113,7 +145,8 @@ def run(
     clarification, 4 halted, 5 paused.
     """
     workspace = _workspace(cwd)
-    settings = _settings(workspace, model=model, api_base=api_base, max_steps=max_steps, workflow=workflow)
+    settings = _settings(workspace, model=model, api_base=api_base, max_steps=max_steps, workflow=workflow,
+                         **_permission_flags(yes, permission_mode, sandbox))
     from agentcli.session.factory import SessionSetupError, new_session, unsafe_workspace, warm_up
 
     warm_up(settings)
@@ -168,6 +201,13 @@ def resume(
     max_steps: MaxStepsOpt = None,
     yes: YesOpt = False,
     output: OutputOpt = OutputFormat.text,
+    permission_mode: ModeOpt = None,
+    sandbox: SandboxOpt = None,
+    approve: Annotated[bool, typer.Option("--approve", help="Run the tool call waiting for approval.")] = False,
+    deny: Annotated[bool, typer.Option("--deny", help="Refuse the tool call waiting for approval.")] = False,
+    scope: Annotated[
+        ScopeOpt, typer.Option("--scope", help="once, session (remember its rule), or always (.agentcli.toml).")
+    ] = ScopeOpt.once,
 ) -> None:
     """Continue a session after an exit, a pause, a question or a crash. Nothing is re-run.
 
@@ -195,7 +235,7 @@ def resume(
     workspace = Path(entry.meta.workspace)
     if not workspace.is_dir():
         raise _fail(f"the session's workspace {workspace} no longer exists")
-    flags = {"model": model, "api_base": api_base, "max_steps": max_steps}
+    flags = {"model": model, "api_base": api_base, "max_steps": max_steps, **_permission_flags(yes, permission_mode, sandbox)}
     settings = _settings(workspace, **resume_settings_overrides(entry, flags))
     warm_up(settings)
     try:
@@ -203,12 +243,24 @@ def resume(
     except SessionSetupError as error:
         raise _fail(str(error)) from None
     state = session.configuration_at_start
-    if state == "awaitingClarification":
+    if approve and deny:
+        raise _fail("--approve and --deny exclude each other")
+    if (approve or deny) and state != "awaitingPermission":
+        raise _fail(f"no tool call is waiting for approval (the session is {state})")
+    if state == "awaitingPermission":
+        if not (approve or deny):
+            request = session.pending_permission
+            what = request.summary if request else "(unknown)"
+            raise _fail(f"the session waits for approval of: {what}\nuse --approve or --deny (with --scope)")
+        start: Callable[[], Awaitable[None]] = (
+            (lambda: session.approve(scope.value)) if approve else (lambda: session.deny(scope.value))
+        )
+    elif state == "awaitingClarification":
         reply = answer if answer is not None else prompt
         if reply is None:
             question = session.pending_question.question if session.pending_question else "(unknown)"
             raise _fail(f"the session waits for an answer to: {question}\nuse --answer TEXT")
-        start: Callable[[], Awaitable[None]] = lambda: session.answer(reply)  # noqa: E731
+        start = lambda: session.answer(reply)  # noqa: E731
     elif answer is not None:
         raise _fail(f"the session is not waiting for an answer (it is {state})")
     elif state in ("paused", "halted"):

@@ -239,11 +239,19 @@ def data_home() -> Path:
     return Path(base) / "agentcli"
 
 
-def _deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+# Lists that add up across layers instead of replacing: a workspace's "always" approvals must not
+# hide the user's own rules.
+_ACCUMULATED = frozenset({("permissions", "allow"), ("permissions", "deny")})
+
+
+def _deep_merge(base: dict[str, Any], extra: Mapping[str, Any], path: tuple[str, ...] = ()) -> dict[str, Any]:
     merged = dict(base)
     for key, value in extra.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
-            merged[key] = _deep_merge(merged[key], value)
+        old = merged.get(key)
+        if isinstance(value, Mapping) and isinstance(old, dict):
+            merged[key] = _deep_merge(old, value, (*path, key))
+        elif (*path, key) in _ACCUMULATED and isinstance(value, list) and isinstance(old, list):
+            merged[key] = [*old, *(item for item in value if item not in old)]
         else:
             merged[key] = value
     return merged

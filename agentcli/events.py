@@ -267,6 +267,10 @@ class PermissionRequested(BaseEvent):
     """What would happen, in words: the command, or the file and the kind of change."""
     rule: str
     """The allow rule that approving "always" would add, e.g. ``bash:pytest *``."""
+    rules: list[str] = Field(default_factory=list)
+    """Every rule approving "for the session" or "always" adds (one per part of a compound command)."""
+    reason: str = ""
+    """Why the call needs approval."""
 
 
 class PermissionDecided(BaseEvent):
@@ -276,6 +280,8 @@ class PermissionDecided(BaseEvent):
     call_id: str
     allowed: bool
     scope: Literal["once", "session", "always"] = "once"
+    rules: list[str] = Field(default_factory=list)
+    """The rules remembered (for ``session`` and ``always``), so a resumed session keeps them."""
 
 
 class ThoughtRecorded(BaseEvent):

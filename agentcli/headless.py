@@ -23,6 +23,8 @@ from agentcli.events import (
     ModelNote,
     Notice,
     Outcome,
+    PermissionDecided,
+    PermissionRequested,
     ProgressReported,
     RetryScheduled,
     SessionStarted,
@@ -92,6 +94,7 @@ class TextPrinter:
         self._mid_text = False
         self._totals: UsageReported | None = None
         self.session_id = ""
+        self._waiting_permission = False
 
     def _end_text(self) -> None:
         if self._mid_text:
@@ -104,6 +107,8 @@ class TextPrinter:
             c.print(escape(event.text), end="", soft_wrap=True)
             self._mid_text = True
             return
+        if isinstance(event, (PermissionRequested, PermissionDecided)):
+            self._waiting_permission = isinstance(event, PermissionRequested)
         if isinstance(event, SessionStarted):
             self.session_id = event.session_id
             verb = "resumed" if event.resumed else "session"
@@ -149,6 +154,13 @@ class TextPrinter:
         elif isinstance(event, ErrorOccurred):
             self._end_text()
             c.print(f"[bold red]✗ {event.kind} error:[/] {escape(event.message)}")
+        elif isinstance(event, PermissionRequested):
+            self._end_text()
+            c.print(f"[bold yellow]⏸ approval needed:[/] {escape(event.summary)} [dim]({escape(event.reason)})[/]")
+        elif isinstance(event, PermissionDecided):
+            verdict = "approved" if event.allowed else "denied"
+            remembered = f", remembered: {', '.join(event.rules)}" if event.rules else ""
+            c.print(f"[dim]{verdict} ({event.scope}){escape(remembered)}[/]")
         elif isinstance(event, ClarificationRequested):
             self._end_text()
             c.print(f"[bold magenta]? {escape(event.question)}[/]")
@@ -180,12 +192,16 @@ class TextPrinter:
                 f"{format_cost(totals.total_cost)} · {event.steps} steps[/]"
             )
         if self.session_id and event.outcome != "completed":
+            waiting = self._waiting_permission
             hint = {
                 "clarify": f'agentcli resume {self.session_id} --answer "…"',
                 "paused": f"agentcli resume {self.session_id}",
                 "halted": f'agentcli resume {self.session_id} "guidance…"',
                 "error": f"agentcli resume {self.session_id}",
             }[event.outcome]
+            if waiting:
+                hint = (f"agentcli resume {self.session_id} --approve [--scope session|always]  "
+                        f"or  agentcli resume {self.session_id} --deny")
             c.print(f"[dim]continue with: {hint}[/]")
 
 

@@ -23,13 +23,14 @@ CONTROL_STATES = (
     "thinking",
     "executingTool",
     "capturingSnapshot",
+    "awaitingPermission",
     "awaitingClarification",
     "paused",
     "halted",
 )
-"""The control region's states. ``awaitingPermission`` joins with the permissions work."""
+"""The control region's states."""
 
-WAITING_STATES = frozenset({"idle", "awaitingClarification", "paused", "halted"})
+WAITING_STATES = frozenset({"idle", "awaitingPermission", "awaitingClarification", "paused", "halted"})
 """States where the agent does nothing until the user acts: a turn has ended."""
 
 
@@ -37,9 +38,10 @@ def _t(target: str, **extra: Any) -> dict[str, Any]:
     return {"target": target, **extra}
 
 
-def _start(event: str) -> dict[str, list[dict[str, Any]]]:
-    """A turn starts by thinking, after capturing the workspace when this process has not yet."""
-    return {event: [_t("capturingSnapshot", cond="needs_first_snapshot"), _t("thinking")]}
+def _start(event: str, then: str = "thinking") -> dict[str, list[dict[str, Any]]]:
+    """A turn starts by thinking (or by the approved call), after capturing the workspace when
+    this process has not yet: what changed while no agent was watching gets its own entry."""
+    return {event: [_t("capturingSnapshot", cond="needs_first_snapshot"), _t(then)]}
 
 
 def _control_region() -> dict[str, Any]:
@@ -67,6 +69,7 @@ def _control_region() -> dict[str, Any]:
                         _t("executingTool", cond="has_pending_calls"),
                         _t("thinking"),
                     ],
+                    "permission_needed": [_t("awaitingPermission")],
                     "completed": [_t("idle")],
                     "clarify": [_t("awaitingClarification")],
                     "stuck": [_t("halted")],
@@ -81,6 +84,9 @@ def _control_region() -> dict[str, Any]:
                     "stuck": [_t("halted")],
                     **pause,
                 },
+            },
+            "awaitingPermission": {
+                "on": {**_start("approve", "executingTool"), **_start("deny", "executingTool"), **pause}
             },
             "awaitingClarification": {"on": {**_start("answer"), **pause}},
             "paused": {"on": resumable},

@@ -22,6 +22,7 @@ from agentcli.tools.workflow_tools import WORKFLOW_TOOL_NAMES
 from agentcli.workflow import InvalidWorkflowError, UnknownWorkflowError, Workflow, WorkflowCatalog, find_workflow, load_workflows
 
 if TYPE_CHECKING:
+    from agentcli.permissions import Mode
     from agentcli.snapshots import GcResult, SnapshotStore
 
 REPLAY_PREFIX = "replay:"
@@ -92,6 +93,27 @@ def unsafe_workspace(workspace: Path) -> str | None:
     return is_unsafe_workspace(workspace)
 
 
+def check_sandbox(settings: Settings) -> None:
+    """With ``sandbox = true``, make sure bubblewrap can run here, or say how to get it."""
+    if not settings.sandbox:
+        return
+    from agentcli.tools.sandbox import SandboxUnavailable, require_sandbox
+
+    try:
+        require_sandbox()
+    except SandboxUnavailable as error:
+        raise SessionSetupError(str(error)) from None
+
+
+def _session(**kwargs: object) -> Session:
+    from agentcli.permissions import RuleError
+
+    try:
+        return Session(**kwargs)  # type: ignore[arg-type]
+    except RuleError as error:
+        raise SessionSetupError(str(error)) from None
+
+
 def new_session(
     workspace: Path,
     settings: Settings,
@@ -99,17 +121,24 @@ def new_session(
     data_dir: Path | None = None,
     model_client: ModelClient | None = None,
     record: bool = True,
+    default_permission_mode: Mode = "edits",
 ) -> Session:
-    """A new session in ``workspace``, logged under the data directory when ``record``."""
+    """A new session in ``workspace``, logged under the data directory when ``record``.
+
+    ``default_permission_mode`` applies when the settings name no mode: headless runs use
+    ``edits``, the TUI ``ask``.
+    """
+    check_sandbox(settings)
     workflow = workflow_for(settings.workflow, workspace)
     session_id = new_session_id()
-    session = Session(
+    session = _session(
         workspace=workspace,
         settings=settings,
         workflow=workflow,
         model_client=model_client or model_client_for(settings),
         session_id=session_id,
         snapshots=snapshot_store(workspace, settings, data_dir),
+        default_permission_mode=default_permission_mode,
     )
     if record:
         log = SessionLog.create(
@@ -138,20 +167,23 @@ def resume_session(
     model_client: ModelClient | None = None,
     replay_delay_s: float | None = None,
     data_dir: Path | None = None,
+    default_permission_mode: Mode = "edits",
 ) -> Session:
     """Rebuild a session from its log and reopen the log for appending. No tool or model runs."""
+    check_sandbox(settings)
     rebuilt = rebuild(read_events(entry.directory))
     client = model_client or model_client_for(settings, replay_delay_s=replay_delay_s)
     if isinstance(client, ReplayModel):
         client.position = rebuilt.model_calls  # the turns already played are in the history
     workspace = Path(entry.meta.workspace)
-    session = Session(
+    session = _session(
         workspace=workspace,
         settings=settings,
         workflow=workflow_for(settings.workflow, workspace),
         model_client=client,
         session_id=entry.meta.id,
         snapshots=snapshot_store(workspace, settings, data_dir),
+        default_permission_mode=default_permission_mode,
     )
     session.load(rebuilt)
     log = SessionLog.reopen(entry.directory)

@@ -18,12 +18,15 @@ from agentcli.events import (
     ClarificationRequested,
     Event,
     ModelNote,
+    PermissionDecided,
+    PermissionRequested,
     PlanStep,
     PlanUpdated,
     SessionStarted,
     StateChanged,
     TextDelta,
     ToolCallFinished,
+    ToolCallRequest,
     ToolCallStarted,
     TurnEnded,
     UsageReported,
@@ -51,13 +54,18 @@ class Rebuilt:
     output_tokens: int = 0
     cost: float | None = 0.0
     plan: list[PlanStep] = field(default_factory=list)
+    pending_permission: PermissionRequested | None = None
+    pending_calls: list[ToolCallRequest] = field(default_factory=list)
+    """Calls still to run when the session waits for an approval (the first is the one asked about)."""
+    session_allow: list[str] = field(default_factory=list)
+    session_deny: list[str] = field(default_factory=list)
     last_event_at: datetime | None = None
     started: SessionStarted | None = None
 
 
 def rebuild(events: Iterable[Event]) -> Rebuilt:
     state = Rebuilt()
-    open_calls: dict[str, str] = {}  # call id -> tool name, for calls with no result yet
+    open_calls: dict[str, ToolCallRequest] = {}  # calls with no result yet, in order
     started_calls: set[str] = set()
     streamed: list[str] = []
     for event in events:
@@ -79,7 +87,7 @@ def rebuild(events: Iterable[Event]) -> Rebuilt:
             if event.interrupted and not event.text:
                 continue
             state.messages.append(assistant_message(event.text, event.tool_calls))
-            open_calls.update({call.id: call.name for call in event.tool_calls})
+            open_calls.update({call.id: call for call in event.tool_calls})
         elif isinstance(event, ToolCallStarted):
             started_calls.add(event.call_id)
         elif isinstance(event, ToolCallFinished):
@@ -97,17 +105,28 @@ def rebuild(events: Iterable[Event]) -> Rebuilt:
             streamed.clear()
         elif isinstance(event, PlanUpdated):
             state.plan = list(event.steps)
+        elif isinstance(event, PermissionRequested):
+            state.pending_permission = event
+        elif isinstance(event, PermissionDecided):
+            state.pending_permission = None
+            if event.scope != "once":
+                (state.session_allow if event.allowed else state.session_deny).extend(event.rules)
     if streamed:
         # The process died mid-stream: keep what the model had said, as the user saw it.
         state.messages.append(assistant_message("".join(streamed), []))
         state.model_calls += 1
         state.interrupted = "a reply"
+    control = next((s for s in state.configuration if s in CONTROL_STATES), "idle")
+    if control == "awaitingPermission" and state.pending_permission is not None and not streamed:
+        # Still waiting for the user: the calls stay pending, to run (or not) on their answer.
+        state.pending_calls = list(open_calls.values())
+        return state
+    state.pending_permission = None
     for call_id in open_calls:
         ran = call_id in started_calls
         state.messages.append(tool_message(call_id, f"Error: {INTERRUPTED if ran else NOT_RUN}"))
         state.interrupted = "a tool call"
-    control = next((s for s in state.configuration if s in CONTROL_STATES), "idle")
-    if control not in WAITING_STATES:
+    if control not in WAITING_STATES or control == "awaitingPermission":
         # Killed mid-turn: continue from a pause, which the resume command then lifts.
         state.configuration = [s if s != control else "paused" for s in state.configuration]
         state.interrupted = state.interrupted or "the turn"

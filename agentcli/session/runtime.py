@@ -32,6 +32,7 @@ from agentcli.events import (
     Event,
     ModelNote,
     Notice,
+    PermissionRequested,
     PlanUpdated,
     ProgressReported,
     RetryScheduled,
@@ -47,8 +48,10 @@ from agentcli.events import (
 from agentcli.llm.types import Message, ModelCallError, ModelClient, ModelRequest, ModelResponse, RetryNotice, TextChunk
 from agentcli.session.coalesce import TextCoalescer
 from agentcli.session.context import Conversation
-from agentcli.session.watchdog import Watchdog
+from agentcli.session.watchdog import Watchdog, parse_arguments
 from agentcli.session.prompt import REMINDER, TRUNCATED_REMINDER, system_prompt, workspace_summary
+from agentcli.permissions import PermissionState, Policy
+from agentcli.secrets import Redactor
 from agentcli.tools.base import ToolContext, ToolResult
 from agentcli.tools.registry import CONTROL_TOOLS, ToolRegistry
 from agentcli.tools.workflow_tools import PlanStore
@@ -144,6 +147,7 @@ class Runtime:
         tools: ToolRegistry,
         emit: Callable[[Event], None],
         plan: PlanStore | None = None,
+        policy: Policy | None = None,
     ) -> None:
         self.workspace = workspace
         self.settings = settings
@@ -164,11 +168,17 @@ class Runtime:
         self._flight = _InFlight()
         self._task: asyncio.Task[Any] | None = None
         self._coalescer: TextCoalescer | None = None
-        self.tool_context = ToolContext(workspace=workspace, settings=settings.tools)
+        self.tool_context = ToolContext(workspace=workspace, settings=settings.tools, sandbox=settings.sandbox)
+        self.policy = policy or Policy(settings.permissions, workspace, state=PermissionState(workspace), default_mode="all")
+        self.redact = Redactor()
+        self.verdicts: dict[str, bool] = {}
+        """The user's answers to permission requests, by call id, until the call runs."""
         self.watchdog = Watchdog(workspace, settings.progress)
         self.snapshots: SnapshotStore | None = None
         """The snapshot store, when snapshots are on (the Session attaches it)."""
         self.session_id = ""
+        self._capture_for_call = False
+        """True when capturingSnapshot follows a tool call (else it is the first capture)."""
         self._first_capture: str | None = "session start"
         """The reason of the capture owed before the first turn; None once it is taken."""
         self.plan = plan or PlanStore()
@@ -229,7 +239,14 @@ class Runtime:
             self.add_note("continue", "Continue where you left off.")
 
     def add_note(self, kind: str, text: str) -> None:
-        """Tell the model something as a user message, recorded so a resume sees it too."""
+        """Tell the model something as a user message, recorded so a resume sees it too.
+
+        While calls of the last reply still wait for their results, the note waits too: a user
+        message between a call and its result would break the pairing providers require.
+        """
+        if self.pending:
+            self._deferred_notes.append((kind, text))
+            return
         self.messages.append({"role": "user", "content": text})
         self.emit(ModelNote(kind=kind, text=text))
 
@@ -358,22 +375,36 @@ class Runtime:
     # -- executingTool -------------------------------------------------------------------
 
     async def run_tool(self) -> None:
-        """Invoked on entering ``executingTool``: run the next pending call."""
+        """Invoked on entering ``executingTool``: run the next pending call, if it may run."""
         self._task = asyncio.current_task()
         call = self.pending[0]
         phase = self.active_phase
         allowed = self.phase_tools(phase)
+        refusal: str | None = None
+        if call.name in self.tools and call.name not in allowed:
+            refusal = f"'{call.name}' is not available in the {phase.name} phase; its tools are: {', '.join(allowed)}"
+        elif call.name in self.tools:
+            verdict = self.verdicts.pop(call.id, None)
+            decision = self.policy.decide(call.name, parse_arguments(call.arguments))
+            if verdict is False:
+                refusal = decision.refusal(by_user=True)
+            elif verdict is None and decision.denied:
+                refusal = decision.refusal()
+            elif verdict is None and decision.needs_approval:
+                self.emit(PermissionRequested(call_id=call.id, tool=call.name, arguments=call.arguments,
+                                              summary=decision.summary, rule=decision.rule, rules=list(decision.rules),
+                                              reason=decision.reason))
+                await self._send("permission_needed", reason=f"approval needed: {decision.summary}")
+                return
         self._flight = _InFlight(call=call, call_started=time.monotonic())
         self.emit(ToolCallStarted(call_id=call.id, name=call.name, arguments=call.arguments))
         self.watchdog.before(call, self.tools.modifies_files(call.name))
-        if call.name in self.tools and call.name not in allowed:
-            result = ToolResult.failure(
-                f"'{call.name}' is not available in the {phase.name} phase; its tools are: {', '.join(allowed)}"
-            )
+        if refusal is not None:
+            result = ToolResult.failure(refusal)
         else:
             if call.name == "explore":
                 self.tools["explore"].current_call = call.id  # type: ignore[attr-defined]
-            result = await self.tools.call(call.name, call.arguments, self.tool_context)
+            result = self.redact.result(await self.tools.call(call.name, call.arguments, self.tool_context))
         duration = time.monotonic() - self._flight.call_started
         self._flight = _InFlight()
         self.pending.popleft()
@@ -386,6 +417,7 @@ class Runtime:
         self._report_workflow_data(call, result)
         if self.modifies_files():
             # Progress and phase moves wait for the snapshot, which says what really changed.
+            self._capture_for_call = True
             await self._send("tool_done", name=call.name)
             return
         await self._after_call(call, result, ())
@@ -468,6 +500,11 @@ class Runtime:
         else:
             await self._send("pause", reason=str(result.data.get("reason", "")))
 
+    def on_exit_awaitingPermission(self) -> None:  # noqa: N802 - named after the chart state
+        """Leaving without an answer (a pause): the waiting call and the rest get results."""
+        if self.pending and self.pending[0].id not in self.verdicts:
+            self._drop_pending("Not run: the run was paused while this call waited for approval.")
+
     def on_exit_executingTool(self) -> None:  # noqa: N802 - named after the chart state
         """Leaving ``executingTool`` mid-call (a pause): the call and the rest get results."""
         call = self._flight.call
@@ -485,11 +522,13 @@ class Runtime:
     async def run_capture(self) -> None:
         """Invoked on entering ``capturingSnapshot``: write the workspace's tree, off the event loop."""
         self._task = asyncio.current_task()
-        if self._first_capture is not None:
-            reason, self._first_capture = self._first_capture, None
+        if not self._capture_for_call:
+            reason, self._first_capture = self._first_capture or "session start", None
             await self.capture(reason)
             await self._send("snapshot_done")
             return
+        self._capture_for_call = False
+        self._first_capture = None  # this capture records whatever changed before, too
         call, result = self.last_call, self.last_result
         assert call is not None and result is not None
         # write_file and edit_file say what they changed; after bash anything may have.

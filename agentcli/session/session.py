@@ -19,6 +19,8 @@ from agentcli.events import (
     ClarificationRequested,
     Event,
     Outcome,
+    PermissionDecided,
+    PermissionRequested,
     SessionStarted,
     SnapshotRestored,
     StateChanged,
@@ -26,6 +28,7 @@ from agentcli.events import (
     UserMessage,
 )
 from agentcli.llm.types import ModelClient
+from agentcli.permissions import Mode, PermissionState, Policy, Scope
 
 if TYPE_CHECKING:
     from agentcli.session.resume import Rebuilt
@@ -47,6 +50,7 @@ _OUTCOMES: dict[str, Outcome] = {
     "completed": "completed",
     "clarify": "clarify",
     "pause": "paused",
+    "permission_needed": "paused",
     "step_limit": "halted",
     "stuck": "halted",
     "fail": "error",
@@ -89,6 +93,7 @@ class Session:
         tools: ToolRegistry | None = None,
         session_id: str | None = None,
         snapshots: SnapshotStore | None = None,
+        default_permission_mode: Mode = "all",
     ) -> None:
         self.id = session_id or new_session_id()
         self.workspace = workspace.resolve()
@@ -102,6 +107,9 @@ class Session:
         """The plan create_plan writes and the build phases read."""
         if tools is None:
             tools = build_registry(workflow, settings, self.plan, Explore(self._explore_child, self._emit))
+        self.permissions = PermissionState(self.workspace)
+        """Approvals given "for this session" (and "always", which also go to .agentcli.toml)."""
+        self.pending_permission: PermissionRequested | None = None
         self.runtime = Runtime(
             workspace=self.workspace,
             settings=settings,
@@ -110,6 +118,8 @@ class Session:
             tools=tools,
             emit=self._emit,
             plan=self.plan,
+            policy=Policy(settings.permissions, self.workspace, state=self.permissions,
+                          default_mode=default_permission_mode),
         )
         self.runtime.phase_events = phase_events(workflow)
         self.runtime.snapshots = snapshots
@@ -134,6 +144,8 @@ class Session:
     def _emit(self, event: Event) -> None:
         if isinstance(event, ClarificationRequested):
             self.pending_question = event
+        elif isinstance(event, PermissionRequested):
+            self.pending_permission = event
         for subscriber in list(self._subscribers):
             subscriber(event)
 
@@ -206,6 +218,12 @@ class Session:
         runtime.totals.output_tokens = rebuilt.output_tokens
         runtime.totals.cost = rebuilt.cost
         self.pending_question = rebuilt.pending_question
+        self.pending_permission = rebuilt.pending_permission
+        runtime.pending.extend(rebuilt.pending_calls)
+        for rule in rebuilt.session_allow:
+            self.permissions.remember(rule, "session")
+        for rule in rebuilt.session_deny:
+            self.permissions.remember(rule, "session", allowed=False)
         self.plan.replace(rebuilt.plan)
         self.runtime._first_capture = "session resumed"  # what changed while it was away
         self._start_states = [
@@ -279,6 +297,45 @@ class Session:
         self.runtime.begin_turn(answer_message(question.question, text))
         self._expect_turn()
         await self.chart.send("answer")
+
+    @property
+    def permission_mode(self) -> Mode:
+        return self.runtime.policy.mode
+
+    def set_permission_mode(self, mode: Mode) -> None:
+        """Switch between ask, edits and all for the rest of the session."""
+        self.runtime.policy.mode = mode
+
+    async def approve(self, scope: Scope = "once") -> None:
+        """Let the call waiting for approval run; ``session`` and ``always`` also remember its rules.
+
+        Raises:
+            SessionStateError: no call is waiting.
+            ConfigWriteError: ``always`` could not update .agentcli.toml (the call still runs,
+                and the rules hold for this session).
+        """
+        await self._answer_permission(True, scope)
+
+    async def deny(self, scope: Scope = "once") -> None:
+        """Refuse the waiting call: the model gets an error result it can act on."""
+        await self._answer_permission(False, scope)
+
+    async def _answer_permission(self, allowed: bool, scope: Scope) -> None:
+        await self.start()
+        request = self.pending_permission
+        if self.control_state != "awaitingPermission" or request is None:
+            raise SessionStateError("no tool call is waiting for approval")
+        self.pending_permission = None
+        self.runtime.verdicts[request.call_id] = allowed
+        self._note_resume()
+        self._emit(PermissionDecided(call_id=request.call_id, allowed=allowed, scope=scope,
+                                     rules=list(request.rules) if scope != "once" else []))
+        self.runtime.totals.steps = 0
+        self._expect_turn()
+        try:
+            self.permissions.remember(request.rules, scope, allowed=allowed)
+        finally:
+            await self.chart.send("approve" if allowed else "deny")
 
     async def pause(self, reason: str = "paused by the user") -> None:
         """Stop at once: a stream in progress is cancelled, a running command is killed."""

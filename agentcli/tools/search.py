@@ -12,7 +12,7 @@ from pydantic import Field
 
 from agentcli.tools.base import Arguments, BlockingTool, ToolContext, ToolError, ToolResult
 from agentcli.tools.ignore import make_filter
-from agentcli.tools.paths import relative, resolve_in_workspace
+from agentcli.tools.paths import is_secret_path, relative, resolve_in_workspace
 from agentcli.tools.text import looks_binary, truncate_middle
 
 MAX_GREP_FILE_BYTES = 5 * 1024 * 1024
@@ -113,9 +113,12 @@ class Grep(BlockingTool[GrepArgs]):
             candidates = walk_files(root, ctx.workspace, make_filter(ctx.workspace))
         limit = ctx.settings.max_matches
         hits: list[str] = []
+        searched_directory = not root.is_file()
         for rel in candidates:
             if args.glob and not _matches(args.glob, rel):
                 continue
+            if searched_directory and is_secret_path(rel):
+                continue  # a secret file is searched only when named: reading it may need approval
             for number, line in _text_lines(ctx.workspace / rel):
                 if regex.search(line):
                     hits.append(f"{rel}:{number}:{line[:500]}")

@@ -44,3 +44,12 @@ def test_environment_errors_name_the_variables(workspace: Path, tmp_path: Path) 
     with pytest.raises(ConfigError, match="environment variables") as caught:
         load_settings(workspace, environ={"AGENTCLI_MAX_STEPS": "many"}, user_file=tmp_path / "none.toml")
     assert "max_steps" in str(caught.value)
+
+
+def test_permission_rules_add_up_across_layers(workspace: Path, tmp_path: Path) -> None:
+    user = tmp_path / "user.toml"
+    user.write_text('[permissions]\nallow = ["bash:pytest *"]\ndeny = ["bash:curl *"]\n')
+    (workspace / ".agentcli.toml").write_text('[permissions]\nallow = ["bash:make lint", "bash:pytest *"]\n')
+    settings = load_settings(workspace, environ={}, user_file=user)
+    assert settings.permissions.allow == ["bash:pytest *", "bash:make lint"]
+    assert settings.permissions.deny == ["bash:curl *"]

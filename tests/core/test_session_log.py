@@ -27,7 +27,7 @@ async def test_secrets_never_reach_the_log(workspace: Path, isolated_dirs: Path,
         ("", [("complete", {"summary": f"used {SECRET}"})]),
     )
     data = isolated_dirs / "data" / "agentcli"
-    session = new_session(workspace, Settings(), model_client=client, data_dir=data)
+    session = new_session(workspace, Settings(), model_client=client, data_dir=data, default_permission_mode="all")
     await session.run_turn(f"my key is {SECRET}, use it")
     session.close()
     directory = data / "sessions" / session.id
@@ -97,7 +97,7 @@ async def test_resume_rebuilds_without_rerunning_anything(workspace: Path, isola
         ("", [("pause", {"reason": "check"})]),
         ("", [("complete", {"summary": "after resume"})]),
     )
-    first = new_session(workspace, Settings(), model_client=client, data_dir=data)
+    first = new_session(workspace, Settings(), model_client=client, data_dir=data, default_permission_mode="all")
     assert (await first.run_turn("go")).outcome == "paused"
     first.close()
     entry = find_session(data, first.id)

@@ -111,7 +111,7 @@ def test_sigkill_mid_stream_then_resume_to_completion(workspace: Path, server: O
 
 def test_sigkill_mid_tool_then_resume_pairs_every_call(workspace: Path, server: OpenAIServer) -> None:
     server.add(Reply(calls=[Call("bash", {"command": "sleep 60"}), Call("write_file", {"path": "later.txt", "content": "x"})]))
-    proc = _start(["run", "wait", *_model(server), "-o", "jsonl"], workspace)
+    proc = _start(["run", "wait", *_model(server), "--yes", "-o", "jsonl"], workspace)
     seen = _read_until(proc, "tool_call_started")
     time.sleep(0.3)
     proc.send_signal(signal.SIGKILL)
@@ -153,7 +153,7 @@ def test_a_torn_last_line_is_skipped_with_a_warning(workspace: Path, server: Ope
 
 def test_ctrl_c_pauses_cleanly_and_resume_continues(workspace: Path, server: OpenAIServer) -> None:
     server.add(Reply(calls=[Call("bash", {"command": "sleep 30; touch too-late"})]))
-    proc = _start(["run", "wait", *_model(server), "-o", "jsonl"], workspace)
+    proc = _start(["run", "wait", *_model(server), "--yes", "-o", "jsonl"], workspace)
     seen = _read_until(proc, "tool_call_started")
     time.sleep(0.3)
     proc.send_signal(signal.SIGINT)

@@ -20,7 +20,7 @@ def test_timeline_diff_restore_and_undo_from_the_cli(workspace: Path, tmp_path: 
         {"tool_calls": [{"name": "bash", "arguments": {"command": "echo 'print(2)' >> app.py && rm keep.txt && mkdir -p out && echo data > out/x.txt"}}]},
         {"tool_calls": [{"name": "complete", "arguments": {"summary": "done"}}]},
     )
-    run = agentcli("run", "make changes", "--model", model, "-o", "jsonl", cwd=workspace)
+    run = agentcli("run", "make changes", "--model", model, "--yes", "-o", "jsonl", cwd=workspace)
     assert run.returncode == 0, run.stderr
     snaps = [e for e in events(run.stdout) if e["type"] == "snapshot"]
     assert [(s["seq"], s["reason"]) for s in snaps] == [(1, "session start"), (2, "after write_file"), (3, "after bash")]
@@ -58,7 +58,8 @@ async def test_session_restore_api_for_front_ends(workspace: Path, isolated_dirs
     client = replay(("", [("write_file", {"path": "a.txt", "content": "v1\n"})]),
                     ("", [("write_file", {"path": "a.txt", "content": "v2\n"})]),
                     ("", [("complete", {"summary": "s"})]))
-    session = new_session(workspace, Settings(), model_client=client, data_dir=isolated_dirs / "data" / "agentcli")
+    session = new_session(workspace, Settings(), model_client=client, data_dir=isolated_dirs / "data" / "agentcli",
+                          default_permission_mode="all")
     rec = Recorder()
     session.subscribe(rec)
     await session.run_turn("go")

@@ -102,7 +102,7 @@ def test_a_user_workflow_file_with_a_custom_tool_trigger(workspace: Path, server
         Reply(calls=[Call("run_checks", {})]),                                                        # → done
         Reply(calls=[Call("complete", {"summary": "reviewed"})]),
     )
-    proc = agentcli("run", "review this", "--workflow", "review-fix", "--model", "openai/m",
+    proc = agentcli("run", "review this", "--workflow", "review-fix", "--model", "openai/m", "--yes",
                     "--api-base", server.base_url, "-o", "jsonl", cwd=workspace)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert offered(server.requests[0]) == {"read_file", "list_files", "glob", "grep", "write_file"} | CONTROL

@@ -246,3 +246,12 @@ async def test_control_tools_signal_the_end_of_a_turn(workspace: Path) -> None:
     stop = await call(workspace, "pause", {"reason": "need review"})
     assert stop.control == "pause" and stop.data["reason"] == "need review"
     assert not (await call(workspace, "complete", {})).ok  # a summary is required
+
+
+async def test_grep_skips_secret_files_unless_named(workspace: Path) -> None:
+    (workspace / ".env").write_text("API_TOKEN=hunter2hunter2\n")
+    (workspace / "app.py").write_text("token = 'API_TOKEN'\n")
+    broad = await call(workspace, "grep", {"pattern": "API_TOKEN"})
+    assert broad.output == "app.py:1:token = 'API_TOKEN'"
+    named = await call(workspace, "grep", {"pattern": "API_TOKEN", "path": ".env"})
+    assert ".env:1:" in named.output
