@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +46,12 @@ REFRESH_FLAGS = (
     | DiffOption.INCLUDE_IGNORED
     | DiffOption.INCLUDE_UNREADABLE
 )
+
+
+INDEX_REWRITE_S = 30.0
+"""A capture that changed no entry skips writing the index (10 MB at 100k files), as
+`git add -A` does; stat data it refreshed stays in memory and is written with the next change,
+or after this many seconds, so another process re-hashes little."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,7 @@ class IndexRefresher:
         self._shadow = shadow
         self._limits = limits
         self._rules = GitIgnoreRules(shadow.workspace, shadow.path / "info" / "exclude", None, False)
+        self._last_index_write: float | None = None
 
     def refresh(self, paths_hint: list[str] | None = None) -> Refreshed:
         """Updates the index from the working tree and writes the tree.
@@ -97,11 +105,13 @@ class IndexRefresher:
             paths = sorted({p for p in map(self._hint_path, paths_hint) if p is not None})
             flags |= DiffOption.DISABLE_PATHSPEC_MATCH
         skipped: list[SkippedPath] = []
+        modified = False
         try:
             # New blobs and trees stay in memory until the end, then go to disk as one pack.
             with shadow.objects.batch():
                 if paths != []:
-                    skipped = self._apply_diff(repo, index, diff_index_to_workdir(repo, index, flags, paths))
+                    diff = diff_index_to_workdir(repo, index, flags, paths)
+                    skipped, modified = self._apply_diff(repo, index, diff)
                 tree = index.write_tree()
                 tree_exists = repo.odb.exists(tree)
         except BaseException:
@@ -113,8 +123,11 @@ class IndexRefresher:
             # object git never wrote. Start over from HEAD and hash what differs.
             shadow.reseed_from_head()
             return self.refresh(None)
-        # Written after the objects it points at, so the index on disk never names a missing one.
-        index.write()
+        now = time.monotonic()
+        if modified or self._last_index_write is None or now - self._last_index_write > INDEX_REWRITE_S:
+            # Written after the objects it points at, so the index on disk never names a missing one.
+            index.write()
+            self._last_index_write = now
         return Refreshed(tree=tree, skipped=skipped)
 
     def _hint_path(self, path: str) -> str | None:
@@ -125,8 +138,12 @@ class IndexRefresher:
                 return None
         return safe_relative_path(path)
 
-    def _apply_diff(self, repo: pygit2.Repository, index: pygit2.Index, diff: pygit2.Diff) -> list[SkippedPath]:
+    def _apply_diff(
+        self, repo: pygit2.Repository, index: pygit2.Index, diff: pygit2.Diff
+    ) -> tuple[list[SkippedPath], bool]:
+        """Applies each delta to the index; returns the skipped paths and whether any entry changed."""
         skipped: list[SkippedPath] = []
+        removed = False
         to_add: list[str] = []
         untracked: list[tuple[str, int]] = []
         ignored: list[str] = []
@@ -135,6 +152,7 @@ class IndexRefresher:
             status = delta.status
             if status == DeltaStatus.DELETED:
                 index.remove(os.fsdecode(delta.old_file.raw_path))
+                removed = True
                 continue
             path = os.fsdecode(delta.new_file.raw_path)
             if status in (DeltaStatus.MODIFIED, DeltaStatus.TYPECHANGE):
@@ -181,7 +199,7 @@ class IndexRefresher:
                     _remove_quietly(index, path)
                 else:
                     raise
-        return skipped
+        return skipped, removed or bool(to_add) or bool(nested)
 
     def _suspect(self, path: str, mode: int) -> bool:
         """Tells whether libgit2's ignore verdict on `path` may differ from git's."""

@@ -183,13 +183,20 @@ def parse_ignore_file(text: str, ignore_case: bool = False) -> list[IgnorePatter
         body = line[1:] if negated else line
         dir_only = body.endswith("/")
         if dir_only:
-            body = body.rstrip("/")
+            body = body[:-1]  # one slash only, as git does: `a//` stays anchored and matches nothing
         if not body:
             continue
         basename_only = "/" not in body
         if body.startswith("/"):
             body = body[1:]
-        regex = wildmatch_regex(body)
+        if basename_only:
+            regex = wildmatch_regex(body)
+        else:
+            # git (dir.c match_pathname) compares the literal prefix first and wildmatches only
+            # the rest, so a `**` right after the prefix counts as leading: `a**/b` matches `ab`.
+            literal = len(re.split(r"[*?\[\\]", body, maxsplit=1)[0])
+            rest = wildmatch_regex(body[literal:])
+            regex = None if rest is None else re.escape(body[:literal]) + rest
         try:
             compiled = re.compile(regex, flags | re.DOTALL) if regex is not None else None
         except re.error:  # e.g. a reversed range `[z-a]`, which wildmatch never matches either

@@ -333,10 +333,13 @@ def test_touched_but_unchanged_files_get_their_stat_refreshed(store: SnapshotSto
     os.utime(target, (1_700_000_000, 1_700_000_000))
 
     result = store.capture(session_id="s", reason="touch")
-
     assert result.snapshot is None  # same content, same tree
+    write(repo / "README.md", "an unrelated change, so the index is written\n")
+    store.capture(session_id="s", reason="edit")
+
     debug = git(repo, "ls-files", "--debug", "src/app.py", env={"GIT_DIR": str(store.path), "GIT_WORK_TREE": str(repo)})
-    # The shadow index now carries the new mtime, so the next capture will not hash the file.
+    # The shadow index carries the new mtime, so later captures (in any process) do not hash
+    # the file again; Index.add_all() would have left the old one.
     assert "mtime: 1700000000:" in debug
 
 

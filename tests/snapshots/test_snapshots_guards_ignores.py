@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from agentcli.snapshots import SnapshotStore, is_unsafe_workspace
@@ -146,10 +146,12 @@ def test_ignore_rules_agree_with_git_check_ignore(tmp_path: Path) -> None:
     assert ours == expected
 
 
-_ATOMS = ["a", "b", "*", "**", "?", "/", "[ab]", "[!a]", "x"]
+_ATOMS = ["a", "b", "*", "**", "?", "/", "[ab]", "[!a]", "x", "[a-c]", "[]a]", "\\*", "[", "**/", "/**", " ", "[[:alpha:]]"]
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@example(patterns=[(False, ["a", "**/", "b"])])  # git matches the literal prefix first: `ab` is ignored
+@example(patterns=[(False, ["a", "/", "/"])])  # only one trailing slash is stripped: matches nothing
 @given(
     patterns=st.lists(
         st.tuples(st.booleans(), st.lists(st.sampled_from(_ATOMS), min_size=1, max_size=5)), min_size=1, max_size=4
