@@ -63,6 +63,15 @@ PANES = ("graph", "tools", "timeline")
 SNAPSHOT_API = ("timeline", "diff", "plan_restore", "restore")
 
 
+def tui_session_options(factory_function: Callable[..., Any]) -> dict[str, Any]:
+    """In the TUI a person is there to approve tool calls: the default permission mode is ``ask``
+    (headless runs use ``edits``); passed only to a factory that knows the option."""
+    import inspect
+
+    parameters = inspect.signature(factory_function).parameters
+    return {"default_permission_mode": "ask"} if "default_permission_mode" in parameters else {}
+
+
 def snapshot_support(session: Any) -> str:
     """``on`` when the session has a snapshot store, ``off`` when it is disabled, ``missing`` when
     this version of the session layer has no snapshot API at all."""
@@ -70,6 +79,7 @@ def snapshot_support(session: Any) -> str:
         return "missing"
     return "on" if getattr(session, "snapshots_enabled", True) else "off"
 _PAUSABLE = RUNNING_STATES | {"awaitingClarification", "awaitingPermission"}
+_WAITING_FOR_USER = frozenset({"awaitingClarification", "awaitingPermission"})
 _RESUMABLE = frozenset({"paused", "halted"})
 
 _PANES = Binding.Group("Panes", compact=True)
@@ -242,7 +252,7 @@ class AgentApp(App[int]):
             from agentcli.session.factory import SessionSetupError, new_session
 
             try:
-                session = new_session(self.workspace, self.settings)
+                session = new_session(self.workspace, self.settings, **tui_session_options(new_session))
             except SessionSetupError as error:
                 self.notify(str(error), title="Cannot start a session", severity="error", timeout=30)
                 self.prompt.mode = "readonly"
@@ -287,6 +297,9 @@ class AgentApp(App[int]):
         self._show_control_state(session.control_state)
         if session.pending_question is not None:
             self.prompt.ask(session.pending_question)
+        pending_permission = getattr(session, "pending_permission", None)
+        if pending_permission is not None:
+            self.prompt.ask_permission(pending_permission)
         last_turn = getattr(session, "last_turn", None)
         if last_turn is not None:
             self._show_turn_end(last_turn)
@@ -372,6 +385,8 @@ class AgentApp(App[int]):
             self.calls.finished(event)
         for target in self._routes.get(type(event), self._default_route):
             target.post_message(SessionEventPosted(event))
+        if isinstance(event, (ToolCallStarted, SnapshotCaptured)):
+            self._update_titles()
 
     def on_session_event_posted(self, message: SessionEventPosted) -> None:
         event = message.event
@@ -383,12 +398,18 @@ class AgentApp(App[int]):
         elif isinstance(event, TurnEnded):
             self._show_turn_end(event)
         elif isinstance(event, PermissionRequested):
-            self.prompt.hint = f"🔒 {event.tool}: {event.summary} — approve or deny from the command palette"
+            self.prompt.ask_permission(event)
 
     def _show_control_state(self, state: str) -> None:
         self.control_state = state
         prompt = self.prompt
-        if state == "awaitingClarification":
+        if state == "awaitingPermission":
+            request = getattr(self.session, "pending_permission", None)
+            if prompt.permission is None and request is not None:
+                prompt.ask_permission(request)
+            prompt.mode = "permission"
+            prompt.hint = "A tool call waits for your approval (ctrl+s pauses instead)"
+        elif state == "awaitingClarification":
             if prompt.question is None and self.session is not None and self.session.pending_question is not None:
                 prompt.ask(self.session.pending_question)
             prompt.mode = "answer"
@@ -411,6 +432,8 @@ class AgentApp(App[int]):
 
     def _show_turn_end(self, event: TurnEnded) -> None:
         prompt = self.prompt
+        if self.control_state == "awaitingPermission":
+            return  # the turn waits on an approval: the permission prompt says what to do
         if event.outcome == "paused":
             prompt.hint = f"⏸ paused: {event.reason} — ctrl+s resumes; or type guidance and press enter"
         elif event.outcome == "halted":
@@ -450,11 +473,21 @@ class AgentApp(App[int]):
 
         state = session.control_state
         try:
-            if state == "awaitingClarification":
+            if state == "awaitingPermission":
+                choice = text.strip().lower()
+                if choice == "deny":
+                    await session.deny("once")  # type: ignore[attr-defined]
+                elif choice in ("once", "session", "always"):
+                    await session.approve(choice)  # type: ignore[attr-defined]
+                else:
+                    self.notify("Answer with y (allow once), s (this session), a (always) or n (deny).",
+                                severity="warning")
+                    return
+            elif state == "awaitingClarification":
                 await session.answer(text)
             elif state in _RESUMABLE:
                 await session.resume(guidance=text or None)
-            elif state in _PAUSABLE:
+            elif state in RUNNING_STATES:
                 self.notify("The agent is working: pause it first (ctrl+s), then send guidance.",
                             severity="warning")
                 return
@@ -584,7 +617,7 @@ class AgentApp(App[int]):
         if session is None or self.snapshots != "on":
             self.notify(self.timeline.off_reason or "No session yet.", severity="warning")
             return
-        if self.control_state in _PAUSABLE and self.control_state != "awaitingClarification":
+        if self.control_state in RUNNING_STATES:
             self.notify("Pause the agent before restoring files (ctrl+s).", severity="warning")
             return
         try:
@@ -620,7 +653,7 @@ class AgentApp(App[int]):
 
         try:
             if entry is None:
-                session = factory.new_session(self.workspace, self.settings)
+                session = factory.new_session(self.workspace, self.settings, **tui_session_options(factory.new_session))
                 await self.attach(session)
                 self.notify("New session started.")
                 return
@@ -630,7 +663,7 @@ class AgentApp(App[int]):
                             severity="warning")
                 return
             settings = self._settings_for(entry)
-            session = resume(entry, settings)
+            session = resume(entry, settings, **tui_session_options(resume))
         except Exception as error:  # noqa: BLE001 - SessionSetupError, ConfigError: shown
             self.notify(str(error), title="Cannot open the session", severity="error", timeout=15)
             return
@@ -651,6 +684,13 @@ class AgentApp(App[int]):
         yield from super().get_system_commands(screen)
         yield SystemCommand("agent: pause", "Stop the agent now (ctrl+s / esc)", self.action_pause)
         yield SystemCommand("agent: resume", "Continue a paused or halted run (ctrl+s)", self.action_resume)
+        for title, choice, help_text in (
+            ("permission: allow once", "once", "Let the waiting tool call run"),
+            ("permission: allow for this session", "session", "Allow it and calls like it until the session ends"),
+            ("permission: always allow", "always", "Allow it and save the rule in .agentcli.toml"),
+            ("permission: deny", "deny", "Refuse the waiting tool call; the agent is told"),
+        ):
+            yield SystemCommand(title, help_text, lambda choice=choice: self.send_prompt(choice, "permission"))
         yield SystemCommand("session: new", "Start a new session in this workspace (ctrl+n)",
                             self.action_new_session)
         yield SystemCommand("view: toggle side panes", "Show or hide graph, tools and snapshots (ctrl+b)",

@@ -94,6 +94,22 @@ def short_name(name: str) -> str:
     return match.group(0) if match else name
 
 
+def short_names(names: Iterable[str]) -> dict[str, str]:
+    """Short names that stay unique: when two share a first word (``awaitingPermission``,
+    ``awaitingClarification``), each is called by its next word (``permission``, ``clarification``)."""
+    names = list(names)
+    first = {name: short_name(name) for name in names}
+    clashes = {short for short in first.values() if list(first.values()).count(short) > 1}
+    result = {}
+    for name in names:
+        if first[name] in clashes:
+            words = re.findall(r"[A-Z][a-z0-9]*", name)
+            result[name] = words[0].lower() if words else name
+        else:
+            result[name] = first[name]
+    return result
+
+
 @dataclass
 class _Row:
     kind: str  # "node", "top", "bottom"
@@ -164,12 +180,13 @@ class _Box:
 
 
 def _descendants_rows(
-    node_id: str, nodes: dict[str, _Node], children: dict[str | None, list[str]], depth: int, short: bool
+    node_id: str, nodes: dict[str, _Node], children: dict[str | None, list[str]], depth: int,
+    short: dict[str, str] | None,
 ) -> list[_Row]:
     rows: list[_Row] = []
     for child in children.get(node_id, []):
         node = nodes[child]
-        name = node.name if node.id.startswith("phase_") else (short_name(node.name) if short else node.name)
+        name = node.name if node.id.startswith("phase_") or short is None else short.get(node.name, node.name)
         if node.id.startswith("phase_") and node.parent and node.parent.startswith("phase_"):
             name = name.rsplit(".", 1)[-1]  # inside the ``plan`` box, ``plan.design`` reads ``design``
         if children.get(child):
@@ -188,7 +205,8 @@ def _layout_region(
     edges: Iterable[_Edge],
     short: bool,
 ) -> _Box:
-    rows = _descendants_rows(region, nodes, children, 0, short)
+    names = short_names(n.name for n in nodes.values() if not n.id.startswith("phase_")) if short else None
+    rows = _descendants_rows(region, nodes, children, 0, names)
     row_of = {row.node: index for index, row in enumerate(rows) if row.kind in ("node", "top")}
     in_region = set(row_of)
     pairs: dict[tuple[str, str], None] = {}

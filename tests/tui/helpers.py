@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import shutil
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -80,6 +81,7 @@ def make_session(
     record: bool = False,
     data_dir: Path | None = None,
     snapshots: bool = False,
+    permission_mode: str | None = None,
     **settings: Any,
 ) -> Session:
     """A real Session on a scripted model (optionally logged and snapshotted, like the factory does)."""
@@ -92,6 +94,10 @@ def make_session(
         if not hasattr(factory, "snapshot_store"):
             pytest.skip("the session layer has no snapshot store yet (factory.snapshot_store)")
         extra["snapshots"] = factory.snapshot_store(workspace, Settings(**fields), data_dir or data_home())
+    if permission_mode is not None:
+        if "default_permission_mode" not in inspect.signature(Session).parameters:
+            pytest.skip("the session layer has no permissions yet")
+        extra["default_permission_mode"] = permission_mode
     session = Session(
         workspace=workspace,
         settings=Settings(**fields),

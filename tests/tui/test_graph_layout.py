@@ -8,7 +8,7 @@ from agentcli.session.chart import chart_class, chart_graph
 from agentcli.workflow import builtin_workflow
 from agentcli.workflow.builtin import UnknownWorkflowError
 from agentcli.workflow.model import Workflow
-from agentcli.tui.graph_layout import format_count, layout_graph, short_name
+from agentcli.tui.graph_layout import format_count, layout_graph, short_name, short_names
 
 
 def plan_build() -> Workflow:
@@ -64,8 +64,12 @@ def test_compound_phases_are_nested_boxes() -> None:
 def test_short_names_keep_the_graph_narrow() -> None:
     graph = chart_graph(chart_class(builtin_workflow("single")))
     assert short_name("awaitingClarification") == "awaiting"
-    assert layout_graph(graph, short=True).width < layout_graph(graph).width
-    assert layout_graph(graph, short=True).width <= 44
+    assert short_names(["awaitingClarification", "awaitingPermission", "executingTool"]) == {
+        "awaitingClarification": "clarification", "awaitingPermission": "permission", "executingTool": "executing"}
+    short = layout_graph(graph, short=True)
+    assert short.width < layout_graph(graph).width
+    labels = [line.split("○ ")[1].split()[0] for line in short.lines if "○ " in line]
+    assert len(labels) == len(set(labels)), "short names stay unique"
 
 
 def test_big_counts_stay_in_their_slot() -> None:

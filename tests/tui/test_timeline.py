@@ -74,13 +74,29 @@ async def test_fast_scrubbing_diffs_only_where_it_stops() -> None:
         timeline = app.query_one(SnapshotTimeline)
         timeline.load(TimelineEntry.from_event(captured(seq)) for seq in range(1, 21))
         await wait_for(pilot, lambda: len(differ.asked) == 1, what="the first preview")
-        timeline.option_list.focus()
-        await pilot.press(*["up"] * 12, *["left"] * 3)
+        # A burst of moves, as from a held arrow key (faster than the pilot can type).
+        for _ in range(15):
+            timeline.action_scrub(-1)
+            await pilot.pause(0.01)
         await wait_for(pilot, lambda: len(differ.asked) == 2, what="the preview after scrubbing")
         await pilot.pause(0.3)
         assert differ.asked == [("snap20", None), ("snap05", None)], "the 14 entries scrubbed past were never diffed"
         text = app.query_one("#diff-text").render().plain
         assert "#5 → working tree" in text and "+new line from snap05" in text
+
+
+async def test_arrow_keys_scrub_and_the_preview_follows() -> None:
+    differ = FakeDiffer()
+    app = TimelineApp(differ)
+    async with app.run_test(size=(60, 30)) as pilot:
+        timeline = app.query_one(SnapshotTimeline)
+        timeline.load(TimelineEntry.from_event(captured(seq)) for seq in range(1, 11))
+        timeline.option_list.focus()
+        await pilot.press("up", "up", "left", "right", "home")
+        await wait_for(pilot, lambda: differ.asked and differ.asked[-1] == ("snap01", None), what="the preview")
+        assert len(differ.asked) <= 6
+        await pilot.press("end")
+        await wait_for(pilot, lambda: differ.asked[-1] == ("snap10", None), what="the newest preview")
 
 
 async def test_d_compares_with_the_previous_snapshot() -> None:

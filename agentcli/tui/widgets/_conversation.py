@@ -248,6 +248,7 @@ class Conversation(VerticalScroll, can_focus=True):
         self._marker = EarlierMarker("")
         self._marker.display = False
         self._call_records: dict[str, Record] = {}
+        self._awaiting_permission = False
 
     def compose(self) -> Iterable[Widget]:
         yield self._marker
@@ -267,6 +268,7 @@ class Conversation(VerticalScroll, can_focus=True):
         await self.remove_children([r.widget for r in self.records if r.widget is not None])
         self.records.clear()
         self._call_records.clear()
+        self._awaiting_permission = False
         self._first_mounted = 0
         self._update_marker()
 
@@ -378,6 +380,9 @@ class Conversation(VerticalScroll, can_focus=True):
         elif isinstance(event, ClarificationRequested):
             options = "".join(f"\n  {n}. {option}" for n, option in enumerate(event.options, start=1))
             record = Record("notice", f"? {event.question}{options}", "-question")
+        elif isinstance(event, TurnEnded) and self._awaiting_permission:
+            self._awaiting_permission = False
+            return None  # the turn waits on an approval, which the permission notice shows
         elif isinstance(event, TurnEnded):
             labels = {"completed": "✓ completed", "clarify": "? waiting for your answer", "paused": "⏸ paused",
                       "halted": "■ halted", "error": "✗ error"}
@@ -393,10 +398,13 @@ class Conversation(VerticalScroll, can_focus=True):
             steps = "\n".join(f"  {'☑' if step.done else '☐'} {step.title}" for step in event.steps)
             record = Record("notice", f"plan\n{steps}")
         elif isinstance(event, PermissionRequested):
+            self._awaiting_permission = True
             record = Record("notice", f"🔒 {event.tool} wants to run: {event.summary}", "-question")
         elif isinstance(event, PermissionDecided):
-            verdict = f"allowed ({event.scope})" if event.allowed else "denied"
-            record = Record("notice", f"🔒 {verdict}")
+            self._awaiting_permission = False
+            verdict = {"once": "allowed once", "session": "allowed for this session", "always": "always allowed"}[
+                event.scope] if event.allowed else "denied"
+            record = Record("notice", f"🔒 {verdict}" + (f": {', '.join(event.rules)}" if event.rules else ""))
         elif isinstance(event, SessionStarted) and event.resumed:
             record = Record("notice", f"resumed session {event.session_id}")
         if record is not None:

@@ -17,18 +17,24 @@ from textual.widget import Widget
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from agentcli.events import ClarificationRequested
+from agentcli.events import ClarificationRequested, PermissionRequested
 
 PromptMode = str
-"""``task`` (idle), ``busy`` (running), ``answer`` (a question waits), ``guidance`` (paused or halted)."""
+"""``task`` (idle), ``busy`` (running), ``answer`` (a question waits), ``permission`` (a tool call
+waits for approval), ``guidance`` (paused or halted)."""
 
 _PLACEHOLDERS = {
     "task": "Describe a task and press enter",
     "busy": "The agent is working — ctrl+s pauses it",
     "answer": "Type your answer (or a number from the list) and press enter",
+    "permission": "y allows once, n denies — or pick from the list above",
     "guidance": "Guidance for the agent (optional) — enter resumes",
     "readonly": "This session is shown read-only",
 }
+
+PERMISSION_CHOICES = ("once", "session", "always", "deny")
+"""What the permission options send, in the order they are listed."""
+_PERMISSION_WORDS = {"y": "once", "yes": "once", "s": "session", "a": "always", "n": "deny", "no": "deny"}
 
 
 class PromptArea(Vertical):
@@ -38,7 +44,10 @@ class PromptArea(Vertical):
     PromptArea { height: auto; dock: bottom; }
     PromptArea #question { display: none; height: auto; max-height: 12; padding: 0 1;
         border-top: solid $secondary; }
-    PromptArea.-answer #question { display: block; }
+    PromptArea.-answer #question, PromptArea.-permission #question { display: block; }
+    PromptArea.-permission #question { border-top: solid $warning; }
+    PromptArea.-permission #question-text { color: $warning; }
+    PromptArea.-permission #prompt-input { border: tall $warning; }
     PromptArea #question-text { color: $secondary; text-style: bold; }
     PromptArea #question-options { height: auto; max-height: 8; border: none; padding: 0; }
     PromptArea #prompt-hint { height: auto; padding: 0 1; color: $text-muted; }
@@ -65,6 +74,7 @@ class PromptArea(Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.question: ClarificationRequested | None = None
+        self.permission: PermissionRequested | None = None
 
     def compose(self) -> Iterable[Widget]:
         with Vertical(id="question"):
@@ -88,13 +98,33 @@ class PromptArea(Vertical):
             options.highlighted = 0
         self.mode = "answer"
 
+    def ask_permission(self, request: PermissionRequested) -> None:
+        """Show a tool call that waits for approval, with the four ways to answer."""
+        self.permission = request
+        why = f"\n{request.reason}" if request.reason else ""
+        self.query_one("#question-text", Static).update(Content(f"🔒 {request.tool}: {request.summary}{why}"))
+        rules = ", ".join(request.rules or [request.rule])
+        options = self.query_one("#question-options", OptionList)
+        options.set_options([
+            Option("1. Allow once (y)", id="once"),
+            Option(f"2. Allow for this session: {rules} (s)", id="session"),
+            Option(f"3. Always allow: {rules} (a, saved in .agentcli.toml)", id="always"),
+            Option("4. Deny (n)", id="deny"),
+        ])
+        options.display = True
+        options.highlighted = 0
+        self.mode = "permission"
+
     def watch_mode(self, old: str, new: str) -> None:
         self.set_class(new == "answer", "-answer")
+        self.set_class(new == "permission", "-permission")
         self.set_class(new == "guidance", "-guidance")
         self.input.placeholder = _PLACEHOLDERS.get(new, "")
         self.input.disabled = new == "readonly"
         if new != "answer":
             self.question = None
+        if new != "permission":
+            self.permission = None
 
     def watch_hint(self, hint: str) -> None:
         widget = self.query_one("#prompt-hint", Static)
@@ -102,7 +132,12 @@ class PromptArea(Vertical):
         widget.display = bool(hint)
 
     def resolve(self, text: str) -> str:
-        """An answer of just an option's number means that option."""
+        """An answer of just an option's number means that option; y/s/a/n answer a permission."""
+        if self.mode == "permission":
+            word = text.strip().lower()
+            if word.isdigit() and 1 <= int(word) <= len(PERMISSION_CHOICES):
+                return PERMISSION_CHOICES[int(word) - 1]
+            return _PERMISSION_WORDS.get(word, word)
         if self.mode == "answer" and self.question is not None and text.strip().isdigit():
             number = int(text.strip())
             if 1 <= number <= len(self.question.options):
@@ -120,5 +155,9 @@ class PromptArea(Vertical):
     @on(OptionList.OptionSelected, "#question-options")
     def _option_picked(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        if self.question is not None and event.option.id is not None:
+        if event.option.id is None:
+            return
+        if self.mode == "permission":
+            self.post_message(self.Submitted(event.option.id, "permission"))
+        elif self.question is not None:
             self.post_message(self.Submitted(self.question.options[int(event.option.id) - 1], "answer"))
