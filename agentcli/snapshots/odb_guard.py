@@ -146,9 +146,14 @@ class ShadowObjects(pygit2.OdbBackend):
         object_type, data = self._user.read(oid)
         return int(object_type), data
 
-    def own_write(self, object_type: int, data: bytes) -> pygit2.Oid:
-        """Writes an object into the shadow repository even if the user has it too."""
-        return self._own.write(object_type, data)
+    def own_write(self, oid: pygit2.Oid, object_type: int, data: bytes) -> None:
+        """Stores an object in the shadow repository even if the user has it too (batched when in a batch)."""
+        if self._batching:
+            if oid.raw not in self._pending:
+                self._pending[oid.raw] = (int(object_type), bytes(data))
+                self._pending_bytes += len(data)
+        else:
+            self._own.write(object_type, data)
 
 
 def install_backend(repo: pygit2.Repository, user_objects: Path | None, own_objects: Path) -> ShadowObjects:

@@ -171,31 +171,30 @@ class SnapshotStore:
         exist in the user's object database but nothing there keeps them: a `git gc` after a
         `git reset` prunes them. Blobs of the HEAD commit at the same path stay borrowed.
         """
-        guard = self._shadow.objects
+        objects = self._shadow.objects
         own = self._shadow.own_odb
         if self._shadow.user is None or own is None:
             return
         head_tree: pygit2.Tree | None = None
         head_loaded = False
-        for delta in diff.deltas:
-            new = delta.new_file
-            if str(new.id) == _ZERO or new.mode in (0, pygit2.enums.FileMode.COMMIT):
-                continue
-            if new.id in own:
-                continue
-            if not head_loaded:
-                head_id = self._shadow.user_head_tree()
-                head_tree = self._shadow.repo[head_id] if head_id is not None else None  # type: ignore[assignment]
-                head_loaded = True
-            if head_tree is not None:
-                try:
-                    if head_tree[new.path].id == new.id:
-                        continue
-                except KeyError:
-                    pass
-            if guard.user_has(new.id):
-                object_type, data = guard.user_read(new.id)
-                guard.own_write(object_type, data)
+        with objects.batch():  # thousands of staged-only files become one pack, not loose files
+            for delta in diff.deltas:
+                new = delta.new_file
+                if str(new.id) == _ZERO or new.mode in (0, pygit2.enums.FileMode.COMMIT) or new.id in own:
+                    continue
+                if not head_loaded:
+                    head_id = self._shadow.user_head_tree()
+                    head_tree = self._shadow.repo[head_id] if head_id is not None else None  # type: ignore[assignment]
+                    head_loaded = True
+                if head_tree is not None:
+                    try:
+                        if head_tree[new.path].id == new.id:
+                            continue
+                    except KeyError:
+                        pass
+                if objects.user_has(new.id):
+                    object_type, data = objects.user_read(new.id)
+                    objects.own_write(new.id, object_type, data)
 
     # -- timeline -----------------------------------------------------------------------------
 

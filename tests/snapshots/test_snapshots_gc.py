@@ -175,3 +175,22 @@ def test_many_capture_packs_are_merged_automatically(
     _fsck(store)
     store.restore(snaps[0], session_id="s")  # type: ignore[arg-type]
     assert not (ws / "r1").exists() and (ws / "r0" / "f3.txt").read_text() == "0-3\n"
+
+
+def test_staged_work_in_a_repository_without_commits_is_copied_as_one_pack(tmp_path: Path, data_dir: Path) -> None:
+    from agentcli.snapshots.gc import scan_own_objects
+
+    ws = tmp_path / "fresh"
+    ws.mkdir()
+    git(ws, "init", "-q")
+    for i in range(40):
+        write(ws / f"f{i}.txt", f"staged only {i}\n")
+    git(ws, "add", "-A")
+    staged = set(git(ws, "ls-files", "-s").split()[1::4])
+    store = SnapshotStore(ws, data_dir)
+
+    store.capture(session_id="s", reason="start")
+
+    own = scan_own_objects(store.path / "objects")
+    assert staged <= {oid for pack in own.packs for oid in pack.sizes}
+    assert not staged & set(own.loose)  # one pack, not 40 loose files
