@@ -49,7 +49,7 @@ class Snapshot(_Frozen):
     tool_call_id: str | None = None
     tool_name: str | None = None
     files: list[FileStat] = Field(default_factory=list)
-    """Changed paths versus `base_tree` (at most `FILES_LISTED_MAX` of them)."""
+    """Changed paths versus `base_tree` (at most 1000 of them); empty when there is no base."""
     files_omitted: int = 0
     """Changed paths left out of `files` because there were too many to list."""
     base_tree: str | None = None

@@ -134,7 +134,8 @@ class SnapshotStore:
             files, omitted = [], 0
             if base != tree:
                 diff = tree_diff(repo, base, tree, context=0)
-                files, omitted = file_stats(diff)
+                if base is not None:  # against nothing, "every file added" tells the user nothing
+                    files, omitted = file_stats(diff)
                 self._adopt_borrowed_blobs(diff)
             seq = previous.seq + 1 if previous is not None else 1
             snapshot = Snapshot(

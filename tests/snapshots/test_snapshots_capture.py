@@ -67,7 +67,7 @@ def test_capture_in_directory_that_is_not_a_git_repository(tmp_path: Path, data_
     assert set(ls_tree(store, result.tree)) == {"a.txt", "sub/b.bin", "sub/.gitignore"}
     alternates = store.path / "objects" / "info" / "alternates"
     assert not alternates.exists() or not alternates.read_text().strip()
-    assert result.snapshot is not None and result.snapshot.base_tree is None
+    assert result.snapshot is not None and result.snapshot.base_tree is None and result.snapshot.files == []
 
 
 def test_capture_in_repository_without_commits(tmp_path: Path, data_dir: Path) -> None:
