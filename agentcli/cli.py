@@ -177,7 +177,9 @@ def demo(
     workspace = Path(tempfile.mkdtemp(prefix="agentcli-demo-")).resolve()
     shutil.copytree(bundled / "project", workspace, dirs_exist_ok=True)
     settings = Settings(model=f"replay:{bundled / 'recording.json'}")
-    session = new_session(workspace, settings, model_client=model_client_for(settings, replay_delay_s=delay))
+    # The demo's recording runs in a throwaway copy of the sample project: nothing to approve.
+    session = new_session(workspace, settings, model_client=model_client_for(settings, replay_delay_s=delay),
+                          default_permission_mode="all")
     if output is OutputFormat.text:
         typer.echo(f"Demo workspace: {workspace}")
     task = _demo_task(bundled)
