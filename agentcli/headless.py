@@ -25,13 +25,16 @@ from agentcli.events import (
     Outcome,
     PermissionDecided,
     PermissionRequested,
+    PlanUpdated,
     ProgressReported,
     RetryScheduled,
     SessionStarted,
     SnapshotCaptured,
     SnapshotRestored,
     StuckDetected,
+    SubagentEvent,
     TextDelta,
+    ThoughtRecorded,
     ToolCallFinished,
     ToolCallStarted,
     TurnEnded,
@@ -127,6 +130,19 @@ class TextPrinter:
         elif isinstance(event, RetryScheduled):
             self._end_text()
             c.print(f"[yellow]⟳ retry {event.attempt}/{event.max_attempts - 1} in {event.delay_s:.1f}s: {escape(event.error)}[/]")
+        elif isinstance(event, SubagentEvent):
+            inner = event.event
+            if isinstance(inner, ToolCallStarted):
+                self._end_text()
+                c.print(f"[dim]  ↳ ▶ {inner.name} {escape(_preview_arguments(inner.name, inner.arguments))}[/]")
+        elif isinstance(event, ThoughtRecorded):
+            self._end_text()
+            c.print(f"[italic dim]  thought {event.number}/{event.total}: {escape(event.thought)}[/]")
+        elif isinstance(event, PlanUpdated):
+            self._end_text()
+            c.print("[bold]plan:[/]")
+            for number, step in enumerate(event.steps, start=1):
+                c.print(f"  {'☑' if step.done else '☐'} {number}. {escape(step.title)}")
         elif isinstance(event, SnapshotCaptured):
             self._end_text()
             c.print(f"[dim]◆ snapshot {event.seq} {event.snapshot_id[:10]} · {escape(event.reason)} · "

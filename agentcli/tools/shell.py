@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import os
 import signal
+import sys
 import time
 
 from pydantic import Field
@@ -51,6 +53,7 @@ class Bash(Tool[BashArgs]):
             # Under bwrap the group is bwrap itself: killing it takes down the sandbox's PID
             # namespace (--unshare-pid, --die-with-parent), children that left the group included.
             start_new_session=True,
+            preexec_fn=_die_with_agent,
         )
         try:
             output, timed_out = await _collect(process, timeout)
@@ -68,6 +71,23 @@ class Bash(Tool[BashArgs]):
         if code == 0:
             return ToolResult(ok=True, output=body)
         return ToolResult(ok=False, output=body, error=f"exit code {code}")
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_agent() -> None:
+    """In the child, before exec: on Linux, be killed if agentcli dies (even by SIGKILL).
+
+    A killed agent cannot kill its command's process group, so the command would run on,
+    unwatched; the kernel's parent-death signal stops at least the command itself.
+    """
+    if sys.platform != "linux":
+        return
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
 
 
 async def _collect(process: asyncio.subprocess.Process, timeout: float) -> tuple[bytes, bool]:

@@ -110,13 +110,16 @@ def test_sigkill_mid_stream_then_resume_to_completion(workspace: Path, server: O
 
 
 def test_sigkill_mid_tool_then_resume_pairs_every_call(workspace: Path, server: OpenAIServer) -> None:
-    server.add(Reply(calls=[Call("bash", {"command": "sleep 60"}), Call("write_file", {"path": "later.txt", "content": "x"})]))
+    server.add(Reply(calls=[Call("bash", {"command": "sleep 61.25"}), Call("write_file", {"path": "later.txt", "content": "x"})]))
     proc = _start(["run", "wait", *_model(server), "--yes", "-o", "jsonl"], workspace)
     seen = _read_until(proc, "tool_call_started")
     time.sleep(0.3)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
-    subprocess.run(["pkill", "-f", "sleep 60"], check=False)  # the orphaned command of the killed agent
+    time.sleep(0.5)
+    # The command dies with the agent (parent-death signal): no orphan runs on unwatched.
+    orphans = subprocess.run(["pgrep", "-f", "sleep 61.25"], capture_output=True, text=True).stdout.split()
+    assert orphans == []
     session_id = str(seen[0]["session_id"])
     assert json.loads((_session_dir(session_id) / "meta.json").read_text())["outcome"] is None
 
