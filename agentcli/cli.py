@@ -99,6 +99,17 @@ def _settings(workspace: Path, **flags: Any) -> Any:
         raise _fail(str(error)) from None
 
 
+def _find_session(ref: str) -> Any:
+    """A recorded session by id or unique id prefix, or exit 2 saying why not."""
+    from agentcli.config import data_home
+    from agentcli.session.log import SessionNotFound, find_session
+
+    try:
+        return find_session(data_home(), ref)
+    except SessionNotFound as error:
+        raise _fail(str(error)) from None
+
+
 async def _drive(session: Any, start: Callable[[], Awaitable[None]], output: OutputFormat) -> int:
     """Run one turn headless, with Ctrl-C pausing cleanly (a second Ctrl-C quits at once)."""
     from agentcli.headless import EXIT_CODES, JsonLinesPrinter, TextPrinter
@@ -219,7 +230,7 @@ def resume(
     """
     from agentcli.config import data_home
     from agentcli.session.factory import SessionSetupError, resume_session, resume_settings_overrides, warm_up
-    from agentcli.session.log import SessionNotFound, find_session, list_sessions
+    from agentcli.session.log import list_sessions
 
     if last:
         prompt, session_ref = session_ref, None
@@ -230,10 +241,7 @@ def resume(
     elif session_ref is None:
         raise _fail("give a session ID or --last")
     else:
-        try:
-            entry = find_session(data_home(), session_ref)
-        except SessionNotFound as error:
-            raise _fail(str(error)) from None
+        entry = _find_session(session_ref)
     workspace = Path(entry.meta.workspace)
     if not workspace.is_dir():
         raise _fail(f"the session's workspace {workspace} no longer exists")
@@ -316,14 +324,10 @@ def sessions_list(
 @sessions_app.command("show")
 def sessions_show(session_ref: Annotated[str, typer.Argument(metavar="ID")]) -> None:
     """Print a session's transcript from its log."""
-    from agentcli.config import data_home
     from agentcli.headless import TextPrinter
-    from agentcli.session.log import SessionNotFound, find_session, read_events
+    from agentcli.session.log import read_events
 
-    try:
-        entry = find_session(data_home(), session_ref)
-    except SessionNotFound as error:
-        raise _fail(str(error)) from None
+    entry = _find_session(session_ref)
     printer = TextPrinter()
     for event in read_events(entry.directory):
         printer(event)
@@ -332,13 +336,9 @@ def sessions_show(session_ref: Annotated[str, typer.Argument(metavar="ID")]) -> 
 @sessions_app.command("rm")
 def sessions_rm(session_ref: Annotated[str, typer.Argument(metavar="ID")]) -> None:
     """Delete a session's log."""
-    from agentcli.config import data_home
-    from agentcli.session.log import SessionNotFound, find_session, remove_session
+    from agentcli.session.log import remove_session
 
-    try:
-        entry = find_session(data_home(), session_ref)
-    except SessionNotFound as error:
-        raise _fail(str(error)) from None
+    entry = _find_session(session_ref)
     remove_session(entry)
     typer.echo(f"Removed session {entry.meta.id}")
 
@@ -403,14 +403,11 @@ def _open_for_snapshots(session_ref: str | None, cwd: Path | None) -> Any:
     """The session whose timeline a snapshot command works on, opened without running anything."""
     from agentcli.config import data_home
     from agentcli.session.factory import SessionSetupError, resume_session, resume_settings_overrides
-    from agentcli.session.log import SessionNotFound, find_session, list_sessions
+    from agentcli.session.log import list_sessions
 
     workspace = _workspace(cwd)
     if session_ref is not None:
-        try:
-            entry = find_session(data_home(), session_ref)
-        except SessionNotFound as error:
-            raise _fail(str(error)) from None
+        entry = _find_session(session_ref)
     else:
         entries = list_sessions(data_home(), workspace)
         if not entries:

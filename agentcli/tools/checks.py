@@ -13,7 +13,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import time
 import tomllib
 from collections import deque
@@ -22,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-_KILL_GRACE_S = 2.0
+from agentcli.tools.process import die_with_agent, kill_group
+
 _KEEP_BYTES = 256 * 1024
 """Output kept per command while it runs: the tail, where test runners print their summary."""
 
@@ -242,6 +242,7 @@ async def run_check(
         stderr=asyncio.subprocess.STDOUT,
         env={**os.environ, "CI": "true"},
         start_new_session=True,
+        preexec_fn=die_with_agent,
     )
     tail: deque[bytes] = deque()
     kept = 0
@@ -271,23 +272,3 @@ async def run_check(
         return CheckRun(command, None, False, duration, output, timed_out=True)
     code = process.returncode
     return CheckRun(command, code, code == 0, duration, output)
-
-
-async def kill_group(process: asyncio.subprocess.Process) -> None:
-    """SIGTERM the whole process group, then SIGKILL whatever is left after a grace period."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            await asyncio.wait_for(process.wait(), _KILL_GRACE_S)
-        except TimeoutError:
-            continue
-        if sig == signal.SIGTERM:
-            # The leader is gone; children that ignored SIGTERM still die.
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        return

@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import os
-import signal
-import sys
 import time
 
 from pydantic import Field
 
 from agentcli.tools.base import Arguments, Tool, ToolContext, ToolResult
 from agentcli.tools.sandbox import sandbox_status, wrap_command
+from agentcli.tools.process import die_with_agent, kill_group
 from agentcli.tools.text import truncate_middle
 
-_KILL_GRACE_S = 2.0
 
 
 class BashArgs(Arguments):
@@ -53,12 +49,12 @@ class Bash(Tool[BashArgs]):
             # Under bwrap the group is bwrap itself: killing it takes down the sandbox's PID
             # namespace (--unshare-pid, --die-with-parent), children that left the group included.
             start_new_session=True,
-            preexec_fn=_die_with_agent,
+            preexec_fn=die_with_agent,
         )
         try:
             output, timed_out = await _collect(process, timeout)
         except asyncio.CancelledError:
-            await _kill_group(process)
+            await kill_group(process)
             raise
         text = truncate_middle(output.decode("utf-8", errors="replace"), ctx.settings.max_output_chars)
         elapsed = time.monotonic() - started
@@ -71,23 +67,6 @@ class Bash(Tool[BashArgs]):
         if code == 0:
             return ToolResult(ok=True, output=body)
         return ToolResult(ok=False, output=body, error=f"exit code {code}")
-
-
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_agent() -> None:
-    """In the child, before exec: on Linux, be killed if agentcli dies (even by SIGKILL).
-
-    A killed agent cannot kill its command's process group, so the command would run on,
-    unwatched; the kernel's parent-death signal stops at least the command itself.
-    """
-    if sys.platform != "linux":
-        return
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        pass
 
 
 async def _collect(process: asyncio.subprocess.Process, timeout: float) -> tuple[bytes, bool]:
@@ -103,26 +82,6 @@ async def _collect(process: asyncio.subprocess.Process, timeout: float) -> tuple
     try:
         await asyncio.wait_for(read_all(), timeout)
     except TimeoutError:
-        await _kill_group(process)
+        await kill_group(process)
         return b"".join(chunks), True
     return b"".join(chunks), False
-
-
-async def _kill_group(process: asyncio.subprocess.Process) -> None:
-    """SIGTERM the whole group, then SIGKILL whatever is left after a grace period."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            await asyncio.wait_for(process.wait(), _KILL_GRACE_S)
-        except TimeoutError:
-            continue
-        if sig == signal.SIGTERM:
-            # The leader is gone; children that ignored SIGTERM still die.
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        return
