@@ -22,7 +22,6 @@ from agentcli import __version__
 app = typer.Typer(
     name="agentcli",
     help="A terminal coding agent you can watch, stop, answer and undo.",
-    no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
@@ -176,8 +175,13 @@ def demo(
     delay: Annotated[float, typer.Option(help="Seconds between streamed text pieces.")] = 0.02,
     output: OutputOpt = OutputFormat.text,
     keep: Annotated[bool, typer.Option(help="Keep the demo folder and print its path.")] = False,
+    headless: Annotated[bool, typer.Option("--headless", help="Print to the terminal instead of the TUI.")] = False,
+    theme: ThemeOpt = None,
 ) -> None:
-    """Watch the agent fix a bug in a small sample project: offline, no key needed."""
+    """Watch the agent fix a bug in a small sample project: offline, no key needed.
+
+    In a terminal it opens the TUI; piped, or with --headless, it prints like `agentcli run`.
+    """
     import shutil
     import tempfile
 
@@ -191,9 +195,15 @@ def demo(
     # The demo's recording runs in a throwaway copy of the sample project: nothing to approve.
     session = new_session(workspace, settings, model_client=model_client_for(settings, replay_delay_s=delay),
                           default_permission_mode="all")
+    task = _demo_task(bundled)
+    if _interactive() and not headless and output is OutputFormat.text:
+        try:
+            _open_tui(workspace, settings, session=session, prompt=task, theme=theme)
+        finally:
+            if not keep:
+                shutil.rmtree(workspace, ignore_errors=True)
     if output is OutputFormat.text:
         typer.echo(f"Demo workspace: {workspace}")
-    task = _demo_task(bundled)
     code = asyncio.run(_drive(session, lambda: session.send_user_message(task), output))
     if keep:
         typer.echo(f"Demo files kept in {workspace}")
@@ -221,12 +231,15 @@ def resume(
     scope: Annotated[
         ScopeOpt, typer.Option("--scope", help="once, session (remember its rule), or always (.agentcli.toml).")
     ] = ScopeOpt.once,
+    headless: Annotated[bool, typer.Option("--headless", help="Never open the TUI.")] = False,
+    theme: ThemeOpt = None,
 ) -> None:
     """Continue a session after an exit, a pause, a question or a crash. Nothing is re-run.
 
     With --last, the first argument is the PROMPT. A session waiting for an answer takes it from
     --answer (or PROMPT); a paused or halted one continues, with PROMPT as guidance; a completed
-    one needs a PROMPT: the next task.
+    one needs a PROMPT: the next task. In a terminal, with none of PROMPT, --answer, --approve
+    or --deny, it opens the session in the TUI with its history.
     """
     from agentcli.config import data_home
     from agentcli.session.factory import SessionSetupError, resume_session, resume_settings_overrides, warm_up
@@ -247,11 +260,16 @@ def resume(
         raise _fail(f"the session's workspace {workspace} no longer exists")
     flags = {"model": model, "api_base": api_base, "max_steps": max_steps, **_permission_flags(yes, permission_mode, sandbox)}
     settings = _settings(workspace, **resume_settings_overrides(entry, flags))
-    warm_up(settings)
+    in_tui = (_interactive() and not headless and output is OutputFormat.text
+              and prompt is None and answer is None and not approve and not deny)
+    if not in_tui:
+        warm_up(settings)  # the TUI starts it after its first frame
     try:
-        session = resume_session(entry, settings)
+        session = resume_session(entry, settings, default_permission_mode="ask" if in_tui else "edits")
     except SessionSetupError as error:
         raise _fail(str(error)) from None
+    if in_tui:
+        _open_tui(workspace, settings, session=session, theme=theme)
     state = session.configuration_at_start
     if approve and deny:
         raise _fail("--approve and --deny exclude each other")
@@ -578,13 +596,48 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
+ThemeOpt = Annotated[str | None, typer.Option("--theme", help="TUI theme: agentcli-dark, agentcli-light, …")]
+
+
+def _interactive() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def _open_tui(workspace: Path, settings: Any, *, session: Any = None, prompt: str | None = None,
+              theme: str | None = None) -> None:
+    from agentcli.tui import run_tui
+
+    raise typer.Exit(run_tui(workspace=workspace, settings=settings, session=session, initial_prompt=prompt,
+                             theme=theme))
+
+
+@app.callback(invoke_without_command=True)
 def _root(
+    ctx: typer.Context,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    cwd: CwdOpt = None,
+    workflow: WorkflowOpt = None,
+    permission_mode: ModeOpt = None,
+    sandbox: SandboxOpt = None,
+    theme: ThemeOpt = None,
 ) -> None:
-    """A terminal coding agent you can watch, stop, answer and undo."""
+    """A terminal coding agent you can watch, stop, answer and undo.
+
+    With no command, opens the TUI on a new session in the workspace.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    if not _interactive():
+        typer.echo(ctx.get_help())
+        raise typer.Exit(EXIT_USAGE)
+    workspace = _workspace(cwd)
+    settings = _settings(workspace, model=model, api_base=api_base, workflow=workflow,
+                         **_permission_flags(False, permission_mode, sandbox))
+    _open_tui(workspace, settings, theme=theme)
 
 
 def main() -> None:
