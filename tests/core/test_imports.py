@@ -9,9 +9,9 @@ import pytest
 
 
 def _modules_after(code: str) -> set[str]:
-    script = f"{code}\nimport sys\nprint('\\n'.join(sorted(sys.modules)))"
+    script = f"{code}\nimport sys\nprint('\\n'.join('MODULE ' + m for m in sorted(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
-    return set(out.split())
+    return {line.split()[1] for line in out.splitlines() if line.startswith("MODULE ")}
 
 
 def test_help_imports_neither_litellm_nor_pygit2_nor_textual() -> None:
