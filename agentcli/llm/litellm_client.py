@@ -88,10 +88,11 @@ class LiteLLMClient:
                 kwargs["tool_choice"] = request.tool_choice
         if request.api_base:
             kwargs["api_base"] = request.api_base
-            if model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
-                # Local OpenAI-compatible servers (vLLM, llama.cpp, LM Studio) need no key,
-                # but the OpenAI SDK refuses to start without one.
-                kwargs["api_key"] = "sk-no-key-required"
+        custom_server = request.api_base or os.environ.get("OPENAI_API_BASE") or os.environ.get("OPENAI_BASE_URL")
+        if custom_server and model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
+            # Local OpenAI-compatible servers (vLLM, llama.cpp, LM Studio) need no key,
+            # but the OpenAI SDK refuses to start without one.
+            kwargs["api_key"] = "sk-no-key-required"
         attempts = self.retry.attempts
         request_id = f"req{next(_request_ids)}"
         for attempt in itertools.count(1):

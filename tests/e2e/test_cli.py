@@ -129,3 +129,11 @@ def test_demo_runs_offline_to_completion(tmp_path: Path) -> None:
     assert events(proc.stdout)[-1]["outcome"] == "completed"
     text = agentcli("demo", "--delay", "0", cwd=tmp_path, env=offline)
     assert text.returncode == 0 and "▶ edit_file textstats.py" in text.stdout and "completed" in text.stdout
+
+
+def test_openai_base_url_from_the_environment_needs_no_key(workspace: Path, server: OpenAIServer) -> None:
+    server.add(Reply(calls=[Call("complete", {"summary": "base url from env"})]))
+    env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": ""}
+    proc = agentcli("run", "go", "--model", "openai/local-model", "--yes", cwd=workspace, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert server.requests[0]["model"] == "local-model"
