@@ -88,7 +88,8 @@ _PANES = Binding.Group("Panes", compact=True)
 class AgentApp(App[int]):
     """Watch, steer, answer and undo an agent session."""
 
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).parent / "app.tcss"
+    """Absolute, so subclasses defined elsewhere (tests, benchmarks) still find it."""
     TITLE = "agentcli"
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
     COMMANDS = App.COMMANDS | {SessionsProvider, SnapshotsProvider, ThemesProvider}
@@ -160,11 +161,14 @@ class AgentApp(App[int]):
         self.control_state = "idle"
         """The session's control state, as the last StateChanged said."""
         self._binding_keys = (False, False)
+        self._started = False
         self.session_ready = False
         self.snapshots = "missing"
         """Whether the session has a snapshot timeline: ``on``, ``off`` (disabled) or ``missing``."""
         self.events_seen = 0
         """Session events received (for tests and benchmarks)."""
+        self._theme_problems: list[tuple[str, str]] = []
+        self._load_themes()
 
     # -- layout --------------------------------------------------------------------------
 
@@ -179,23 +183,23 @@ class AgentApp(App[int]):
         self.timeline = SnapshotTimeline(None, id="timeline")
         self._tools_title = Static("tool calls", classes="pane-title", id="tools-title")
         self._timeline_title = Static("snapshots", classes="pane-title", id="timeline-title")
+        self._sidebar = Vertical(id="sidebar")
         yield self.status
         with Horizontal(id="body"):
             with Vertical(id="main"):
                 yield self.conversation
                 yield self.prompt
-            with Vertical(id="sidebar"):
-                with Vertical(id="graph-pane", classes="pane"):
-                    yield Static("state graph", classes="pane-title")
-                    with ScrollableContainer(id="graph-scroll"):
-                        yield self.graph
-                with Vertical(id="tools-pane", classes="pane"):
-                    yield self._tools_title
-                    yield self.tools
-                with Vertical(id="timeline-pane", classes="pane"):
-                    yield self._timeline_title
-                    yield self.timeline
+            yield self._sidebar
         yield Footer()
+
+    def _side_panes(self) -> list[Widget]:
+        """The side panes, mounted just after the first frame: the stream and the prompt come first."""
+        return [
+            Vertical(Static("state graph", classes="pane-title"),
+                     ScrollableContainer(self.graph, id="graph-scroll"), id="graph-pane", classes="pane"),
+            Vertical(self._tools_title, self.tools, id="tools-pane", classes="pane"),
+            Vertical(self._timeline_title, self.timeline, id="timeline-pane", classes="pane"),
+        ]
 
     # -- themes --------------------------------------------------------------------------
 
@@ -203,21 +207,24 @@ class AgentApp(App[int]):
         return dict(ROLE_DEFAULTS)
 
     def _load_themes(self) -> None:
+        """Register every theme and pick the wanted one, before the stylesheet is first parsed.
+
+        Done in ``__init__`` rather than ``on_mount``: a theme set after mount re-parses all the
+        CSS before the first frame (a tenth of a second here). Problems are notified on mount.
+        """
         loaded = load_themes(self._theme_dirs)
         for theme in loaded.themes.values():
             self.register_theme(theme.to_theme())
-        for error in loaded.errors:
-            self.notify(error, title="Theme skipped", severity="error", timeout=10)
+        self._theme_problems = [(error, "Theme skipped") for error in loaded.errors]
         wanted = self.requested_theme or self.settings.theme
         for name in (wanted, DEFAULT_THEME):
             try:
                 self.theme = name
                 break
             except InvalidThemeError:
-                self.notify(f"Unknown theme {name!r}; known: {', '.join(sorted(self.available_themes))}",
-                            title="Theme", severity="error", timeout=10)
+                self._theme_problems.append(
+                    (f"Unknown theme {name!r}; known: {', '.join(sorted(self.available_themes))}", "Theme"))
         self._remembered_theme = self.theme
-        self.theme_changed_signal.subscribe(self, self._theme_changed)
 
     def _theme_changed(self, theme: Any) -> None:
         # The start-up theme (from the config or --theme) is announced too: only a change is written.
@@ -238,7 +245,9 @@ class AgentApp(App[int]):
     # -- start-up ------------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        self._load_themes()
+        for message, title in self._theme_problems:
+            self.notify(message, title=title, severity="error", timeout=10)
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.prompt.input.focus()
         self.set_interval(0.5, self._tick)
         self.call_after_refresh(self._after_first_frame)
@@ -246,6 +255,10 @@ class AgentApp(App[int]):
     @work(group="startup", exit_on_error=True)
     async def _after_first_frame(self) -> None:
         """Create (or attach) the session, then warm up litellm: all after the first frame."""
+        if self._started:
+            return  # a subclass that calls super().on_mount() would start twice
+        self._started = True
+        await self._sidebar.mount_all(self._side_panes())
         session = self._pending_session
         self._pending_session = None
         if session is None:
@@ -450,6 +463,8 @@ class AgentApp(App[int]):
         self._update_titles()
 
     def _update_titles(self) -> None:
+        if not self._tools_title.is_mounted:
+            return
         self._tools_title.update(f"tool calls ({len(self.calls)})")
         self._timeline_title.update(
             f"snapshots ({len(self.timeline.entries)})" if self.snapshots == "on" else f"snapshots ({self.snapshots})")

@@ -153,6 +153,7 @@ async def wait_idle(pilot: Pilot, app: AgentApp, timeout: float = 10.0) -> None:
         timeout,
         "the turn to end",
     )
+    await wait_for(pilot, lambda: not app.conversation.rendering, timeout, "the streamed text to render")
     await pilot.pause(0.1)
 
 

@@ -117,7 +117,8 @@ async def test_escape_pauses_a_running_tool(project: Path) -> None:
     rec = recording(("Running something slow.", [("bash", {"command": "sleep 20"})]))
     app = make_app(project, make_session(project, ReplayModel(rec)), initial_prompt="go")
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: app.control_state == "executingTool", what="the tool to run")
+        await wait_for(pilot, lambda: app.control_state == "executingTool" and bool(app.query(ToolCallBlock)),
+                       what="the tool to run")
         block = app.query_one(ToolCallBlock)
         assert "running" in block.render().plain
         await pilot.press("escape")

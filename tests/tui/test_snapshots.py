@@ -81,6 +81,7 @@ def test_mid_run_streaming(project: Path, snap_compare) -> None:
     async def mid_run(pilot: Pilot) -> None:
         still(app)
         await wait_for(pilot, lambda: model.reached_gate, what="the gate")
+        await wait_for(pilot, lambda: app.conversation.pending_chars == 0, what="the streamed text to render")
         await pilot.pause(0.3)
 
     assert snap_compare(app, terminal_size=(130, 40), run_before=mid_run)

@@ -12,7 +12,15 @@ from agentcli.tui.calls import ToolCalls
 from agentcli.tui.messages import SessionEventPosted
 from agentcli.tui.themes import ROLE_DEFAULTS
 from agentcli.tui.widgets import AgentBlock, Conversation, ToolCallBlock, UserBlock
-from agentcli.tui.widgets._conversation import MAX_MOUNTED, PAGE
+from agentcli.tui.widgets._conversation import (
+    CHUNK_CHARS,
+    INITIAL,
+    MAX_MOUNTED,
+    MAX_WEIGHT,
+    PAGE,
+    chunk_markdown,
+    split_point,
+)
 from tests.tui.helpers import frozen_clock, wait_for
 
 
@@ -44,10 +52,9 @@ async def test_a_long_history_mounts_only_the_newest_blocks() -> None:
         await conversation.load_history(history(2000))
         await pilot.pause()
         assert len(conversation.records) == 2100
-        assert conversation.mounted_blocks == MAX_MOUNTED
-        assert len(conversation.children) <= MAX_MOUNTED + 1
-        assert conversation.query_one("EarlierMarker").display
-        assert "1,940 earlier blocks" in conversation.query_one("EarlierMarker").render().plain
+        assert conversation.mounted_blocks == INITIAL
+        assert len(conversation.children) <= INITIAL + 2
+        assert f"{2100 - INITIAL:,} earlier blocks" in conversation.query_one("EarlierMarker").render().plain
         assert conversation.query(AgentBlock).last().source == "answer **999**"
         assert conversation.scroll_y == conversation.max_scroll_y, "opened at the newest message"
 
@@ -66,6 +73,50 @@ async def test_scrolling_to_the_top_loads_the_previous_page() -> None:
         await wait_for(pilot, lambda: conversation.scroll_y > 0, what="the view to stay put")
         await pilot.pause(0.1)
         assert conversation.mounted_blocks == before + PAGE, "staying put does not load another page"
+
+
+async def test_reading_back_to_the_start_keeps_the_dom_bounded_and_end_returns() -> None:
+    app = StreamApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        conversation = app.query_one(Conversation)
+        await conversation.load_history(history(1000))
+        await pilot.pause()
+        while conversation._first_mounted > 0:
+            await conversation.action_show_earlier()
+            await pilot.pause()
+            assert conversation.mounted_blocks <= MAX_MOUNTED
+        assert conversation.query(UserBlock).first().render().plain == "question 0"
+        assert not conversation.at_end
+        assert "newer blocks" in conversation.query("EarlierMarker").last().render().plain
+
+        # While the user reads old messages, new ones are recorded but not mounted.
+        conversation.post_message(SessionEventPosted(UserMessage(text="live while reading")))
+        await pilot.pause(0.05)
+        assert conversation.records[-1].text == "live while reading" and conversation.records[-1].widget is None
+
+        conversation.focus()
+        await pilot.press("end")
+        await wait_for(pilot, lambda: conversation.at_end, what="the jump to the newest")
+        await pilot.pause()
+        assert conversation.query(UserBlock).last().render().plain == "live while reading"
+        assert conversation.mounted_blocks <= INITIAL + 1
+        assert conversation.following
+
+
+async def test_scrolling_down_past_the_window_loads_the_next_page() -> None:
+    app = StreamApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        conversation = app.query_one(Conversation)
+        await conversation.load_history(history(1000))
+        await pilot.pause()
+        for _ in range(10):
+            await conversation.action_show_earlier()
+        await pilot.pause()
+        last = conversation._last_mounted
+        assert last < len(conversation.records)
+        conversation.scroll_end(animate=False)
+        await wait_for(pilot, lambda: conversation._last_mounted > last, what="the next page")
+        assert conversation.mounted_blocks <= MAX_MOUNTED
 
 
 async def test_live_messages_prune_the_oldest_blocks() -> None:
@@ -99,3 +150,33 @@ async def test_a_result_updates_its_call_block_in_place() -> None:
         await pilot.pause(0.05)
         assert conversation.query_one(ToolCallBlock) is block
         assert block.render().plain.startswith("✗ bash  pytest -q  1.2s")
+
+
+def test_long_replies_are_cut_between_paragraphs_outside_code() -> None:
+    assert split_point("", "one\n\ntwo") == 5
+    assert split_point("```python\n", "x = 1\n\ny = 2\n```\n\nafter") == len("x = 1\n\ny = 2\n```\n\n")
+    assert split_point("", "no blank line") is None
+    text = "".join(f"paragraph {n} " + "word " * 40 + "\n\n" for n in range(100))
+    chunks = chunk_markdown(text, size=1000)
+    assert "".join(chunks) == text
+    assert all(len(chunk) < 1300 for chunk in chunks) and len(chunks) > 10
+    fenced = "intro\n\n```\n" + "line\n\n" * 500 + "```\n\noutro"
+    assert all(chunk.count("```") % 2 == 0 for chunk in chunk_markdown(fenced, size=100))
+
+
+async def test_a_long_streamed_reply_becomes_several_blocks_and_stays_bounded() -> None:
+    app = StreamApp()
+    paragraph = "word " * 60 + "\n\n"
+    async with app.run_test(size=(100, 30)) as pilot:
+        conversation = app.query_one(Conversation)
+        for _ in range(120):  # 120 deltas of 5 paragraphs: ~180k characters, far over the budget
+            conversation.post_message(SessionEventPosted(TextDelta(text=paragraph * 5)))
+        conversation.post_message(SessionEventPosted(AssistantMessage(text=paragraph * 600)))
+        await wait_for(pilot, lambda: conversation._stream is None and not conversation._continuing
+                       and len(conversation.records) > 1, timeout=120, what="the reply to finish")
+        await pilot.pause()
+        blocks = list(conversation.query(AgentBlock))
+        assert len(conversation.records) >= 180_000 // (CHUNK_CHARS + 400)
+        assert all(b.has_class("-cont") for b in blocks[1:])
+        assert conversation.mounted_weight <= MAX_WEIGHT
+        assert "".join(r.text for r in conversation.records) == paragraph * 600

@@ -1,6 +1,8 @@
 """The TUI's widgets, one private module each."""
 
-from agentcli.tui.widgets._conversation import AgentBlock, Conversation, NoticeBlock, ToolCallBlock, UserBlock
+from typing import TYPE_CHECKING, Any
+
+from agentcli.tui.widgets._conversation import Conversation, NoticeBlock, ToolCallBlock, UserBlock
 from agentcli.tui.widgets._prompt import PromptArea
 from agentcli.tui.widgets._state_graph import StateGraph
 from agentcli.tui.widgets._status import StatusHeader
@@ -20,3 +22,14 @@ __all__ = [
     "ToolPanel",
     "UserBlock",
 ]
+
+if TYPE_CHECKING:
+    from agentcli.tui.widgets._agent_block import AgentBlock
+
+
+def __getattr__(name: str) -> Any:
+    if name == "AgentBlock":  # lazy: Markdown is not needed for the first frame
+        from agentcli.tui.widgets._agent_block import AgentBlock
+
+        return AgentBlock
+    raise AttributeError(name)

@@ -2,8 +2,9 @@
 
 One ``Markdown`` widget per agent message, streamed with ``Markdown.get_stream``; tool calls are
 keyed blocks updated per status change, never per token. Every block is first a light record;
-only the newest ``MAX_MOUNTED`` are widgets, so the DOM stays bounded however long the session.
-Scrolling to the top mounts the previous page again.
+only a window of them are widgets (the newest, while the view follows the stream), so the DOM
+stays bounded however long the session. Scrolling past either end of the window mounts the next
+page there and unloads one at the other end.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on
 from textual.binding import Binding
@@ -20,8 +21,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.reactive import var
 from textual.widget import Widget
-from textual.widgets import Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Static
 
 from agentcli.events import (
     AssistantMessage,
@@ -48,10 +48,63 @@ from agentcli.events import (
 from agentcli.tui.calls import ToolCallInfo, ToolCalls, format_duration
 from agentcli.tui.messages import SessionEventPosted
 
+if TYPE_CHECKING:
+    from agentcli.tui.widgets._agent_block import AgentBlock, SlicedStream
+
+
+def _agent_block() -> type[AgentBlock]:
+    # Markdown brings markdown-it and pygments (~40 ms): loaded with the first agent message,
+    # after the first frame, not at start-up.
+    from agentcli.tui.widgets._agent_block import AgentBlock
+
+    return AgentBlock
+
 MAX_MOUNTED = 160
-"""Blocks kept as widgets; older ones are records only until scrolled back to."""
-PAGE = 40
-"""Blocks mounted or pruned at a time."""
+"""Blocks kept as widgets; the others are records only until scrolled back to."""
+INITIAL = 60
+"""Blocks mounted when a session's history is opened (a few screens); more come on scroll-up."""
+PAGE = 25
+"""Blocks mounted or unloaded at a time."""
+MAX_WEIGHT = 700
+"""Markdown blocks (paragraphs, list items, code...) kept mounted across all messages: a long
+reply is many widgets, and every append lays out all of them."""
+CHUNK_CHARS = 4000
+"""A long agent message is shown as several Markdown widgets of about this size, split between
+paragraphs, so its older parts can be unloaded like older messages."""
+
+
+def split_point(before: str, text: str, start: int = 0) -> int | None:
+    """Where to end a message chunk in ``text``: just after a blank line outside a code fence.
+
+    Args:
+        before: The chunk's text so far (decides whether ``text`` starts inside a fence).
+        text: The new text.
+        start: Look for a blank line from here on.
+
+    Returns:
+        The index in ``text`` to cut at, or None if there is no safe place.
+    """
+    inside = before.count("```") % 2 == 1
+    position = 0
+    while (index := text.find("\n\n", max(position, start))) != -1:
+        inside ^= text.count("```", position, index) % 2 == 1
+        if not inside and index > 0:
+            return index + 2
+        position = index + 2
+    return None
+
+
+def chunk_markdown(text: str, size: int = CHUNK_CHARS) -> list[str]:
+    """A long message cut into chunks of about ``size`` at safe places (whole if there are none)."""
+    chunks: list[str] = []
+    while len(text) > size:
+        cut = split_point(text[:size], text[size:])
+        if cut is None:
+            break
+        chunks.append(text[: size + cut])
+        text = text[size + cut :]
+    chunks.append(text)
+    return chunks
 OUTPUT_LINES = 24
 """Lines of a tool's result shown inline when expanded; the panel shows all of it."""
 
@@ -80,19 +133,6 @@ class UserBlock(Static):
     """
 
 
-class AgentBlock(Markdown):
-    """One agent message, streamed into while the model speaks."""
-
-    DEFAULT_CSS = """
-    AgentBlock {
-        margin: 1 0 0 0;
-        padding: 0 1;
-        layout: stream;
-    }
-    AgentBlock.-interrupted { border-left: outer $warning; }
-    """
-
-
 class NoticeBlock(Static):
     """A notice, retry, error, stuck warning, progress summary or turn end."""
 
@@ -111,7 +151,7 @@ class NoticeBlock(Static):
 
 
 class EarlierMarker(Static):
-    """The line at the top that says how many older blocks are not shown, and loads them."""
+    """A line at an end of the window saying how many blocks are not shown there; click to load."""
 
     DEFAULT_CSS = """
     EarlierMarker { color: $text-muted; text-align: center; width: 1fr; }
@@ -119,10 +159,19 @@ class EarlierMarker(Static):
     """
 
     class Clicked(Message):
-        """The user asked for older blocks."""
+        """The user asked for the blocks beyond this marker."""
+
+        def __init__(self, later: bool) -> None:
+            super().__init__()
+            self.later = later
+            """True for the marker under the window (newer blocks)."""
+
+    def __init__(self, *, later: bool = False) -> None:
+        super().__init__("")
+        self.later = later
 
     def on_click(self) -> None:
-        self.post_message(self.Clicked())
+        self.post_message(self.Clicked(self.later))
 
 
 class ToolCallBlock(Static, can_focus=True):
@@ -215,6 +264,11 @@ class Record:
     widget: Widget | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def weight(self) -> int:
+        """Roughly how many widgets the block becomes (a Markdown block per paragraph)."""
+        return self.text.count("\n\n") + 1 if self.kind == "agent" else 1
+
 
 class Conversation(VerticalScroll, can_focus=True):
     """Owns the stream's DOM: records events as blocks, streams agent text, prunes old blocks."""
@@ -226,6 +280,8 @@ class Conversation(VerticalScroll, can_focus=True):
     BINDINGS = [
         Binding("ctrl+u", "show_earlier", "Earlier", id="agentcli.stream.earlier", show=False,
                 tooltip="Show older messages that were unloaded to keep the app fast"),
+        Binding("end", "jump_to_end", "Newest", id="agentcli.stream.end", show=False,
+                tooltip="Go to the newest message and follow the stream again"),
     ]
 
     class CallSelected(Message):
@@ -243,15 +299,25 @@ class Conversation(VerticalScroll, can_focus=True):
         self.records: list[Record] = []
         self._first_mounted = 0
         """Index of the oldest record that is a widget."""
-        self._stream: MarkdownStream | None = None
+        self._last_mounted = 0
+        """One past the newest record that is a widget (``len(records)`` when at the end)."""
+        self._window_at_end = True
+        self._stream: SlicedStream | None = None
         self._streaming: Record | None = None
-        self._marker = EarlierMarker("")
+        self._marker = EarlierMarker()
         self._marker.display = False
+        self._later = EarlierMarker(later=True)
+        self._later.display = False
         self._call_records: dict[str, Record] = {}
         self._awaiting_permission = False
+        self._continuing = False
+        """The reply being streamed goes on past a chunk boundary."""
+        self._draining: dict[int, SlicedStream] = {}
+        """Streams still appending, by record: a finished chunk may still be rendering."""
 
     def compose(self) -> Iterable[Widget]:
         yield self._marker
+        yield self._later
 
     def on_mount(self) -> None:
         self.anchor()
@@ -260,16 +326,36 @@ class Conversation(VerticalScroll, can_focus=True):
 
     @property
     def mounted_blocks(self) -> int:
-        return len(self.records) - self._first_mounted
+        return self._last_mounted - self._first_mounted
+
+    @property
+    def mounted_weight(self) -> int:
+        return sum(record.weight for record in self.records[self._first_mounted : self._last_mounted])
+
+    @property
+    def at_end(self) -> bool:
+        """True when the window reaches the newest block: new blocks are mounted as they come.
+
+        A flag rather than ``_last_mounted == len(records)``: a live record is appended before
+        its widget is mounted, and a scroll in that moment must not look like reading history.
+        """
+        return self._window_at_end
+
+    def _agent_records(self, text: str, classes: str = "") -> list[Record]:
+        chunks = chunk_markdown(text)
+        return [Record("agent", chunk, " ".join(filter(None, (classes, "-cont" if n else ""))))
+                for n, chunk in enumerate(chunks)]
 
     async def clear(self) -> None:
         """Forget every block (switching sessions)."""
-        await self._end_stream(interrupted=False)
+        self._end_stream(interrupted=False)
+        self._draining.clear()
         await self.remove_children([r.widget for r in self.records if r.widget is not None])
         self.records.clear()
         self._call_records.clear()
         self._awaiting_permission = False
-        self._first_mounted = 0
+        self._first_mounted = self._last_mounted = 0
+        self._window_at_end = True
         self._update_marker()
 
     async def load_history(self, events: Iterable[Event]) -> None:
@@ -283,17 +369,28 @@ class Conversation(VerticalScroll, can_focus=True):
                 text = event.text or "".join(streamed)
                 streamed.clear()
                 if text:
-                    self.records.append(Record("agent", text, "-interrupted" if event.interrupted else ""))
+                    self.records += self._agent_records(text, "-interrupted" if event.interrupted else "")
                 continue
             self._record_event(event)
         if streamed:
-            self.records.append(Record("agent", "".join(streamed), "-interrupted"))
-        self._first_mounted = max(0, len(self.records) - MAX_MOUNTED)
+            self.records += self._agent_records("".join(streamed), "-interrupted")
+        self._first_mounted = self._window_start(len(self.records), INITIAL)
+        self._last_mounted = len(self.records)
         widgets = [self._widget_for(record) for record in self.records[self._first_mounted :]]
         with self.app.batch_update():
-            await self.mount_all(widgets)
+            await self.mount_all(widgets, before=self._later)
         self._update_marker()
         self.anchor()
+
+    def _window_start(self, end: int, count: int) -> int:
+        """The first record of a window ending at ``end``: at most ``count`` blocks and the weight."""
+        first, weight = end, 0
+        while first > 0 and end - first < count:
+            weight += self.records[first - 1].weight
+            if weight > MAX_WEIGHT and first < end:
+                break
+            first -= 1
+        return first
 
     def show_call(self, call_id: str) -> None:
         """Expand a tool call's block and scroll to it (selected in the tool panel)."""
@@ -301,13 +398,32 @@ class Conversation(VerticalScroll, can_focus=True):
         if record is None:
             return
         if record.widget is None:
-            self.notify("That call is in the unloaded part of the stream; scroll up to load it.", severity="warning")
+            self.run_worker(self._show_unloaded_call(record), group="window", exclusive=True)
             return
         block = record.widget
         assert isinstance(block, ToolCallBlock)
         block.expanded = True
         self.release_anchor()
         self.scroll_to_widget(block, animate=False, top=True)
+
+    async def _show_unloaded_call(self, record: Record) -> None:
+        """Move the window to an unloaded call (picked in the tool panel), then show it."""
+        index = self.records.index(record)
+        doomed = [r.widget for r in self.records[self._first_mounted : self._last_mounted] if r.widget is not None]
+        for other in self.records[self._first_mounted : self._last_mounted]:
+            other.widget = None
+        self._first_mounted = max(0, index - PAGE)
+        self._last_mounted = min(len(self.records), index + PAGE)
+        self._window_at_end = self._last_mounted == len(self.records)
+        widgets = [self._widget_for(r) for r in self.records[self._first_mounted : self._last_mounted]]
+        self.release_anchor()
+        with self.app.batch_update():
+            await self.remove_children(doomed)
+            await self.mount_all(widgets, before=self._later)
+        self._update_marker()
+        if isinstance(record.widget, ToolCallBlock):
+            record.widget.expanded = True
+            self.call_after_refresh(self.scroll_to_widget, record.widget, animate=False, top=True)
 
     def refresh_running(self) -> None:
         """Repaint running tool calls (their elapsed time)."""
@@ -324,10 +440,12 @@ class Conversation(VerticalScroll, can_focus=True):
             await self._write(event.text)
             return
         if isinstance(event, AssistantMessage):
-            streamed = self._streaming
-            await self._end_stream(interrupted=event.interrupted)
+            streamed = self._streaming or (self.records[-1] if self._continuing else None)
+            self._continuing = False
+            self._end_stream(interrupted=event.interrupted)
             if streamed is None and event.text:
-                await self._add(Record("agent", event.text, "-interrupted" if event.interrupted else ""))
+                for record in self._agent_records(event.text, "-interrupted" if event.interrupted else ""):
+                    await self._add(record)
             if event.interrupted:
                 await self._add(Record("notice", "… reply interrupted", "-warning"))
             return
@@ -341,7 +459,8 @@ class Conversation(VerticalScroll, can_focus=True):
                 record.widget.refresh(layout=True)
             return
         if isinstance(event, (ToolCallStarted, UserMessage, ClarificationAnswered)):
-            await self._end_stream(interrupted=False)
+            self._continuing = False
+            self._end_stream(interrupted=False)
         record = self._record_event(event)
         if record is not None:
             await self._mount_new(record)
@@ -413,7 +532,15 @@ class Conversation(VerticalScroll, can_focus=True):
 
     def _widget_for(self, record: Record) -> Widget:
         if record.kind == "agent":
-            widget: Widget = AgentBlock(record.text, classes=record.classes)
+            widget: Widget = _agent_block()(record.text, classes=record.classes or None)
+            if record is self._streaming and self._stream is not None:
+                # Mounted again while its reply still streams: what came so far is in the new
+                # widget; the rest goes to it too.
+                from agentcli.tui.widgets._agent_block import SlicedStream
+
+                self._stream.finish()
+                self._stream = SlicedStream(widget)
+                self._draining[id(record)] = self._stream
         elif record.kind in ("user", "answer"):
             text = record.text if record.kind == "user" else f"↳ {record.text}"
             widget = UserBlock(Content(text), classes="-answer" if record.kind == "answer" else "")
@@ -428,26 +555,65 @@ class Conversation(VerticalScroll, can_focus=True):
     # -- streaming -----------------------------------------------------------------------
 
     async def _write(self, text: str) -> None:
-        if self._stream is None:
-            record = Record("agent")
-            self.records.append(record)
-            await self._mount_new(record)
-            assert isinstance(record.widget, AgentBlock)
-            self._streaming = record
-            self._stream = Markdown.get_stream(record.widget)
-        assert self._streaming is not None
-        self._streaming.text += text
-        await self._stream.write(text)
+        """Queue streamed text; it renders in the background, so this handler never waits on it."""
+        while text:
+            if self._stream is None:
+                await self._start_stream(continued=self._continuing)
+            record, stream = self._streaming, self._stream
+            assert record is not None and stream is not None
+            room = CHUNK_CHARS - len(record.text)
+            if len(text) > room and (cut := split_point(record.text, text, max(0, room))) is not None:
+                # A long reply goes on in a new Markdown widget, so its start can be unloaded later.
+                head, text = text[:cut], text[cut:]
+                record.text += head
+                stream.write(head)
+                self._end_stream(interrupted=False)
+                self._continuing = True
+                continue
+            record.text += text
+            stream.write(text)
+            text = ""
 
-    async def _end_stream(self, *, interrupted: bool) -> None:
+    async def _start_stream(self, *, continued: bool) -> None:
+        from agentcli.tui.widgets._agent_block import SlicedStream
+
+        record = Record("agent", classes="-cont" if continued else "")
+        self.records.append(record)
+        await self._mount_new(record)
+        # Not mounted when the user reads older blocks: the text still goes into the record, and
+        # this detached widget just drops it; mounting the record later shows all of it.
+        block = record.widget or _agent_block()("")
+        assert isinstance(block, _agent_block())
+        previous = next((stream for stream in reversed(self._draining.values()) if not stream.done), None)
+        self._streaming = record
+        self._stream = SlicedStream(block, after=previous)
+        self._draining[id(record)] = self._stream
+
+    def _end_stream(self, *, interrupted: bool) -> None:
         stream, record = self._stream, self._streaming
         self._stream = self._streaming = None
         if stream is not None:
-            await stream.stop()
+            stream.finish()
         if record is not None and interrupted:
             record.classes = "-interrupted"
             if record.widget is not None:
                 record.widget.add_class("-interrupted")
+
+    @property
+    def rendering(self) -> bool:
+        """True while streamed text is still being appended to some message."""
+        self._draining = {key: s for key, s in self._draining.items() if not s.done}
+        return bool(self._draining)
+
+    @property
+    def pending_chars(self) -> int:
+        """Streamed characters received but not yet in a Markdown widget."""
+        return sum(stream.pending for stream in self._draining.values() if not stream.done)
+
+    async def wait_rendered(self) -> None:
+        """Wait until every streamed character is in its widget."""
+        for stream in list(self._draining.values()):
+            await stream.wait()
 
     # -- mounting and pruning ------------------------------------------------------------
 
@@ -456,59 +622,128 @@ class Conversation(VerticalScroll, can_focus=True):
         await self._mount_new(record)
 
     async def _mount_new(self, record: Record) -> None:
-        await self.mount(self._widget_for(record))
-        if self.mounted_blocks > MAX_MOUNTED + PAGE and self.following:
-            await self._prune()
+        """A live block: mounted if the window is at the end, else counted under the window."""
+        if not self._window_at_end:
+            self._update_marker()
+            return
+        await self.mount(self._widget_for(record), before=self._later)
+        self._last_mounted = self.records.index(record, self._last_mounted) + 1
+        if self.following and (self.mounted_blocks > MAX_MOUNTED + PAGE or self.mounted_weight > MAX_WEIGHT):
+            await self._unload_top()
 
     @property
     def following(self) -> bool:
         """True while the view sticks to the newest block (the user has not scrolled away)."""
         return self._anchored and not self._anchor_released
 
-    async def _prune(self) -> None:
-        """Unmount the oldest page (the records stay, to be mounted again on scroll-back)."""
-        stop = self._first_mounted + PAGE
-        streaming = self._streaming
+    def _busy(self, record: Record) -> bool:
+        stream = self._draining.get(id(record))
+        return record is self._streaming or (stream is not None and not stream.done)
+
+    async def _unload_top(self, count: int = MAX_MOUNTED, weight: int = MAX_WEIGHT - PAGE) -> None:
+        """Unmount the oldest blocks until the window fits (the records stay)."""
         doomed = []
-        for record in self.records[self._first_mounted : stop]:
-            if record is streaming:
+        mounted, total = self.mounted_blocks, self.mounted_weight
+        while self._first_mounted < self._last_mounted and (mounted > count or total > weight):
+            record = self.records[self._first_mounted]
+            if self._busy(record):
                 break
             if record.widget is not None:
                 doomed.append(record.widget)
                 record.widget = None
             self._first_mounted += 1
+            mounted -= 1
+            total -= record.weight
+        await self.remove_children(doomed)
+        self._update_marker()
+
+    async def _unload_bottom(self) -> None:
+        """Unmount the newest blocks until the window fits (scrolling back through history)."""
+        doomed = []
+        mounted, total = self.mounted_blocks, self.mounted_weight
+        while self._last_mounted > self._first_mounted and (mounted > MAX_MOUNTED or total > MAX_WEIGHT):
+            record = self.records[self._last_mounted - 1]
+            if record.widget is not None:
+                doomed.append(record.widget)
+                record.widget = None
+            self._last_mounted -= 1
+            self._window_at_end = False
+            mounted -= 1
+            total -= record.weight
         await self.remove_children(doomed)
         self._update_marker()
 
     async def action_show_earlier(self) -> None:
-        """Mount the previous page of blocks above the oldest shown one, keeping the view still."""
+        """Mount the previous page above the window, keeping the view still; unload at the bottom."""
         if self._first_mounted == 0:
             return
         start = max(0, self._first_mounted - PAGE)
         widgets = [self._widget_for(record) for record in self.records[start : self._first_mounted]]
-        anchor_widget = next((r.widget for r in self.records[self._first_mounted :] if r.widget is not None), None)
+        anchor_widget = next((r.widget for r in self.records[self._first_mounted : self._last_mounted]
+                              if r.widget is not None), None)
         self._first_mounted = start
         self.release_anchor()
         with self.app.batch_update():
             await self.mount_all(widgets, after=self._marker)
-            self._update_marker()
+            await self._unload_bottom()
         if anchor_widget is not None:
             self.call_after_refresh(self.scroll_to_widget, anchor_widget, animate=False, top=True)
+
+    async def action_show_later(self) -> None:
+        """Mount the next page under the window, keeping the view still; unload at the top."""
+        if self.at_end:
+            return
+        stop = min(len(self.records), self._last_mounted + PAGE)
+        widgets = [self._widget_for(record) for record in self.records[self._last_mounted : stop]]
+        anchor_widget = next((r.widget for r in reversed(self.records[self._first_mounted : self._last_mounted])
+                              if r.widget is not None), None)
+        self._last_mounted = stop
+        self._window_at_end = stop == len(self.records)
+        with self.app.batch_update():
+            await self.mount_all(widgets, before=self._later)
+            await self._unload_top(count=MAX_MOUNTED, weight=MAX_WEIGHT)
+        if anchor_widget is not None:
+            self.call_after_refresh(self.scroll_to_widget, anchor_widget, animate=False, top=False)
+
+    async def action_jump_to_end(self) -> None:
+        """Show the newest blocks and follow the stream again."""
+        if not self.at_end:
+            doomed = [r.widget for r in self.records[self._first_mounted : self._last_mounted] if r.widget is not None]
+            for record in self.records[self._first_mounted : self._last_mounted]:
+                record.widget = None
+            self._last_mounted = len(self.records)
+            self._window_at_end = True
+            self._first_mounted = self._window_start(self._last_mounted, INITIAL)
+            widgets = [self._widget_for(record) for record in self.records[self._first_mounted :]]
+            with self.app.batch_update():
+                await self.remove_children(doomed)
+                await self.mount_all(widgets, before=self._later)
+            self._update_marker()
+        self.anchor()
 
     def _update_marker(self) -> None:
         hidden = self._first_mounted
         self._marker.display = hidden > 0
         if hidden:
             self._marker.update(f"▲ {hidden:,} earlier blocks · scroll up or ctrl+u to show them")
+        newer = len(self.records) - self._last_mounted
+        self._later.display = newer > 0
+        if newer:
+            self._later.update(f"▼ {newer:,} newer blocks · scroll down, or end for the newest")
 
     @on(EarlierMarker.Clicked)
-    async def _earlier_clicked(self) -> None:
-        await self.action_show_earlier()
+    async def _marker_clicked(self, message: EarlierMarker.Clicked) -> None:
+        if message.later:
+            await self.action_show_later()
+        else:
+            await self.action_show_earlier()
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
         if new <= 0 < old and self._first_mounted > 0:
-            self.run_worker(self.action_show_earlier(), group="earlier", exclusive=True)
+            self.run_worker(self.action_show_earlier(), group="window", exclusive=True)
+        elif new >= self.max_scroll_y > old and not self.at_end:
+            self.run_worker(self.action_show_later(), group="window", exclusive=True)
 
     @on(ToolCallBlock.Selected)
     def _call_focused(self, message: ToolCallBlock.Selected) -> None:

@@ -75,23 +75,24 @@ class PromptArea(Vertical):
         super().__init__(id=id)
         self.question: ClarificationRequested | None = None
         self.permission: PermissionRequested | None = None
+        # Attributes, not queries: the app may still set the mode while the screen closes.
+        self.input = Input(placeholder=_PLACEHOLDERS["task"], id="prompt-input")
+        self._question_text = Static(id="question-text")
+        self._options = OptionList(id="question-options")
+        self._hint = Static(id="prompt-hint")
 
     def compose(self) -> Iterable[Widget]:
         with Vertical(id="question"):
-            yield Static(id="question-text")
-            yield OptionList(id="question-options")
-        yield Static(id="prompt-hint")
-        yield Input(placeholder=_PLACEHOLDERS["task"], id="prompt-input")
-
-    @property
-    def input(self) -> Input:
-        return self.query_one("#prompt-input", Input)
+            yield self._question_text
+            yield self._options
+        yield self._hint
+        yield self.input
 
     def ask(self, question: ClarificationRequested) -> None:
         """Show the agent's question and options; the input becomes the answer box."""
         self.question = question
-        self.query_one("#question-text", Static).update(Content(f"? {question.question}"))
-        options = self.query_one("#question-options", OptionList)
+        self._question_text.update(Content(f"? {question.question}"))
+        options = self._options
         options.set_options(Option(f"{n}. {text}", id=str(n)) for n, text in enumerate(question.options, start=1))
         options.display = bool(question.options)
         if question.options:
@@ -102,9 +103,9 @@ class PromptArea(Vertical):
         """Show a tool call that waits for approval, with the four ways to answer."""
         self.permission = request
         why = f"\n{request.reason}" if request.reason else ""
-        self.query_one("#question-text", Static).update(Content(f"🔒 {request.tool}: {request.summary}{why}"))
+        self._question_text.update(Content(f"🔒 {request.tool}: {request.summary}{why}"))
         rules = ", ".join(request.rules or [request.rule])
-        options = self.query_one("#question-options", OptionList)
+        options = self._options
         options.set_options([
             Option("1. Allow once (y)", id="once"),
             Option(f"2. Allow for this session: {rules} (s)", id="session"),
@@ -127,7 +128,7 @@ class PromptArea(Vertical):
             self.permission = None
 
     def watch_hint(self, hint: str) -> None:
-        widget = self.query_one("#prompt-hint", Static)
+        widget = self._hint
         widget.update(Content(hint))
         widget.display = bool(hint)
 

@@ -187,21 +187,22 @@ class SnapshotTimeline(Vertical):
         self.following = True
         self.previews_started = 0
         """Previews that actually ran a diff (scrubbing past entries starts none)."""
+        self.option_list = OptionList(id="snapshot-list")
+        self._diff = Static(id="diff-text")
+        self._preview: VerticalScroll | None = None
 
     def compose(self) -> Iterable[Widget]:
-        yield OptionList(id="snapshot-list")
-        with VerticalScroll(id="diff-preview"):
-            yield Static(self._placeholder(), id="diff-text")
+        self._diff.update(self._placeholder())
+        yield self.option_list
+        with VerticalScroll(id="diff-preview") as preview:
+            self._preview = preview
+            yield self._diff
 
     def _placeholder(self) -> Content:
         if self.differ is None:
             return Content.styled(self.off_reason or "No snapshot store.", "$text-muted")
         return Content.styled("No snapshots yet: one is taken after every tool call that changes files.",
                               "$text-muted")
-
-    @property
-    def option_list(self) -> OptionList:
-        return self.query_one("#snapshot-list", OptionList)
 
     @property
     def selected(self) -> TimelineEntry | None:
@@ -214,13 +215,13 @@ class SnapshotTimeline(Vertical):
         if self.entries:
             self.option_list.highlighted = len(self.entries) - 1
         else:
-            self.query_one("#diff-text", Static).update(self._placeholder())
+            self._diff.update(self._placeholder())
 
     def clear(self) -> None:
         self.entries = []
         self.undo_id = None
         self.option_list.clear_options()
-        self.query_one("#diff-text", Static).update(self._placeholder())
+        self._diff.update(self._placeholder())
 
     def add(self, entry: TimelineEntry) -> None:
         if any(existing.id == entry.id for existing in self.entries):
@@ -292,7 +293,7 @@ class SnapshotTimeline(Vertical):
         index = self.entries.index(entry) if entry in self.entries else -1
         if self.against_previous:
             if index <= 0:
-                self.query_one("#diff-text", Static).update(
+                self._diff.update(
                     Content.styled(f"#{entry.seq} is the first snapshot; press d to compare with the working tree.",
                                    "$text-muted"))
                 return
@@ -304,9 +305,10 @@ class SnapshotTimeline(Vertical):
         try:
             diff = await self.differ(a_ref, b_ref)
         except Exception as error:  # noqa: BLE001 - shown to the user, not swallowed
-            self.query_one("#diff-text", Static).update(Content.styled(f"Cannot diff: {error}", "$error"))
+            self._diff.update(Content.styled(f"Cannot diff: {error}", "$error"))
             return
         # Colouring a big patch is the slow part: do it off the event loop.
         content = await asyncio.to_thread(render_diff, diff, title)
-        self.query_one("#diff-text", Static).update(content)
-        self.query_one("#diff-preview", VerticalScroll).scroll_home(animate=False)
+        self._diff.update(content)
+        if self._preview is not None:
+            self._preview.scroll_home(animate=False)

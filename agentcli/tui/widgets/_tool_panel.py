@@ -76,15 +76,13 @@ class ToolPanel(Vertical):
         self.following = True
         """Highlight each new call until the user picks one."""
         self.selected: str | None = None
+        self.option_list = OptionList(id="tool-list")
+        self._detail = Static(Content.styled("No tool calls yet.", "$text-muted"), id="tool-detail-text")
 
     def compose(self) -> Iterable[Widget]:
-        yield OptionList(id="tool-list")
+        yield self.option_list
         with VerticalScroll(id="tool-detail"):
-            yield Static(Content.styled("No tool calls yet.", "$text-muted"), id="tool-detail-text")
-
-    @property
-    def option_list(self) -> OptionList:
-        return self.query_one("#tool-list", OptionList)
+            yield self._detail
 
     def load(self, calls: Iterable[ToolCallInfo]) -> None:
         """Show calls already made (a reopened session)."""
@@ -98,7 +96,7 @@ class ToolPanel(Vertical):
         self.option_list.clear_options()
         self.selected = None
         self.following = True
-        self.query_one("#tool-detail-text", Static).update(Content.styled("No tool calls yet.", "$text-muted"))
+        self._detail.update(Content.styled("No tool calls yet.", "$text-muted"))
 
     def on_session_event_posted(self, message: SessionEventPosted) -> None:
         event = message.event
@@ -152,7 +150,7 @@ class ToolPanel(Vertical):
             self._show(info)
 
     def _show(self, info: ToolCallInfo) -> None:
-        self.query_one("#tool-detail-text", Static).update(call_detail(info, self._clock()))
+        self._detail.update(call_detail(info, self._clock()))
 
     @on(OptionList.OptionHighlighted, "#tool-list")
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:

@@ -1,0 +1,140 @@
+"""Opening a 2,000-message session in the TUI and scrolling through it.
+
+Builds a real session log by running 1,000 turns (1,000 user messages and 1,000 agent replies,
+each ending with a `complete` call) through a Session with the replay model, then opens it the
+way `agentcli resume` does (factory.resume_session) in the app, headless at 120x40. A 20-message
+session opened the same way in the same run is the baseline. Printed:
+
+- time to the first frame and until the history is on screen, for both, and the ratio;
+- how many blocks are widgets after opening (the stream keeps only the newest ones mounted);
+- scrolling: pages up from the bottom to the top of the whole history, each timed until it is
+  repainted (and the page of older blocks it needed is mounted); then `end` back to the newest.
+
+    python bench/tui_history.py [--messages 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from agentcli.config import Settings, data_home
+from agentcli.llm.replay import RecordedCall, RecordedTurn, Recording, ReplayModel
+from agentcli.session import factory
+from agentcli.session.log import find_session
+from agentcli.tui.app import AgentApp
+
+REPLY = ("Here is what I found in **{n}**:\n\n- the function splits on spaces\n- so runs of spaces make "
+         "empty words\n\nThe fix is a regular expression.")
+
+
+async def build_session(workspace: Path, turns: int) -> str:
+    recording = Recording(
+        model="replay/history",
+        turns=[RecordedTurn(text=REPLY.format(n=n), usage=(100, 20),
+                            tool_calls=[RecordedCall(name="complete", arguments={"summary": f"answered {n}"})])
+               for n in range(turns)],
+    )
+    settings = Settings(model="replay:history.json")
+    session = factory.new_session(workspace, settings, model_client=ReplayModel(recording))
+    for n in range(turns):
+        await session.run_turn(f"question {n}: what does textstats do with double spaces?")
+    session.close()
+    return session.id
+
+
+class Timed(AgentApp):
+    first_frame_at: float | None = None
+
+    def on_mount(self) -> None:
+        # Textual calls every class's on_mount in turn: no super() call here.
+        self.call_after_refresh(self._first_frame)
+
+    def _first_frame(self) -> None:
+        self.first_frame_at = time.perf_counter()
+
+
+async def open_and_scroll(session_id: str, *, scroll: bool) -> dict[str, float]:
+    entry = find_session(data_home(), session_id)
+    settings = Settings(model="replay:history.json")
+    recording = Recording(turns=[RecordedTurn(text="more")])
+    started = time.perf_counter()
+    session = factory.resume_session(entry, settings, model_client=ReplayModel(recording))
+    app = Timed(workspace=Path(entry.meta.workspace), settings=settings, session=session, warm_up=False)
+    result: dict[str, float] = {}
+    async with app.run_test(size=(120, 40)) as pilot:
+        while not app.session_ready:
+            await asyncio.sleep(0.005)
+        await pilot.pause()
+        loaded = time.perf_counter()
+        assert app.first_frame_at is not None
+        conversation = app.conversation
+        result.update(first_frame=app.first_frame_at - started, loaded=loaded - started,
+                      records=len(conversation.records), mounted=conversation.mounted_blocks,
+                      widgets=len(list(app.screen.walk_children())))
+        if scroll:
+            conversation.focus()
+            presses: list[float] = []
+            while conversation._first_mounted > 0 or conversation.scroll_y > 0:
+                # Page up without the smooth-scroll animation (whose duration is not work), then
+                # wait for the repaint and any page of older blocks it mounts.
+                before = time.perf_counter()
+                conversation.scroll_page_up(animate=False)
+                await pilot.pause()
+                await app.workers.wait_for_complete()
+                await pilot.pause()
+                presses.append(time.perf_counter() - before)
+                if len(presses) > 20_000:
+                    break
+            result.update(presses=len(presses), press_p50=statistics.median(presses),
+                          press_p95=statistics.quantiles(presses, n=20)[18], press_max=max(presses),
+                          mounted_at_top=conversation.mounted_blocks,
+                          widgets_at_top=len(list(app.screen.walk_children())))
+            before = time.perf_counter()
+            conversation.scroll_end(animate=False)
+            await pilot.pause()
+            result["end"] = time.perf_counter() - before
+    return result
+
+
+async def run(messages: int) -> None:
+    workspace = Path(tempfile.mkdtemp(prefix="agentcli-bench-"))
+    (workspace / "textstats.py").write_text("def words(text):\n    return text.split(' ')\n")
+    started = time.perf_counter()
+    big = await build_session(workspace, messages // 2)
+    small = await build_session(workspace, 10)
+    print(f"built the logs in {time.perf_counter() - started:.1f} s ({messages:,} and 20 messages)")
+    base = await open_and_scroll(small, scroll=False)
+    large = await open_and_scroll(big, scroll=True)
+    print(f"20-message session:    first frame {base['first_frame'] * 1000:6.0f} ms, history shown "
+          f"{base['loaded'] * 1000:6.0f} ms ({base['records']:.0f} blocks, {base['widgets']:.0f} widgets)")
+    print(f"{messages:,}-message session: first frame {large['first_frame'] * 1000:6.0f} ms, history shown "
+          f"{large['loaded'] * 1000:6.0f} ms ({large['records']:,.0f} blocks, {large['mounted']:.0f} mounted, "
+          f"{large['widgets']:,.0f} widgets)")
+    print(f"ratio large/small: first frame {large['first_frame'] / base['first_frame']:.2f}x, "
+          f"history shown {large['loaded'] / base['loaded']:.2f}x")
+    print(f"scrolling to the top: {large['presses']:.0f} pages up, per press p50 {large['press_p50'] * 1000:.0f} ms, "
+          f"p95 {large['press_p95'] * 1000:.0f} ms, max {large['press_max'] * 1000:.0f} ms")
+    print(f"at the top: {large['mounted_at_top']:,.0f} blocks mounted, {large['widgets_at_top']:,.0f} widgets; "
+          f"`end` back to the newest: {large['end'] * 1000:.0f} ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--messages", type=int, default=2000)
+    options = parser.parse_args()
+    home = Path(tempfile.mkdtemp(prefix="agentcli-bench-home-"))
+    os.environ["XDG_DATA_HOME"] = str(home / "data")
+    os.environ["XDG_CONFIG_HOME"] = str(home / "config")
+    print(f"python {sys.version.split()[0]}")
+    asyncio.run(run(options.messages))
+
+
+if __name__ == "__main__":
+    main()
