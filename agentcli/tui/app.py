@@ -63,6 +63,23 @@ PANES = ("graph", "tools", "timeline")
 SNAPSHOT_API = ("timeline", "diff", "plan_restore", "restore")
 
 
+def binding_classes() -> list[type]:
+    """Every class of the TUI that declares key bindings (for the keymap and its tests)."""
+    from agentcli.tui.widgets._conversation import Conversation as Stream
+    from agentcli.tui.widgets._conversation import ToolCallBlock
+
+    return [AgentApp, Stream, ToolCallBlock, SnapshotTimeline, ConfirmRestore]
+
+
+def all_binding_ids() -> set[str]:
+    ids = set()
+    for cls in binding_classes():
+        for binding in getattr(cls, "BINDINGS", []):
+            if isinstance(binding, Binding) and binding.id:
+                ids.add(binding.id)
+    return ids
+
+
 def tui_session_options(factory_function: Callable[..., Any]) -> dict[str, Any]:
     """In the TUI a person is there to approve tool calls: the default permission mode is ``ask``
     (headless runs use ``edits``); passed only to a factory that knows the option."""
@@ -242,11 +259,25 @@ class AgentApp(App[int]):
         """Use a theme now and remember it for next time (palette ``theme: NAME``)."""
         self.theme = name
 
+    def _load_keymap(self) -> None:
+        from agentcli.tui.keymap import KeymapError, load_keymap
+
+        try:
+            keymap, warnings = load_keymap(known_ids=all_binding_ids())
+        except KeymapError as error:
+            self.notify(str(error), title="Keymap", severity="error", timeout=10)
+            return
+        for warning in warnings:
+            self.notify(warning, title="Keymap", severity="warning", timeout=10)
+        if keymap:
+            self.set_keymap(keymap)
+
     # -- start-up ------------------------------------------------------------------------
 
     def on_mount(self) -> None:
         for message, title in self._theme_problems:
             self.notify(message, title=title, severity="error", timeout=10)
+        self._load_keymap()
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.prompt.input.focus()
         self.set_interval(0.5, self._tick)
@@ -726,6 +757,8 @@ class AgentApp(App[int]):
                             self.timeline.action_toggle_base)
         yield SystemCommand("stream: show earlier messages", "Load older messages that were unloaded (ctrl+u)",
                             self.conversation.action_show_earlier)
+        yield SystemCommand("stream: jump to the newest message", "Follow the stream again (end in the stream)",
+                            self.conversation.action_jump_to_end)
 
     # -- shutdown ------------------------------------------------------------------------
 

@@ -1,0 +1,59 @@
+"""Every key binding is remappable and explained; every app action is in the command palette."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.binding import Binding
+
+from agentcli.tui.app import AgentApp, all_binding_ids, binding_classes
+from agentcli.tui.keymap import keymap_file, load_keymap
+from agentcli.llm.replay import ReplayModel
+from tests.tui.helpers import make_app, make_session, recording, wait_for
+
+
+def test_every_binding_has_an_id_a_description_and_a_tooltip() -> None:
+    seen: set[str] = set()
+    for cls in binding_classes():
+        for binding in cls.BINDINGS:
+            assert isinstance(binding, Binding)
+            assert binding.id and binding.id.startswith("agentcli."), (cls.__name__, binding)
+            assert binding.description and binding.tooltip, binding.id
+            seen.add(binding.id)
+    assert seen == all_binding_ids()
+
+
+async def test_every_app_action_is_in_the_palette(project: Path) -> None:
+    app = make_app(project, None)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        for expected in ("agent: pause", "agent: resume", "session: new", "view: toggle side panes",
+                         "view: toggle state graph", "view: toggle tool-call panel", "view: toggle snapshot timeline",
+                         "focus: prompt", "focus: tool calls", "focus: snapshot timeline", "snapshot: undo last restore",
+                         "snapshot: toggle diff base", "stream: show earlier messages", "permission: allow once",
+                         "permission: deny"):
+            assert expected in titles, expected
+        ours = titles[titles.index("agent: pause") :]
+        assert all(": " in title for title in ours), "our entries read group: action"
+
+
+def test_a_keymap_file_remaps_by_id_and_reports_unknown_ids() -> None:
+    path = keymap_file()
+    path.parent.mkdir(parents=True)
+    path.write_text('"agentcli.pause" = "f5"\n"agentcli.nope" = "f6"\n"agentcli.pane.graph" = 3\n')
+    keymap, warnings = load_keymap(known_ids=all_binding_ids())
+    assert keymap == {"agentcli.pause": "f5"}
+    assert len(warnings) == 2 and "agentcli.nope" in warnings[0]
+
+
+async def test_a_remapped_key_pauses(project: Path) -> None:
+    keymap_file().parent.mkdir(parents=True)
+    keymap_file().write_text('"agentcli.pause" = "f5"\n')
+    rec = recording(("Running something slow.", [("bash", {"command": "sleep 20"})]))
+    app = make_app(project, make_session(project, ReplayModel(rec)), initial_prompt="go")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.control_state == "executingTool", what="the tool to run")
+        await pilot.press("f5")
+        await wait_for(pilot, lambda: app.control_state == "paused", what="paused by f5")
+    assert isinstance(app, AgentApp)
