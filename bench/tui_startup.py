@@ -28,6 +28,7 @@ MINIMAL = r"""
 import sys, time
 from textual.app import App
 from textual.widgets import Footer, Header, Static
+print(f"IMPORTED {time.time():.6f}", flush=True)
 
 class Minimal(App):
     def compose(self):
@@ -50,6 +51,7 @@ import sys, time
 from pathlib import Path
 from agentcli.config import load_settings
 from agentcli.tui.app import AgentApp
+print(f"IMPORTED {time.time():.6f}", flush=True)
 
 class Timed(AgentApp):
     def on_mount(self):
@@ -79,7 +81,7 @@ def launch(code: str, *args: str, env: dict[str, str]) -> dict[str, float]:
     marks = {}
     for line in out.stdout.splitlines():
         name, _, stamp = line.partition(" ")
-        if name in ("FIRST", "SESSION"):
+        if name in ("IMPORTED", "FIRST", "SESSION"):
             marks[name] = float(stamp) - started
     marks["exit"] = time.time() - started
     return marks
@@ -99,10 +101,16 @@ def main() -> None:
     launch(MINIMAL, env=env)  # warm the file cache for both
     launch(AGENTCLI, str(workspace), env=env)
     minimal, first, session = [], [], []
+    minimal_imports, imports, minimal_app, app = [], [], [], []
     for _ in range(options.runs):  # interleaved, so drifting machine load hits both alike
-        minimal.append(launch(MINIMAL, env=env)["FIRST"])
+        marks = launch(MINIMAL, env=env)
+        minimal.append(marks["FIRST"])
+        minimal_imports.append(marks["IMPORTED"])
+        minimal_app.append(marks["FIRST"] - marks["IMPORTED"])
         marks = launch(AGENTCLI, str(workspace), env=env)
         first.append(marks["FIRST"])
+        imports.append(marks["IMPORTED"])
+        app.append(marks["FIRST"] - marks["IMPORTED"])
         session.append(marks.get("SESSION", float("nan")))
 
     def fmt(values: list[float]) -> str:
@@ -113,6 +121,10 @@ def main() -> None:
     print(f"minimal Textual app, first frame:   {fmt(minimal)}")
     print(f"agentcli TUI, first frame:          {fmt(first)}")
     print(f"agentcli TUI, session attached:     {fmt(session)}")
+    print(f"  of which interpreter + imports:   minimal {statistics.median(minimal_imports) * 1000:4.0f} ms, "
+          f"agentcli {statistics.median(imports) * 1000:4.0f} ms (settings and events need pydantic)")
+    print(f"  of which app start -> first frame: minimal {statistics.median(minimal_app) * 1000:4.0f} ms, "
+          f"agentcli {statistics.median(app) * 1000:4.0f} ms")
     print(f"first frame ratio agentcli/minimal: {ratio:.2f}x   (goal < 1.5x and < 1000 ms)")
     verdict = statistics.median(first) < 1.0 and ratio < 1.5
     print(f"goal met: {'yes' if verdict else 'no'}")

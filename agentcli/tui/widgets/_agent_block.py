@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from textual.widgets import Markdown
 
@@ -42,17 +43,19 @@ class SlicedStream:
     """
 
     def __init__(self, markdown: Markdown, max_chars: int = MAX_APPEND_CHARS, *,
-                 after: SlicedStream | None = None) -> None:
+                 after: SlicedStream | None = None, on_done: Callable[[], object] | None = None) -> None:
         """
         Args:
             markdown: The widget to append to.
             max_chars: The most text one append gets.
             after: A stream to let finish first (the previous chunk of the same reply), so one
                 reply renders in order and never two appends compete.
+            on_done: Called once everything is appended.
         """
         self.markdown = markdown
         self.max_chars = max_chars
         self._after = after
+        self._on_done = on_done
         self._pending = ""
         self._wake = asyncio.Event()
         self._stopping = False
@@ -93,6 +96,13 @@ class SlicedStream:
         return text[:cut]
 
     async def _run(self) -> None:
+        try:
+            await self._append_all()
+        finally:
+            if self._on_done is not None:
+                self._on_done()
+
+    async def _append_all(self) -> None:
         if self._after is not None:
             await self._after.wait()
             self._after = None

@@ -65,7 +65,7 @@ INITIAL = 60
 """Blocks mounted when a session's history is opened (a few screens); more come on scroll-up."""
 PAGE = 25
 """Blocks mounted or unloaded at a time."""
-MAX_WEIGHT = 700
+MAX_WEIGHT = 400
 """Markdown blocks (paragraphs, list items, code...) kept mounted across all messages: a long
 reply is many widgets, and every append lays out all of them."""
 CHUNK_CHARS = 4000
@@ -586,8 +586,13 @@ class Conversation(VerticalScroll, can_focus=True):
         assert isinstance(block, _agent_block())
         previous = next((stream for stream in reversed(self._draining.values()) if not stream.done), None)
         self._streaming = record
-        self._stream = SlicedStream(block, after=previous)
+        self._stream = SlicedStream(block, after=previous, on_done=self._stream_done)
         self._draining[id(record)] = self._stream
+
+    def _stream_done(self) -> None:
+        # A chunk that finished rendering can be unloaded now; it was kept while it streamed.
+        if self.is_attached and self.following and self.at_end and self.mounted_weight > MAX_WEIGHT:
+            self.call_later(self._unload_top)
 
     def _end_stream(self, *, interrupted: bool) -> None:
         stream, record = self._stream, self._streaming
