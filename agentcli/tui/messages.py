@@ -19,5 +19,3 @@ class SessionEventPosted(Message):
 
     event: Event
     """The pydantic event, as the session emitted it."""
-    history: bool = False
-    """True when replayed from the log of a reopened session, not happening now."""
