@@ -9,6 +9,7 @@ default theme. The chosen theme is remembered as ``theme = "..."`` in the user c
 from __future__ import annotations
 
 import re
+import sys
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -23,6 +24,8 @@ DEFAULT_THEME = "agentcli-dark"
 
 BUNDLED_THEMES_DIR = Path(__file__).resolve().parents[2] / "themes"
 """``themes/`` at the repository root (next to the ``agentcli`` package in a checkout)."""
+INSTALLED_THEMES_DIR = Path(sys.prefix) / "share" / "agentcli" / "themes"
+"""Where an installed wheel puts ``themes/`` (as setuptools data-files), when it is not a checkout."""
 
 ROLE_DEFAULTS: dict[str, str] = {
     "graph-active": "#ffa62b",
@@ -162,7 +165,8 @@ class LoadedThemes:
 
 def load_themes(directories: Iterable[Path] | None = None) -> LoadedThemes:
     """Themes from the bundled folder, then the user folder (later files win on a name clash)."""
-    folders = list(directories) if directories is not None else [BUNDLED_THEMES_DIR, user_themes_dir()]
+    bundled = BUNDLED_THEMES_DIR if BUNDLED_THEMES_DIR.is_dir() else INSTALLED_THEMES_DIR
+    folders = list(directories) if directories is not None else [bundled, user_themes_dir()]
     themes: dict[str, ThemeFile] = {}
     errors: list[str] = []
     for folder in folders:
