@@ -637,6 +637,12 @@ def _root(
     workspace = _workspace(cwd)
     settings = _settings(workspace, model=model, api_base=api_base, workflow=workflow,
                          **_permission_flags(False, permission_mode, sandbox))
+    if settings.snapshots.enabled:
+        from agentcli.session.factory import unsafe_workspace
+
+        broad = unsafe_workspace(workspace)
+        if broad and not typer.confirm(f"{broad}. Open agentcli here anyway?", default=False):
+            raise typer.Exit(EXIT_USAGE)
     _open_tui(workspace, settings, theme=theme)
 
 
