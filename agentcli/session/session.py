@@ -17,6 +17,7 @@ from agentcli.config import Settings
 from agentcli.events import (
     ClarificationAnswered,
     ClarificationRequested,
+    ErrorOccurred,
     Event,
     Outcome,
     PermissionDecided,
@@ -28,7 +29,7 @@ from agentcli.events import (
     UserMessage,
 )
 from agentcli.llm.types import ModelClient
-from agentcli.permissions import Mode, PermissionState, Policy, Scope
+from agentcli.permissions import ConfigWriteError, Mode, PermissionState, Policy, Scope
 
 if TYPE_CHECKING:
     from agentcli.session.resume import Rebuilt
@@ -309,10 +310,11 @@ class Session:
     async def approve(self, scope: Scope = "once") -> None:
         """Let the call waiting for approval run; ``session`` and ``always`` also remember its rules.
 
+        When ``always`` cannot update .agentcli.toml, an error event says which rule to add by
+        hand; the call still runs and the rules hold for this session.
+
         Raises:
             SessionStateError: no call is waiting.
-            ConfigWriteError: ``always`` could not update .agentcli.toml (the call still runs,
-                and the rules hold for this session).
         """
         await self._answer_permission(True, scope)
 
@@ -334,8 +336,10 @@ class Session:
         self._expect_turn()
         try:
             self.permissions.remember(request.rules, scope, allowed=allowed)
-        finally:
-            await self.chart.send("approve" if allowed else "deny")
+        except ConfigWriteError as error:
+            # The answer still holds, for this call and (as a session rule) for the session.
+            self._emit(ErrorOccurred(kind="config", message=str(error)))
+        await self.chart.send("approve" if allowed else "deny")
 
     async def pause(self, reason: str = "paused by the user") -> None:
         """Stop at once: a stream in progress is cancelled, a running command is killed."""
