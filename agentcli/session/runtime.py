@@ -168,6 +168,8 @@ class Runtime:
         self._flight = _InFlight()
         self._task: asyncio.Task[Any] | None = None
         self._coalescer: TextCoalescer | None = None
+        self.clock: Callable[[], float] = time.monotonic
+        """Times tool calls; tests that compare screens fix it so durations do not vary."""
         self.tool_context = ToolContext(workspace=workspace, settings=settings.tools, sandbox=settings.sandbox)
         self.policy = policy or Policy(settings.permissions, workspace, state=PermissionState(workspace), default_mode="all")
         self.redact = Redactor()
@@ -396,7 +398,7 @@ class Runtime:
                                               reason=decision.reason))
                 await self._send("permission_needed", reason=f"approval needed: {decision.summary}")
                 return
-        self._flight = _InFlight(call=call, call_started=time.monotonic())
+        self._flight = _InFlight(call=call, call_started=self.clock())
         self.emit(ToolCallStarted(call_id=call.id, name=call.name, arguments=call.arguments))
         self.watchdog.before(call, self.tools.modifies_files(call.name))
         if refusal is not None:
@@ -405,7 +407,7 @@ class Runtime:
             if call.name == "explore":
                 self.tools["explore"].current_call = call.id  # type: ignore[attr-defined]
             result = self.redact.result(await self.tools.call(call.name, call.arguments, self.tool_context))
-        duration = time.monotonic() - self._flight.call_started
+        duration = self.clock() - self._flight.call_started
         self._flight = _InFlight()
         self.pending.popleft()
         self.last_call, self.last_result = call, result
@@ -510,7 +512,7 @@ class Runtime:
         call = self._flight.call
         if call is None:
             return
-        duration = time.monotonic() - self._flight.call_started
+        duration = self.clock() - self._flight.call_started
         self._flight = _InFlight()
         if self.pending and self.pending[0] is call:
             self.pending.popleft()

@@ -80,13 +80,8 @@ def all_binding_ids() -> set[str]:
     return ids
 
 
-def tui_session_options(factory_function: Callable[..., Any]) -> dict[str, Any]:
-    """In the TUI a person is there to approve tool calls: the default permission mode is ``ask``
-    (headless runs use ``edits``); passed only to a factory that knows the option."""
-    import inspect
-
-    parameters = inspect.signature(factory_function).parameters
-    return {"default_permission_mode": "ask"} if "default_permission_mode" in parameters else {}
+TUI_PERMISSION_MODE = "ask"
+"""In the TUI a person is there to approve tool calls (headless runs default to ``edits``)."""
 
 
 def snapshot_support(session: Any) -> str:
@@ -296,7 +291,7 @@ class AgentApp(App[int]):
             from agentcli.session.factory import SessionSetupError, new_session
 
             try:
-                session = new_session(self.workspace, self.settings, **tui_session_options(new_session))
+                session = new_session(self.workspace, self.settings, default_permission_mode=TUI_PERMISSION_MODE)
             except SessionSetupError as error:
                 self.notify(str(error), title="Cannot start a session", severity="error", timeout=30)
                 self.prompt.mode = "readonly"
@@ -699,17 +694,13 @@ class AgentApp(App[int]):
 
         try:
             if entry is None:
-                session = factory.new_session(self.workspace, self.settings, **tui_session_options(factory.new_session))
+                session = factory.new_session(self.workspace, self.settings,
+                                              default_permission_mode=TUI_PERMISSION_MODE)
                 await self.attach(session)
                 self.notify("New session started.")
                 return
-            resume = getattr(factory, "resume_session", None)
-            if resume is None:
-                self.notify("Opening an old session comes with `agentcli resume`; not available yet.",
-                            severity="warning")
-                return
             settings = self._settings_for(entry)
-            session = resume(entry, settings, **tui_session_options(resume))
+            session = factory.resume_session(entry, settings, default_permission_mode=TUI_PERMISSION_MODE)
         except Exception as error:  # noqa: BLE001 - SessionSetupError, ConfigError: shown
             self.notify(str(error), title="Cannot open the session", severity="error", timeout=15)
             return

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
 import shutil
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 from textual.pilot import Pilot
 
 from agentcli.config import RetrySettings, Settings, data_home
@@ -56,6 +54,8 @@ class GatedModel:
         self.gate = asyncio.Event()
         self.calls = 0
         self.reached_gate = False
+        self.sent_before_gate = 0
+        """Characters of text the gated turn streamed before it stopped at the gate."""
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         turn = self.calls
@@ -64,6 +64,7 @@ class GatedModel:
         async for item in self.inner.stream(request):
             if turn == self.gate_turn and isinstance(item, TextChunk):
                 if sent >= self.gate_after and not self.gate.is_set():
+                    self.sent_before_gate = sent
                     self.reached_gate = True
                     await self.gate.wait()
                 sent += len(item.text)
@@ -91,12 +92,8 @@ def make_session(
     if snapshots:
         from agentcli.session import factory
 
-        if not hasattr(factory, "snapshot_store"):
-            pytest.skip("the session layer has no snapshot store yet (factory.snapshot_store)")
         extra["snapshots"] = factory.snapshot_store(workspace, Settings(**fields), data_dir or data_home())
     if permission_mode is not None:
-        if "default_permission_mode" not in inspect.signature(Session).parameters:
-            pytest.skip("the session layer has no permissions yet")
         extra["default_permission_mode"] = permission_mode
     session = Session(
         workspace=workspace,
@@ -106,6 +103,8 @@ def make_session(
         session_id=session_id,
         **extra,
     )
+    # Tool durations show on screen: a fixed clock keeps screenshots the same on a loaded machine.
+    session.runtime.clock = frozen_clock
     if record:
         assert data_dir is not None
         log = SessionLog.create(data_dir, session_id, session.workspace, model=fields["model"], workflow="single")

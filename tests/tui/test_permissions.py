@@ -6,7 +6,6 @@ from pathlib import Path
 
 from agentcli.events import PermissionDecided
 from agentcli.llm.replay import ReplayModel
-from agentcli.tui.app import tui_session_options
 from agentcli.tui.widgets import NoticeBlock
 from tests.tui.helpers import make_app, make_session, recording, wait_for, wait_idle
 
@@ -50,10 +49,11 @@ async def test_picking_deny_refuses_the_call(project: Path) -> None:
         assert any(n.render().plain == "🔒 denied" for n in app.query(NoticeBlock))
 
 
-def test_the_tui_asks_by_default() -> None:
-    def factory(workspace: Path, settings: object, *, default_permission_mode: str = "edits") -> None: ...
+async def test_the_tui_asks_by_default(tmp_path: Path) -> None:
+    from agentcli.config import Settings
+    from agentcli.tui.app import AgentApp
 
-    def old_factory(workspace: Path, settings: object) -> None: ...
-
-    assert tui_session_options(factory) == {"default_permission_mode": "ask"}
-    assert tui_session_options(old_factory) == {}
+    app = AgentApp(workspace=tmp_path, settings=Settings(model="openai/never-called"), warm_up=False)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.session_ready, 10.0, "the session to attach")
+        assert app.session is not None and app.session.permission_mode == "ask"

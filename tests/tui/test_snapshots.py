@@ -13,6 +13,7 @@ from types import SimpleNamespace
 import pytest
 from textual.pilot import Pilot
 
+from agentcli.events import TextDelta
 from agentcli.llm.replay import ReplayModel
 from agentcli.tui.app import AgentApp
 from agentcli.tui.screens import ConfirmRestore
@@ -76,11 +77,18 @@ def test_mid_run_streaming(project: Path, snap_compare) -> None:
     """You should see an answer half streamed in (it stops after "spaces"), `thinking` lit in the
     graph and the status line, and the prompt saying the agent is working and ctrl+s pauses."""
     model = GatedModel(FIXED, gate_turn=1, gate_after=50)
-    app = make_app(project, make_session(project, model), initial_prompt="Why do the tests fail?")
+    session = make_session(project, model)
+    streamed: list[int] = []
+    session.subscribe(lambda event: streamed.append(len(event.text)) if isinstance(event, TextDelta) else None)
+    app = make_app(project, session, initial_prompt="Why do the tests fail?")
 
     async def mid_run(pilot: Pilot) -> None:
         still(app)
         await wait_for(pilot, lambda: model.reached_gate, what="the gate")
+        # Every character streamed before the gate has reached the app (the session coalesces text
+        # on a timer, which a loaded machine can delay) and has been rendered.
+        first_turn = len(FIXED.turns[0].text)
+        await wait_for(pilot, lambda: sum(streamed) >= first_turn + model.sent_before_gate, what="the streamed text")
         await wait_for(pilot, lambda: app.conversation.pending_chars == 0, what="the streamed text to render")
         await pilot.pause(0.3)
 
