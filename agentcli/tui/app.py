@@ -711,9 +711,7 @@ class AgentApp(App[int]):
         from agentcli.config import load_settings
         from agentcli.session import factory
 
-        overrides_for = getattr(factory, "resume_settings_overrides", None)
-        overrides = overrides_for(entry, {}) if overrides_for else {"model": entry.meta.model or None}
-        return load_settings(Path(entry.meta.workspace), overrides=overrides)
+        return load_settings(Path(entry.meta.workspace), overrides=factory.resume_settings_overrides(entry, {}))
 
     # -- palette -------------------------------------------------------------------------
 
