@@ -342,9 +342,17 @@ class Session:
         await self.chart.send("approve" if allowed else "deny")
 
     async def pause(self, reason: str = "paused by the user") -> None:
-        """Stop at once: a stream in progress is cancelled, a running command is killed."""
-        if self.control_state in WAITING_STATES:
+        """Stop at once: a stream in progress is cancelled, a running command is killed.
+
+        A question or an approval request that waits is set aside too (its call gets a result);
+        an idle, paused or halted session has nothing to stop.
+        """
+        if self.chart is None or self.control_state in ("idle", "paused", "halted"):
             return
+        if self.control_state == "awaitingClarification":
+            self.pending_question = None
+        elif self.control_state == "awaitingPermission":
+            self.pending_permission = None
         await self.chart.send("pause", reason=reason)
         await self.runtime.settle()
 

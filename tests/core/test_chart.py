@@ -177,3 +177,23 @@ async def test_turn_end_event_is_emitted_once_per_turn(workspace: Path) -> None:
     await session.run_turn("one")
     await session.run_turn("two")
     assert [e.reason for e in rec.of(TurnEnded)] == ["a", "b"]
+
+
+async def test_pausing_sets_a_pending_question_or_approval_aside(workspace: Path) -> None:
+    from agentcli.events import ToolCallFinished as Finished
+
+    client = replay(("", [("clarify", {"question": "Which?"})]), ("", [("bash", {"command": "ls"})]),
+                    ("", [("complete", {"summary": "done"})]))
+    session, rec = make_session(workspace, client)
+    session.runtime.policy.mode = "ask"
+    assert (await session.run_turn("go")).outcome == "clarify"
+    await session.pause()
+    assert session.control_state == "paused" and session.pending_question is None
+    await session.resume("whichever")
+    assert (await session.wait_turn()).outcome == "paused"  # the bash call waits for approval
+    assert session.control_state == "awaitingPermission"
+    await session.pause()
+    assert session.control_state == "paused" and session.pending_permission is None
+    assert "waited for approval" in rec.of(Finished)[-1].output  # the call still got its result
+    await session.resume()
+    assert (await session.wait_turn()).outcome == "completed"
