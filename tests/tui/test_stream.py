@@ -114,8 +114,13 @@ async def test_scrolling_down_past_the_window_loads_the_next_page() -> None:
         await pilot.pause()
         last = conversation._last_mounted
         assert last < len(conversation.records)
-        conversation.scroll_end(animate=False)
-        await wait_for(pilot, lambda: conversation._last_mounted > last, what="the next page")
+        # Scrolling to the bottom loads the next page. The layout after the pages loaded above may
+        # not be settled yet on a loaded machine, so keep scrolling down as a reader would.
+        def scrolled_down() -> bool:
+            conversation.scroll_end(animate=False)
+            return conversation._last_mounted > last
+
+        await wait_for(pilot, scrolled_down, what="the next page")
         assert conversation.mounted_blocks <= MAX_MOUNTED
 
 
