@@ -12,7 +12,8 @@ import signal
 import sys
 from enum import Enum
 from pathlib import Path
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any
 
 import typer
@@ -417,8 +418,10 @@ SessionOpt = Annotated[
 ]
 
 
-def _open_for_snapshots(session_ref: str | None, cwd: Path | None) -> Any:
-    """The session whose timeline a snapshot command works on, opened without running anything."""
+@contextmanager
+def _snapshot_session(session_ref: str | None, cwd: Path | None) -> Iterator[Any]:
+    """The session whose timeline a snapshot command works on, opened without running anything
+    and closed (its log flushed) when the command ends, however it ends."""
     from agentcli.config import data_home
     from agentcli.session.factory import SessionSetupError, resume_session, resume_settings_overrides
     from agentcli.session.log import list_sessions
@@ -436,12 +439,16 @@ def _open_for_snapshots(session_ref: str | None, cwd: Path | None) -> Any:
         session = resume_session(entry, settings)
     except SessionSetupError as error:
         raise _fail(str(error)) from None
-    if not session.snapshots_enabled:
-        raise _fail("snapshots are off ([snapshots] enabled = false)")
-    return session
+    try:
+        if not session.snapshots_enabled:
+            raise _fail("snapshots are off ([snapshots] enabled = false)")
+        yield session
+    finally:
+        session.close()
 
 
-def _snapshot_call(session: Any, call: Callable[[], Awaitable[Any]]) -> Any:
+def _snapshot_call(call: Callable[[], Awaitable[Any]]) -> Any:
+    """Run one snapshot command of the Session; its errors exit 2 with their own message."""
     from agentcli.session import SessionStateError
 
     try:
@@ -452,8 +459,6 @@ def _snapshot_call(session: Any, call: Callable[[], Awaitable[Any]]) -> Any:
         if type(error).__module__.startswith("agentcli.snapshots"):
             raise _fail(str(error)) from None
         raise
-    finally:
-        session.close()
 
 
 snapshots_app = typer.Typer(help="The snapshot timeline: every change the agent made.", no_args_is_help=False)
@@ -470,8 +475,8 @@ def snapshots_list(ctx: typer.Context, session: SessionOpt = None, cwd: CwdOpt =
 
     from agentcli.headless import format_age, format_changes
 
-    opened = _open_for_snapshots(session, cwd)
-    timeline = _snapshot_call(opened, opened.timeline)
+    with _snapshot_session(session, cwd) as opened:
+        timeline = _snapshot_call(opened.timeline)
     table = Table(box=None, header_style="bold", title=f"session {opened.id}", title_justify="left")
     for column in ("#", "id", "age", "tool", "reason", "changes"):
         flexible = column in ("reason", "changes")
@@ -517,8 +522,8 @@ def diff(
     from rich.console import Console
     from rich.syntax import Syntax
 
-    opened = _open_for_snapshots(session, cwd)
-    result = _snapshot_call(opened, lambda: opened.diff(a, b))
+    with _snapshot_session(session, cwd) as opened:
+        result = _snapshot_call(lambda: opened.diff(a, b))
     console = Console(highlight=False)
     for change in result.files:
         console.print(f"[bold]{change.status:<10}[/] {change.path}  [green]+{change.added}[/] [red]−{change.removed}[/]")
@@ -539,51 +544,31 @@ def restore(
     cwd: CwdOpt = None,
 ) -> None:
     """Make the files match a snapshot. The current state is snapshotted first, so it can be undone."""
-    opened = _open_for_snapshots(session, cwd)
-    plan = _snapshot_call_keep(opened, lambda: opened.plan_restore(snapshot))
-    target = plan.target
-    typer.echo(f"restore snapshot {target.seq} ({target.id}, {target.reason}):")
-    for path in plan.writes:
-        typer.echo(f"  write   {path}")
-    for path in plan.chmods:
-        typer.echo(f"  mode    {path}")
-    for path in plan.deletes:
-        typer.echo(f"  delete  {path}")
-    for conflict in plan.conflicts:
-        typer.echo(f"  cannot  {conflict.path}: {conflict.reason}")
-    if plan.is_noop:
-        opened.close()
-        typer.echo("  nothing to do: the files already match")
-        return
-    if dry_run:
-        opened.close()
-        return
-    if not yes:
-        if not sys.stdin.isatty():
-            opened.close()
-            raise _fail("restoring changes files; confirm with --yes (or look first with --dry-run)")
-        if not typer.confirm("Restore these paths?"):
-            opened.close()
-            raise typer.Exit(1)
-    result = _snapshot_call(opened, lambda: opened.restore(snapshot))
+    with _snapshot_session(session, cwd) as opened:
+        plan = _snapshot_call(lambda: opened.plan_restore(snapshot))
+        target = plan.target
+        typer.echo(f"restore snapshot {target.seq} ({target.id}, {target.reason}):")
+        for path in plan.writes:
+            typer.echo(f"  write   {path}")
+        for path in plan.chmods:
+            typer.echo(f"  mode    {path}")
+        for path in plan.deletes:
+            typer.echo(f"  delete  {path}")
+        for conflict in plan.conflicts:
+            typer.echo(f"  cannot  {conflict.path}: {conflict.reason}")
+        if plan.is_noop:
+            typer.echo("  nothing to do: the files already match")
+            return
+        if dry_run:
+            return
+        if not yes:
+            if not sys.stdin.isatty():
+                raise _fail("restoring changes files; confirm with --yes (or look first with --dry-run)")
+            if not typer.confirm("Restore these paths?"):
+                raise typer.Exit(1)
+        result = _snapshot_call(lambda: opened.restore(snapshot))
     undo = result.undo
     typer.echo(f"restored in {result.duration_s:.2f}s; undo with: agentcli restore {undo.seq} --session {opened.id}")
-
-
-def _snapshot_call_keep(session: Any, call: Callable[[], Awaitable[Any]]) -> Any:
-    """Like _snapshot_call, but the session stays open for a following call."""
-    from agentcli.session import SessionStateError
-
-    try:
-        return asyncio.run(call())
-    except SessionStateError as error:
-        session.close()
-        raise _fail(str(error)) from None
-    except Exception as error:
-        if type(error).__module__.startswith("agentcli.snapshots"):
-            session.close()
-            raise _fail(str(error)) from None
-        raise
 
 
 def _demo_task(bundled: Path) -> str:

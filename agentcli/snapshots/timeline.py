@@ -10,7 +10,6 @@ whose tree `git gc` could delete.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import threading
