@@ -56,12 +56,10 @@ class Explore(Tool[ExploreArgs]):
     def __init__(self, make_child: Callable[[], Session], forward: Callable[[Event], None]) -> None:
         self._make_child = make_child
         self._forward = forward
-        self.current_call: str = ""
-        """The parent's call id, set by the runtime before each run."""
 
     async def run(self, args: ExploreArgs, ctx: ToolContext) -> ToolResult:
         child = self._make_child()
-        call_id = self.current_call
+        call_id = ctx.call_id
         finished: list[ToolCallFinished] = []
 
         def relay(event: Event) -> None:

@@ -14,7 +14,7 @@ import json
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -404,9 +404,8 @@ class Runtime:
         if refusal is not None:
             result = ToolResult.failure(refusal)
         else:
-            if call.name == "explore":
-                self.tools["explore"].current_call = call.id  # type: ignore[attr-defined]
-            result = self.redact.result(await self.tools.call(call.name, call.arguments, self.tool_context))
+            context = replace(self.tool_context, call_id=call.id)
+            result = self.redact.result(await self.tools.call(call.name, call.arguments, context))
         duration = self.clock() - self._flight.call_started
         self._flight = _InFlight()
         self.pending.popleft()

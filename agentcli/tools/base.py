@@ -28,6 +28,8 @@ class ToolContext:
     settings: ToolSettings = field(default_factory=ToolSettings)
     sandbox: bool = False
     """Run ``bash`` under bubblewrap: workspace writable, the rest read-only, no network."""
+    call_id: str = ""
+    """The id of the call being run (a subagent nests its events under it)."""
 
 
 @dataclass(frozen=True)
