@@ -197,8 +197,9 @@ class ChartGraph:
         return [node for node in self.nodes if node.parent == node_id]
 
 
+@lru_cache(maxsize=32)
 def chart_graph(chart: type[StateChart]) -> ChartGraph:
-    """Read nodes and edges from a chart class (never from a hand-kept copy)."""
+    """Read nodes and edges from a chart class (never from a hand-kept copy); once per class."""
     nodes: list[GraphNode] = []
     edges: list[GraphEdge] = []
     for state in chart.states_map.values():

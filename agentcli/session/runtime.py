@@ -181,8 +181,8 @@ class Runtime:
         self.session_id = ""
         self._capture_for_call = False
         """True when capturingSnapshot follows a tool call (else it is the first capture)."""
-        self._first_capture: str | None = "session start"
-        """The reason of the capture owed before the first turn; None once it is taken."""
+        self.first_capture: str | None = "session start"
+        """The reason of the capture owed before this process's first turn; None once it is taken."""
         self.plan = plan or PlanStore()
         self.phase_steps = 0
         """Model calls in the current visit of the active phase, against its ``max_steps``."""
@@ -207,7 +207,7 @@ class Runtime:
 
     def needs_first_snapshot(self) -> bool:
         """Guard: capture the workspace as it is before this process's first turn."""
-        return self.snapshots is not None and self._first_capture is not None
+        return self.snapshots is not None and self.first_capture is not None
 
     @property
     def active_phase(self) -> Phase:
@@ -524,12 +524,12 @@ class Runtime:
         """Invoked on entering ``capturingSnapshot``: write the workspace's tree, off the event loop."""
         self._task = asyncio.current_task()
         if not self._capture_for_call:
-            reason, self._first_capture = self._first_capture or "session start", None
+            reason, self.first_capture = self.first_capture or "session start", None
             await self.capture(reason)
             await self._send("snapshot_done")
             return
         self._capture_for_call = False
-        self._first_capture = None  # this capture records whatever changed before, too
+        self.first_capture = None  # this capture records whatever changed before, too
         call, result = self.last_call, self.last_result
         assert call is not None and result is not None
         # write_file and edit_file say what they changed; after bash anything may have.

@@ -226,7 +226,7 @@ class Session:
         for rule in rebuilt.session_deny:
             self.permissions.remember(rule, "session", allowed=False)
         self.plan.replace(rebuilt.plan)
-        self.runtime._first_capture = "session resumed"  # what changed while it was away
+        self.runtime.first_capture = "session resumed"  # what changed while it was away
         self._start_states = [
             sid for sid in rebuilt.configuration
             if sid in self._chart_class.states_map and not self._chart_class.states_map[sid].states
