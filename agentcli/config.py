@@ -1,26 +1,30 @@
 """Configuration: user file, then workspace file, then ``AGENTCLI_*`` variables, then flags.
 
 Every layer is validated by the same pydantic model, so a mistake is reported with the file (or
-variable) it came from and the field that is wrong. This module imports nothing of agentcli's.
+variable) it came from and the field that is wrong. The sources themselves are read by
+:mod:`agentcli.config_sources`, which needs no pydantic.
 """
 
 from __future__ import annotations
 
-import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-WORKSPACE_CONFIG = ".agentcli.toml"
-ENV_PREFIX = "AGENTCLI_"
+from agentcli.config_sources import (
+    WORKSPACE_CONFIG,
+    ConfigError,
+    config_home,
+    data_home,
+    merge_layers,
+    read_layers,
+)
+
+__all__ = ["WORKSPACE_CONFIG", "ConfigError", "Settings", "config_home", "data_home", "load_settings"]
+
 DEFAULT_MODEL = "anthropic/claude-sonnet-4-5"
-
-
-class ConfigError(Exception):
-    """A configuration source is unreadable or invalid. The message names source and field."""
 
 
 class _Section(BaseModel):
@@ -227,36 +231,6 @@ class Settings(_Section):
         return getattr(self.models, role, None) or self.model
 
 
-def config_home() -> Path:
-    """``$XDG_CONFIG_HOME/agentcli`` (``~/.config/agentcli`` by default)."""
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "agentcli"
-
-
-def data_home() -> Path:
-    """``$XDG_DATA_HOME/agentcli`` (``~/.local/share/agentcli`` by default): sessions, snapshots."""
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "agentcli"
-
-
-# Lists that add up across layers instead of replacing: a workspace's "always" approvals must not
-# hide the user's own rules.
-_ACCUMULATED = frozenset({("permissions", "allow"), ("permissions", "deny")})
-
-
-def _deep_merge(base: dict[str, Any], extra: Mapping[str, Any], path: tuple[str, ...] = ()) -> dict[str, Any]:
-    merged = dict(base)
-    for key, value in extra.items():
-        old = merged.get(key)
-        if isinstance(value, Mapping) and isinstance(old, dict):
-            merged[key] = _deep_merge(old, value, (*path, key))
-        elif (*path, key) in _ACCUMULATED and isinstance(value, list) and isinstance(old, list):
-            merged[key] = [*old, *(item for item in value if item not in old)]
-        else:
-            merged[key] = value
-    return merged
-
-
 def _describe(error: ValidationError, source: str) -> str:
     lines = [f"invalid configuration in {source}:"]
     for item in error.errors():
@@ -271,38 +245,6 @@ def _validate_layer(layer: Mapping[str, Any], source: str) -> None:
         Settings.model_validate(layer)
     except ValidationError as error:
         raise ConfigError(_describe(error, source)) from None
-
-
-def read_toml(path: Path) -> dict[str, Any]:
-    """Read one TOML config file; a syntax error names the file and the line."""
-    try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"invalid TOML in {path}: {error}") from None
-    except OSError as error:
-        raise ConfigError(f"cannot read {path}: {error.strerror}") from None
-
-
-def env_layer(environ: Mapping[str, str]) -> dict[str, Any]:
-    """``AGENTCLI_MODEL=x`` sets ``model``; ``AGENTCLI_RETRY__ATTEMPTS=2`` sets ``retry.attempts``.
-
-    Values stay strings; pydantic converts them and reports the variable name on failure.
-    """
-    layer: dict[str, Any] = {}
-    for name, value in environ.items():
-        if not name.startswith(ENV_PREFIX) or name in _NOT_SETTINGS:
-            continue
-        path = name[len(ENV_PREFIX) :].lower().split("__")
-        node = layer
-        for part in path[:-1]:
-            node = node.setdefault(part, {})
-        node[path[-1]] = value
-    return layer
-
-
-# Variables with the prefix that are not settings: they must not be read as unknown fields.
-_NOT_SETTINGS = frozenset({"AGENTCLI_DATA_DIR", "AGENTCLI_NO_WARMUP"})
 
 
 def load_settings(
@@ -323,21 +265,7 @@ def load_settings(
     Raises:
         ConfigError: naming the file, variable or flag and the field that is wrong.
     """
-    environ = os.environ if environ is None else environ
-    user_file = user_file or config_home() / "config.toml"
-    merged: dict[str, Any] = {}
-    for path in (user_file, workspace / WORKSPACE_CONFIG):
-        if path.is_file():
-            layer = read_toml(path)
-            _validate_layer(layer, str(path))
-            merged = _deep_merge(merged, layer)
-    env = env_layer(environ)
-    if env:
-        _validate_layer(env, "environment variables (AGENTCLI_*)")
-        merged = _deep_merge(merged, env)
-    flags = {key: value for key, value in (overrides or {}).items() if value is not None}
-    if flags:
-        _validate_layer(flags, "command-line options")
-        merged = _deep_merge(merged, flags)
-    return Settings.model_validate(merged)
-
+    layers = read_layers(workspace, overrides=overrides, environ=environ, user_file=user_file)
+    for layer in layers:
+        _validate_layer(layer.values, layer.source)
+    return Settings.model_validate(merge_layers(layers))

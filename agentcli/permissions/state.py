@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
-from agentcli.config import WORKSPACE_CONFIG
+from agentcli.config_sources import WORKSPACE_CONFIG
 from agentcli.permissions.persist import add_rules_to_config
 from agentcli.permissions.rules import parse_rules
 

@@ -27,7 +27,7 @@ class SessionsProvider(Provider):
     """The sessions of this workspace (newest first): pick one to open it."""
 
     async def startup(self) -> None:
-        from agentcli.config import data_home
+        from agentcli.config_sources import data_home
         from agentcli.session import log
 
         app: AgentApp = self.app  # type: ignore[assignment]

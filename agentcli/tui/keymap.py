@@ -13,7 +13,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from agentcli.config import config_home
+from agentcli.config_sources import config_home
 
 
 class KeymapError(Exception):

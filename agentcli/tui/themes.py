@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from agentcli.config import config_home
+from agentcli.config_sources import config_home
 
 DEFAULT_THEME = "agentcli-dark"
 """Used when the configured theme is unknown or its file is broken."""

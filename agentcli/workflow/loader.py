@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from agentcli.config import config_home
+from agentcli.config_sources import config_home
 from agentcli.workflow.builtin import BUILTIN_WORKFLOWS, UnknownWorkflowError
 from agentcli.workflow.model import InvalidWorkflowError, Phase, Workflow, WorkflowProblem
 
