@@ -1,4 +1,7 @@
-"""Themes are data: TOML files validated by pydantic, turned into Textual themes.
+"""Themes are data: TOML files checked against a small field table, turned into Textual themes.
+
+The check is done by hand rather than with pydantic because a theme is loaded before the TUI's
+first frame, and importing pydantic alone would add about 40 ms to that.
 
 Bundled themes live in ``themes/`` at the repository root; a user adds their own in
 ``~/.config/agentcli/themes/`` (a user file with a bundled name replaces the bundled theme).
@@ -11,11 +14,14 @@ from __future__ import annotations
 import re
 import sys
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import date, datetime, time
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from textual.color import Color, ColorParseError
+from textual.theme import Theme
 
 from agentcli.config_sources import config_home
 
@@ -45,83 +51,30 @@ TCSS is parsed against the startup theme before any of ours is registered, so ev
 reference is not accepted there.
 """
 
-_HEX = re.compile(r"^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$")
-_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
-
-def _check_colour(value: str) -> str:
-    from textual.color import Color, ColorParseError
-
-    try:
-        Color.parse(value)
-    except ColorParseError:
-        raise ValueError(f"{value!r} is not a colour; use #rrggbb or a CSS colour name") from None
-    return value
-
-
-class ThemeColors(BaseModel):
-    """The base colours Textual derives every shade from (``[colors]``)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    primary: str
-    secondary: str | None = None
-    accent: str | None = None
-    foreground: str | None = None
-    background: str | None = None
-    surface: str | None = None
-    panel: str | None = None
-    boost: str | None = None
-    success: str | None = None
-    warning: str | None = None
-    error: str | None = None
-
-    @field_validator("*")
-    @classmethod
-    def _colour(cls, value: str | None) -> str | None:
-        return None if value is None else _check_colour(value)
-
-
-class ThemeFile(BaseModel):
-    """One ``themes/*.toml`` file."""
-
-    model_config = ConfigDict(extra="forbid")
+@dataclass(frozen=True)
+class ThemeSpec:
+    """One valid ``themes/*.toml`` file (the defaults are in ``_check_theme`` below)."""
 
     name: str
     """The name shown in the palette and written to the config; lowercase words and dashes."""
-    dark: bool = True
-    luminosity_spread: float = Field(0.15, ge=0, le=1)
-    text_alpha: float = Field(0.95, ge=0, le=1)
-    colors: ThemeColors
-    variables: dict[str, str] = Field(default_factory=dict)
+    dark: bool
+    luminosity_spread: float
+    text_alpha: float
+    colors: Mapping[str, str]
+    """The base colours Textual derives every shade from (``[colors]``); only those given."""
+    variables: Mapping[str, str]
     """Values for the app roles (``graph-active``...) and any Textual variable to override."""
 
-    @field_validator("name")
-    @classmethod
-    def _name(cls, value: str) -> str:
-        if not _NAME.match(value):
-            raise ValueError(f"{value!r} is not a theme name; use lowercase letters, digits and dashes")
-        return value
-
-    @field_validator("variables")
-    @classmethod
-    def _variables(cls, value: dict[str, str]) -> dict[str, str]:
-        for key, colour in value.items():
-            if key in ROLE_DEFAULTS:
-                _check_colour(colour)
-        return value
-
-    def to_theme(self):  # -> textual.theme.Theme (imported lazily: this module loads before the app)
+    def to_theme(self) -> Theme:
         """The Textual theme, with every app role filled (from the file or the defaults)."""
-        from textual.theme import Theme
-
         return Theme(
             name=self.name,
             dark=self.dark,
             luminosity_spread=self.luminosity_spread,
             text_alpha=self.text_alpha,
             variables={**ROLE_DEFAULTS, **self.variables},
-            **self.colors.model_dump(),
+            **self.colors,
         )
 
 
@@ -129,7 +82,135 @@ class ThemeFileError(Exception):
     """A theme file cannot be read or is invalid; the message names the file and the field."""
 
 
-def load_theme_file(path: Path) -> ThemeFile:
+# -- checking a file -------------------------------------------------------------------------
+
+
+class _Invalid(Exception):
+    """Problems inside a table, each as (path relative to the table, message)."""
+
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        super().__init__(problems)
+        self.problems = problems
+
+
+def _kind(value: Any) -> str:
+    # Named in TOML's words, since that is what the user wrote.
+    kinds = [(bool, "a boolean"), (int, "an integer"), (float, "a number"), (str, "a string"),
+             (dict, "a table"), (list, "an array"), ((datetime, date, time), "a date or time")]
+    return next((name for kind, name in kinds if isinstance(value, kind)), type(value).__name__)
+
+
+def _string(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {_kind(value)}")
+    return value
+
+
+def _boolean(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"expected true or false, got {_kind(value)}")
+    return value
+
+
+def _fraction(value: Any) -> float:
+    # bool is an int subclass, but `luminosity_spread = true` is a mistake, not 1.0.
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"expected a number from 0 to 1, got {_kind(value)}")
+    if not 0 <= value <= 1:
+        raise ValueError(f"{value} is not from 0 to 1")
+    return float(value)
+
+
+_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+
+def _name(value: Any) -> str:
+    if not _NAME.match(_string(value)):
+        raise ValueError(f"{value!r} is not a theme name; use lowercase letters, digits and dashes")
+    return value
+
+
+def _colour(value: Any) -> str:
+    try:
+        Color.parse(_string(value))
+    except ColorParseError:
+        raise ValueError(f"{value!r} is not a colour; use #rrggbb or a CSS colour name") from None
+    return value
+
+
+def _variables(value: Any) -> dict[str, str]:
+    # Any Textual variable may be overridden, so keys are open; only the app's roles are known
+    # to be colours (Textual's own variables also hold things like scrollbar sizes).
+    if not isinstance(value, dict):
+        raise TypeError(f"expected a table, got {_kind(value)}")
+    problems: list[tuple[str, str]] = []
+    for key, item in value.items():
+        try:
+            (_colour if key in ROLE_DEFAULTS else _string)(item)
+        except (TypeError, ValueError) as error:
+            problems.append((key, str(error)))
+    if problems:
+        raise _Invalid(problems)
+    return dict(value)
+
+
+_REQUIRED = object()
+"""A field default meaning the field must be in the file."""
+_ABSENT = object()
+"""A field default meaning an absent field is left out (for colours: Textual derives them)."""
+
+_Check = Callable[[Any], Any]
+
+
+def _table(fields: dict[str, tuple[_Check, Any]]) -> _Check:
+    """A check for a TOML table with exactly these keys: ``{key: (check, default)}``.
+
+    Every field is checked even after a failure, so one message lists all the problems.
+    """
+
+    def check(value: Any) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise TypeError(f"expected a table, got {_kind(value)}")
+        result: dict[str, Any] = {}
+        problems: list[tuple[str, str]] = []
+        for key, (check_field, default) in fields.items():
+            if key in value:
+                try:
+                    result[key] = check_field(value[key])
+                except (TypeError, ValueError) as error:
+                    problems.append((key, str(error)))
+                except _Invalid as inner:
+                    problems += [(f"{key}.{path}", message) for path, message in inner.problems]
+            elif default is _REQUIRED:
+                problems.append((key, "required"))
+            elif default is not _ABSENT:
+                result[key] = default
+        problems += [(key, "unknown key") for key in value if key not in fields]
+        if problems:
+            raise _Invalid(problems)
+        return result
+
+    return check
+
+
+_check_colors = _table({
+    "primary": (_colour, _REQUIRED),
+    **{key: (_colour, _ABSENT) for key in (
+        "secondary", "accent", "foreground", "background", "surface", "panel", "boost",
+        "success", "warning", "error")},
+})
+
+_check_theme = _table({
+    "name": (_name, _REQUIRED),
+    "dark": (_boolean, True),
+    "luminosity_spread": (_fraction, 0.15),
+    "text_alpha": (_fraction, 0.95),
+    "colors": (_check_colors, _REQUIRED),
+    "variables": (_variables, {}),
+})
+
+
+def load_theme_file(path: Path) -> ThemeSpec:
     """Read and validate one theme file.
 
     Raises:
@@ -142,11 +223,9 @@ def load_theme_file(path: Path) -> ThemeFile:
     except tomllib.TOMLDecodeError as error:
         raise ThemeFileError(f"invalid TOML in theme {path}: {error}") from None
     try:
-        return ThemeFile.model_validate(data)
-    except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in item['loc']) or '(top level)'}: {item['msg']}" for item in error.errors()
-        )
+        return ThemeSpec(**_check_theme(data))
+    except _Invalid as error:
+        problems = "; ".join(f"{where}: {message}" for where, message in error.problems)
         raise ThemeFileError(f"invalid theme {path}: {problems}") from None
 
 
@@ -159,7 +238,7 @@ def user_themes_dir() -> Path:
 class LoadedThemes:
     """Every theme found, and the problems met on the way (shown as notifications)."""
 
-    themes: dict[str, ThemeFile]
+    themes: dict[str, ThemeSpec]
     errors: list[str]
 
 
@@ -167,7 +246,7 @@ def load_themes(directories: Iterable[Path] | None = None) -> LoadedThemes:
     """Themes from the bundled folder, then the user folder (later files win on a name clash)."""
     bundled = BUNDLED_THEMES_DIR if BUNDLED_THEMES_DIR.is_dir() else INSTALLED_THEMES_DIR
     folders = list(directories) if directories is not None else [bundled, user_themes_dir()]
-    themes: dict[str, ThemeFile] = {}
+    themes: dict[str, ThemeSpec] = {}
     errors: list[str] = []
     for folder in folders:
         if not folder.is_dir():
