@@ -1,16 +1,24 @@
 """The events a Session emits: the record of everything an agent run does.
 
 Front ends render them, the session log appends them, resume replays them. Every event is a
-pydantic model with a literal ``type`` so a line of JSON turns back into the right class
-through :data:`EVENT_ADAPTER`. This module imports nothing of agentcli's, so every layer may use it.
+frozen dataclass with a literal ``type``; where events cross the process boundary (the session
+log, JSON output) :func:`event_to_json` and :func:`event_from_dict` convert them through a
+pydantic adapter, built on first use. Events are made by our own code, so they are not
+validated one by one; and without pydantic at import, the TUI draws its first frame before
+pydantic is loaded. This module imports nothing of agentcli's, so every layer may use it.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Annotated, Literal, Union
+from functools import cache
+from typing import TYPE_CHECKING, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 SCHEMA_VERSION = 1
 """Bumped when an event changes shape in a way older readers cannot skip over."""
@@ -23,15 +31,19 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-class BaseEvent(BaseModel):
+_record = dataclass(frozen=True, slots=True, kw_only=True)
+"""How every event and its parts are declared: immutable, compact, built by keyword."""
+
+
+@_record
+class BaseEvent:
     """Fields every event carries."""
 
-    model_config = ConfigDict(frozen=True)
-
-    ts: datetime = Field(default_factory=_now)
+    ts: datetime = field(default_factory=_now)
     """When the event happened (UTC)."""
 
 
+@_record
 class SessionStarted(BaseEvent):
     """A session began (or was resumed) in a workspace."""
 
@@ -44,6 +56,7 @@ class SessionStarted(BaseEvent):
     resumed: bool = False
 
 
+@_record
 class UserMessage(BaseEvent):
     """The user said something: a task, guidance after a halt, or a follow-up."""
 
@@ -51,6 +64,7 @@ class UserMessage(BaseEvent):
     text: str
 
 
+@_record
 class ClarificationAnswered(BaseEvent):
     """The user answered the agent's question."""
 
@@ -60,6 +74,7 @@ class ClarificationAnswered(BaseEvent):
     answer: str
 
 
+@_record
 class StateChanged(BaseEvent):
     """The statechart took a transition."""
 
@@ -71,6 +86,7 @@ class StateChanged(BaseEvent):
     """Every active state after the transition, outermost first."""
 
 
+@_record
 class TextDelta(BaseEvent):
     """Streamed assistant text, coalesced so a front end is not woken per token."""
 
@@ -78,27 +94,28 @@ class TextDelta(BaseEvent):
     text: str
 
 
-class ToolCallRequest(BaseModel):
+@_record
+class ToolCallRequest:
     """A tool call as the model made it (arguments as the raw JSON text it sent)."""
-
-    model_config = ConfigDict(frozen=True)
 
     id: str
     name: str
     arguments: str
 
 
+@_record
 class AssistantMessage(BaseEvent):
     """A whole model response: what goes into the conversation history."""
 
     type: Literal["assistant_message"] = "assistant_message"
     text: str
-    tool_calls: list[ToolCallRequest] = Field(default_factory=list)
+    tool_calls: list[ToolCallRequest] = field(default_factory=list)
     finish_reason: str | None = None
     interrupted: bool = False
     """True when the stream was cut off (a pause) before it finished."""
 
 
+@_record
 class ToolCallStarted(BaseEvent):
     """A tool began running."""
 
@@ -108,6 +125,7 @@ class ToolCallStarted(BaseEvent):
     arguments: str
 
 
+@_record
 class ToolCallFinished(BaseEvent):
     """A tool finished, failed, or was interrupted."""
 
@@ -119,10 +137,11 @@ class ToolCallFinished(BaseEvent):
     """The text the model sees as the tool result."""
     error: str | None = None
     duration_s: float
-    files_changed: list[str] = Field(default_factory=list)
+    files_changed: list[str] = field(default_factory=list)
     interrupted: bool = False
 
 
+@_record
 class UsageReported(BaseEvent):
     """Tokens and cost of one model call, with the session's running totals."""
 
@@ -137,6 +156,7 @@ class UsageReported(BaseEvent):
     total_cost: float | None
 
 
+@_record
 class RetryScheduled(BaseEvent):
     """A model call failed with a retryable error and will be tried again."""
 
@@ -147,6 +167,7 @@ class RetryScheduled(BaseEvent):
     error: str
 
 
+@_record
 class Notice(BaseEvent):
     """Something the user should see that is not an error: a reminder sent, a guard tripped."""
 
@@ -155,6 +176,7 @@ class Notice(BaseEvent):
     text: str
 
 
+@_record
 class ModelNote(BaseEvent):
     """Text the agent itself added to the conversation for the model, as a user message.
 
@@ -168,6 +190,7 @@ class ModelNote(BaseEvent):
     text: str
 
 
+@_record
 class ErrorOccurred(BaseEvent):
     """Something failed. ``fatal`` errors end the turn."""
 
@@ -177,15 +200,17 @@ class ErrorOccurred(BaseEvent):
     fatal: bool = False
 
 
+@_record
 class ClarificationRequested(BaseEvent):
     """The agent asked the user a question and waits for the answer."""
 
     type: Literal["clarification_requested"] = "clarification_requested"
     call_id: str
     question: str
-    options: list[str] = Field(default_factory=list)
+    options: list[str] = field(default_factory=list)
 
 
+@_record
 class TurnEnded(BaseEvent):
     """The agent stopped and waits for the user; ``outcome`` says why."""
 
@@ -197,10 +222,9 @@ class TurnEnded(BaseEvent):
     """Model calls made in this turn."""
 
 
-class FileChange(BaseModel):
+@_record
+class FileChange:
     """One file's change in a snapshot, against the session's previous snapshot."""
-
-    model_config = ConfigDict(frozen=True)
 
     path: str
     status: str = "modified"
@@ -209,6 +233,7 @@ class FileChange(BaseModel):
     removed: int = 0
 
 
+@_record
 class SnapshotCaptured(BaseEvent):
     """A snapshot of the workspace was written: a new entry on the timeline."""
 
@@ -219,12 +244,13 @@ class SnapshotCaptured(BaseEvent):
     reason: str
     tool_call_id: str | None = None
     tool_name: str | None = None
-    files: list[FileChange] = Field(default_factory=list)
-    skipped: list[str] = Field(default_factory=list)
+    files: list[FileChange] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
     """Paths left out by the size guards, with the reason."""
     duration_s: float = 0.0
 
 
+@_record
 class SnapshotRestored(BaseEvent):
     """The workspace was restored to a snapshot; ``undo_snapshot_id`` restores what it replaced."""
 
@@ -232,10 +258,11 @@ class SnapshotRestored(BaseEvent):
     target_id: str
     target_seq: int
     undo_snapshot_id: str | None
-    written: list[str] = Field(default_factory=list)
-    deleted: list[str] = Field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
 
 
+@_record
 class StuckDetected(BaseEvent):
     """The progress tracker saw a loop: a recovery hint first, a halt if it goes on."""
 
@@ -245,17 +272,19 @@ class StuckDetected(BaseEvent):
     severity: Literal["recover", "halt"]
 
 
+@_record
 class ProgressReported(BaseEvent):
     """A summary of the work so far, every few tool calls."""
 
     type: Literal["progress"] = "progress"
     actions: int
-    files_modified: list[str] = Field(default_factory=list)
+    files_modified: list[str] = field(default_factory=list)
     successes: int = 0
     failures: int = 0
     checks_passing: int = 0
 
 
+@_record
 class PermissionRequested(BaseEvent):
     """A tool call waits for the user's approval."""
 
@@ -267,12 +296,13 @@ class PermissionRequested(BaseEvent):
     """What would happen, in words: the command, or the file and the kind of change."""
     rule: str
     """The allow rule that approving "always" would add, e.g. ``bash:pytest *``."""
-    rules: list[str] = Field(default_factory=list)
+    rules: list[str] = field(default_factory=list)
     """Every rule approving "for the session" or "always" adds (one per part of a compound command)."""
     reason: str = ""
     """Why the call needs approval."""
 
 
+@_record
 class PermissionDecided(BaseEvent):
     """The user (or a rule) allowed or denied a pending tool call."""
 
@@ -280,10 +310,11 @@ class PermissionDecided(BaseEvent):
     call_id: str
     allowed: bool
     scope: Literal["once", "session", "always"] = "once"
-    rules: list[str] = Field(default_factory=list)
+    rules: list[str] = field(default_factory=list)
     """The rules remembered (for ``session`` and ``always``), so a resumed session keeps them."""
 
 
+@_record
 class ThoughtRecorded(BaseEvent):
     """A step of sequential thinking (the ``think`` tool)."""
 
@@ -295,16 +326,18 @@ class ThoughtRecorded(BaseEvent):
     next_needed: bool
     revises: int | None = None
     branch: str | None = None
+    branch_from: int | None = None
+    """The thought the branch starts from."""
 
 
-class PlanStep(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@_record
+class PlanStep:
     title: str
     acceptance: str = ""
     done: bool = False
 
 
+@_record
 class PlanUpdated(BaseEvent):
     """The plan was created or a step was ticked off."""
 
@@ -312,6 +345,7 @@ class PlanUpdated(BaseEvent):
     steps: list[PlanStep]
 
 
+@_record
 class SubagentEvent(BaseEvent):
     """An event of a child session (the explore subagent), nested under the parent's tool call."""
 
@@ -321,42 +355,73 @@ class SubagentEvent(BaseEvent):
     event: Event
 
 
-Event = Annotated[
-    Union[
-        SessionStarted,
-        UserMessage,
-        ClarificationAnswered,
-        StateChanged,
-        TextDelta,
-        AssistantMessage,
-        ToolCallStarted,
-        ToolCallFinished,
-        UsageReported,
-        RetryScheduled,
-        Notice,
-        ModelNote,
-        ErrorOccurred,
-        ClarificationRequested,
-        TurnEnded,
-        SnapshotCaptured,
-        SnapshotRestored,
-        StuckDetected,
-        ProgressReported,
-        PermissionRequested,
-        PermissionDecided,
-        ThoughtRecorded,
-        PlanUpdated,
-        SubagentEvent,
-    ],
-    Field(discriminator="type"),
+Event = Union[
+    SessionStarted,
+    UserMessage,
+    ClarificationAnswered,
+    StateChanged,
+    TextDelta,
+    AssistantMessage,
+    ToolCallStarted,
+    ToolCallFinished,
+    UsageReported,
+    RetryScheduled,
+    Notice,
+    ModelNote,
+    ErrorOccurred,
+    ClarificationRequested,
+    TurnEnded,
+    SnapshotCaptured,
+    SnapshotRestored,
+    StuckDetected,
+    ProgressReported,
+    PermissionRequested,
+    PermissionDecided,
+    ThoughtRecorded,
+    PlanUpdated,
+    SubagentEvent,
 ]
 
-SubagentEvent.model_rebuild()
+EVENT_CLASSES: tuple[type[BaseEvent], ...] = Event.__args__  # type: ignore[attr-defined]
 
-EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
-"""Validates a dict (or JSON) into the right event class by its ``type``."""
 
-EVENT_TYPES: frozenset[str] = frozenset(
-    cls.model_fields["type"].default for cls in Event.__origin__.__args__  # type: ignore[attr-defined]
-)
+def _type_of(cls: type[BaseEvent]) -> str:
+    return next(f.default for f in dataclasses.fields(cls) if f.name == "type")  # type: ignore[return-value]
+
+
+EVENT_TYPES: frozenset[str] = frozenset(_type_of(cls) for cls in EVENT_CLASSES)
 """Every ``type`` this version knows; a log line with another type came from a newer version."""
+
+
+def field_names(cls: type[BaseEvent]) -> frozenset[str]:
+    """The names of an event class's fields."""
+    return frozenset(f.name for f in dataclasses.fields(cls))
+
+
+@cache
+def _adapter() -> TypeAdapter[Event]:
+    # Built on first use: the schema of every event costs tens of milliseconds to build.
+    from typing import Annotated
+
+    from pydantic import Discriminator, TypeAdapter
+
+    return TypeAdapter(Annotated[Event, Discriminator("type")])
+
+
+def event_from_dict(data: Mapping[str, Any]) -> Event:
+    """The event a JSON object describes, validated, chosen by its ``type``.
+
+    Raises:
+        pydantic.ValidationError: a field is missing or has the wrong type.
+    """
+    return _adapter().validate_python(data)
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    """The event as JSON-ready values (timestamps as ISO strings)."""
+    return _adapter().dump_python(event, mode="json")
+
+
+def event_to_json(event: Event) -> str:
+    """The event as one line of JSON."""
+    return _adapter().dump_json(event).decode()

@@ -38,6 +38,7 @@ from agentcli.events import (
     ToolCallFinished,
     ToolCallStarted,
     TurnEnded,
+    event_to_json,
     UsageReported,
 )
 
@@ -228,5 +229,5 @@ class JsonLinesPrinter:
         self.stream = stream or sys.stdout
 
     def __call__(self, event: Event) -> None:
-        self.stream.write(event.model_dump_json() + "\n")
+        self.stream.write(event_to_json(event) + "\n")
         self.stream.flush()

@@ -21,12 +21,12 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from agentcli.events import SCHEMA_VERSION, TextDelta
+from agentcli.events import SCHEMA_VERSION, TextDelta, event_to_dict
 from agentcli.session.log import SessionMeta, list_sessions
 
 
 def populate(data: Path, count: int) -> None:
-    line = json.dumps({"v": SCHEMA_VERSION, **TextDelta(text="x" * 80).model_dump(mode="json")}) + "\n"
+    line = json.dumps({"v": SCHEMA_VERSION, **event_to_dict(TextDelta(text="x" * 80))}) + "\n"
     now = datetime.now(timezone.utc)
     for n in range(count):
         directory = data / "sessions" / f"s{n:06d}"

@@ -19,12 +19,13 @@ from pathlib import Path
 from pydantic import BaseModel, Field, ValidationError
 
 from agentcli.events import (
-    EVENT_ADAPTER,
     EVENT_TYPES,
     AssistantMessage,
     ClarificationAnswered,
     SCHEMA_VERSION,
     Event,
+    event_from_dict,
+    event_to_dict,
     SessionStarted,
     StateChanged,
     ToolCallFinished,
@@ -101,7 +102,7 @@ class SessionLog:
 
     def __call__(self, event: Event) -> None:
         """Subscriber: append one event, and fold it into the meta."""
-        payload = event.model_dump(mode="json")
+        payload = event_to_dict(event)
         line = self.redact(json.dumps({"v": SCHEMA_VERSION, **payload}, ensure_ascii=False))
         self._file.write(line + "\n")
         self._file.flush()
@@ -199,7 +200,7 @@ def read_events(directory: Path) -> Iterator[Event]:
             continue
         data.pop("v", None)
         try:
-            yield EVENT_ADAPTER.validate_python(data)
+            yield event_from_dict(data)
         except ValidationError as error:
             warnings.warn(f"{path}: line {number} is not a valid event ({error.error_count()} errors); skipped",
                           SessionLogWarning, stacklevel=2)

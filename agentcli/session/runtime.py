@@ -44,6 +44,7 @@ from agentcli.events import (
     ToolCallRequest,
     ToolCallStarted,
     UsageReported,
+    field_names,
 )
 from agentcli.llm.types import Message, ModelCallError, ModelClient, ModelRequest, ModelResponse, RetryNotice, TextChunk
 from agentcli.session.coalesce import TextCoalescer
@@ -60,7 +61,7 @@ from agentcli.workflow.model import ALL_TOOLS, Phase, Workflow
 CONTEXT_CHARS = 400_000
 """Roughly 100k tokens: conversations past this are trimmed, oldest tool groups first."""
 
-_THOUGHT_FIELDS = frozenset(ThoughtRecorded.model_fields) - {"ts", "type", "call_id"}
+_THOUGHT_FIELDS = field_names(ThoughtRecorded) - {"ts", "type", "call_id"}
 
 INTERRUPTED = "Interrupted before it finished: the run was paused. Its effects may be partial."
 NOT_RUN = "Not run: the turn ended before this call was reached."

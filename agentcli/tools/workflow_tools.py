@@ -18,6 +18,7 @@ the session layer implements the tool.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -149,7 +150,7 @@ class PlanStore:
             raise ToolError("there is no plan yet; create one with create_plan first")
         if not 1 <= number <= len(self._steps):
             raise ToolError(f"there is no step {number}: the plan has steps 1 to {len(self._steps)}")
-        step = self._steps[number - 1].model_copy(update={"done": done})
+        step = dataclasses.replace(self._steps[number - 1], done=done)
         self._steps[number - 1] = step
         return step
 
@@ -157,7 +158,7 @@ class PlanStore:
         return format_plan(self._steps)
 
     def as_data(self) -> list[dict[str, Any]]:
-        return [step.model_dump() for step in self._steps]
+        return [dataclasses.asdict(step) for step in self._steps]
 
 
 class PlanStepArgs(Arguments):

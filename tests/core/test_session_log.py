@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.config import Settings
-from agentcli.events import AssistantMessage, ToolCallFinished, ToolCallRequest, ToolCallStarted, UserMessage
+from agentcli.events import AssistantMessage, ToolCallFinished, ToolCallRequest, ToolCallStarted, UserMessage, event_to_json
 from agentcli.secrets import Redactor
 from agentcli.session.factory import new_session, resume_session
 from agentcli.session.log import SessionLogWarning, find_session, list_sessions, read_events, status
@@ -56,7 +56,7 @@ async def test_log_lines_meta_and_listing(workspace: Path, isolated_dirs: Path) 
 
 
 def test_torn_and_unknown_lines_are_skipped_with_warnings(tmp_path: Path) -> None:
-    good = UserMessage(text="hello").model_dump_json()
+    good = event_to_json(UserMessage(text="hello"))
     (tmp_path / "events.jsonl").write_text(
         "\n".join([good, json.dumps({"v": 9, "type": "teleported"}), good, '{"type": "user_mess'])
     )

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.config import CheckSettings, ToolSettings
-from agentcli.events import PlanStep, PlanUpdated, ThoughtRecorded
+from agentcli.events import PlanStep, ThoughtRecorded
 from agentcli.tools.base import ToolContext, ToolResult
 from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.workflow_tools import (
@@ -87,7 +87,7 @@ async def test_create_plan_stores_the_steps_for_the_session(workspace: Path) -> 
         {"title": "Document the flag", "acceptance": "README mentions --fast"},
     ]})
     assert result.ok
-    assert PlanUpdated(steps=result.data["steps"]).steps == plan.steps
+    assert [PlanStep(**step) for step in result.data["steps"]] == plan.steps
     assert plan.steps[0] == PlanStep(title="Add parse_args", acceptance="tests/test_cli.py passes")
     assert plan.text() == (
         "1. [ ] Add parse_args (done when: tests/test_cli.py passes)\n"
