@@ -619,16 +619,12 @@ def _root(
     if not _interactive():
         typer.echo(ctx.get_help())
         raise typer.Exit(EXIT_USAGE)
-    workspace = _workspace(cwd)
-    settings = _settings(workspace, model=model, api_base=api_base, workflow=workflow,
-                         **_permission_flags(False, permission_mode, sandbox))
-    if settings.snapshots.enabled:
-        from agentcli.session.factory import unsafe_workspace
+    # The app loads and checks the settings (and asks about a home folder) after its first frame.
+    from agentcli.tui import run_tui
 
-        broad = unsafe_workspace(workspace)
-        if broad and not typer.confirm(f"{broad}. Open agentcli here anyway?", default=False):
-            raise typer.Exit(EXIT_USAGE)
-    _open_tui(workspace, settings, theme=theme)
+    overrides = {"model": model, "api_base": api_base, "workflow": workflow,
+                 **_permission_flags(False, permission_mode, sandbox)}
+    raise typer.Exit(run_tui(workspace=_workspace(cwd), overrides=overrides, theme=theme))
 
 
 def main() -> None:

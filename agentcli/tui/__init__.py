@@ -6,6 +6,7 @@ package only inside the command that opens the TUI, and the app module is loaded
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,8 @@ __all__ = ["AgentApp", "run_tui"]
 def run_tui(
     *,
     workspace: Path,
-    settings: Settings,
+    settings: Settings | None = None,
+    overrides: Mapping[str, object] | None = None,
     session: Session | None = None,
     initial_prompt: str | None = None,
     theme: str | None = None,
@@ -29,19 +31,26 @@ def run_tui(
 
     Args:
         workspace: The folder the agent works in.
-        settings: Loaded settings.
+        settings: Loaded settings; None loads them (with ``overrides``) after the first frame.
+        overrides: Values from command-line flags, for settings the app loads.
         session: A session to open (e.g. resumed, or the demo's replay session); None starts a
             new one after the first frame.
         initial_prompt: A task to send as soon as the session is ready (the demo's task).
         theme: A theme name for this run (``--theme``), overriding ``settings.theme``.
 
     Returns:
-        0 after a normal quit, 1 if the app crashed.
+        0 after a normal quit, 1 if the app crashed, 2 for a bad config or a workspace the
+        user chose not to open.
     """
+    import gc
+
     from agentcli.tui.app import AgentApp
 
-    app = AgentApp(workspace=workspace, settings=settings, session=session, initial_prompt=initial_prompt,
-                   theme=theme)
+    # What is loaded by now lives as long as the app: keep it out of the collector's full
+    # passes, which would otherwise scan it again (and one lands before the first frame).
+    gc.freeze()
+    app = AgentApp(workspace=workspace, settings=settings, overrides=overrides, session=session,
+                   initial_prompt=initial_prompt, theme=theme)
     result = app.run()
     if app.return_code not in (None, 0):
         return int(app.return_code)

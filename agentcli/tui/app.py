@@ -12,7 +12,7 @@ import start only after the first frame is on screen.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -24,7 +24,6 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Static
 
-from agentcli.config import Settings
 from agentcli.events import (
     ClarificationRequested,
     Event,
@@ -42,8 +41,8 @@ from agentcli.events import (
 from agentcli.tui.calls import ToolCalls
 from agentcli.tui.commands import SessionsProvider, SnapshotsProvider, ThemesProvider
 from agentcli.tui.messages import SessionEventPosted
-from agentcli.tui.screens import ConfirmRestore
-from agentcli.tui.themes import DEFAULT_THEME, ROLE_DEFAULTS, load_themes, remember_theme
+from agentcli.tui.screens import ConfirmRestore, ConfirmWorkspace
+from agentcli.tui.themes import DEFAULT_THEME, ROLE_DEFAULTS, configured_theme, load_themes, remember_theme
 from agentcli.tui.widgets import (
     Conversation,
     PromptArea,
@@ -56,6 +55,7 @@ from agentcli.tui.widgets import (
 from agentcli.tui.widgets._status import RUNNING_STATES, display_model, display_path
 
 if TYPE_CHECKING:
+    from agentcli.config import Settings
     from agentcli.session.log import SessionEntry
     from agentcli.session.session import Session
 
@@ -68,7 +68,7 @@ def binding_classes() -> list[type]:
     from agentcli.tui.widgets._conversation import Conversation as Stream
     from agentcli.tui.widgets._conversation import ToolCallBlock
 
-    return [AgentApp, Stream, ToolCallBlock, SnapshotTimeline, ConfirmRestore]
+    return [AgentApp, Stream, ToolCallBlock, SnapshotTimeline, ConfirmRestore, ConfirmWorkspace]
 
 
 def all_binding_ids() -> set[str]:
@@ -79,6 +79,9 @@ def all_binding_ids() -> set[str]:
                 ids.add(binding.id)
     return ids
 
+
+EXIT_USAGE = 2
+"""Exit code for a bad config or a workspace the user would not open (as on the command line)."""
 
 TUI_PERMISSION_MODE = "ask"
 """In the TUI a person is there to approve tool calls (headless runs default to ``edits``)."""
@@ -134,7 +137,8 @@ class AgentApp(App[int]):
         self,
         *,
         workspace: Path,
-        settings: Settings,
+        settings: Settings | None = None,
+        overrides: Mapping[str, object] | None = None,
         session: Session | None = None,
         initial_prompt: str | None = None,
         theme: str | None = None,
@@ -147,6 +151,9 @@ class AgentApp(App[int]):
         Args:
             workspace: The folder the agent works in.
             settings: Loaded settings (``settings.theme`` picks the theme unless ``theme`` is given).
+                None loads them from the config files and ``overrides`` after the first frame
+                (pydantic is not imported before it); a bad config ends the app with code 2.
+            overrides: Values from command-line flags, for settings loaded by the app.
             session: A session to show (e.g. a resumed one); None creates a new one after the first frame.
             initial_prompt: A task to send as soon as the session is ready.
             theme: A theme name that overrides the configured one for this run (``--theme``).
@@ -157,7 +164,8 @@ class AgentApp(App[int]):
         """
         super().__init__()
         self.workspace = workspace.resolve()
-        self.settings = settings
+        self._settings = settings
+        self._overrides = dict(overrides or {})
         self.session: Session | None = None
         self._pending_session = session
         self.initial_prompt = initial_prompt
@@ -182,12 +190,20 @@ class AgentApp(App[int]):
         self._theme_problems: list[tuple[str, str]] = []
         self._load_themes()
 
+    @property
+    def settings(self) -> Settings:
+        """The settings sessions are made with (loaded just after the first frame if not given)."""
+        if self._settings is None:
+            raise RuntimeError("settings are loaded after the first frame; nothing may use them before")
+        return self._settings
+
     # -- layout --------------------------------------------------------------------------
 
     def compose(self) -> Iterable[Widget]:
         # Kept as attributes rather than queried: session events may still arrive while the
         # screen is being torn down, and a handler must not fail on a missing widget then.
         self.status = StatusHeader(id="status")
+        self.status.workspace = display_path(self.workspace)
         self.conversation = Conversation(self.calls, self.clock, id="conversation")
         self.prompt = PromptArea(id="prompt")
         self.graph = StateGraph(id="graph")
@@ -228,7 +244,12 @@ class AgentApp(App[int]):
         for theme in loaded.themes.values():
             self.register_theme(theme.to_theme())
         self._theme_problems = [(error, "Theme skipped") for error in loaded.errors]
-        wanted = self.requested_theme or self.settings.theme
+        if self.requested_theme:
+            wanted = self.requested_theme
+        elif self._settings is not None:
+            wanted = self._settings.theme
+        else:
+            wanted = configured_theme(self.workspace, self._overrides) or DEFAULT_THEME
         for name in (wanted, DEFAULT_THEME):
             try:
                 self.theme = name
@@ -288,6 +309,8 @@ class AgentApp(App[int]):
         session = self._pending_session
         self._pending_session = None
         if session is None:
+            if not await self._load_settings():
+                return
             from agentcli.session.factory import SessionSetupError, new_session
 
             try:
@@ -306,6 +329,30 @@ class AgentApp(App[int]):
         if self.initial_prompt:
             prompt, self.initial_prompt = self.initial_prompt, None
             await self._submit(prompt, "task")
+
+    async def _load_settings(self) -> bool:
+        """Load the settings if the app was not given them, and confirm a broad workspace.
+
+        Returns:
+            False when the app is exiting instead: a bad config (the message names the file
+            and the field) or a home folder or filesystem root the user chose not to open.
+        """
+        if self._settings is None:
+            from agentcli.config import ConfigError, load_settings
+
+            try:
+                self._settings = load_settings(self.workspace, overrides=self._overrides)
+            except ConfigError as error:
+                self.exit(return_code=EXIT_USAGE, message=f"agentcli: {error}")
+                return False
+        if self._settings.snapshots.enabled:
+            from agentcli.session.factory import unsafe_workspace
+
+            broad = unsafe_workspace(self.workspace)
+            if broad and not await self.push_screen_wait(ConfirmWorkspace(broad)):
+                self.exit(return_code=EXIT_USAGE, message=f"agentcli: not opened in {self.workspace}")
+                return False
+        return True
 
     async def attach(self, session: Session, *, history: bool = False) -> None:
         """Show ``session``: draw its graph, load its past, follow its events."""

@@ -1,4 +1,4 @@
-"""Modal screens: the restore confirmation."""
+"""Modal screens: the restore confirmation and the broad-workspace confirmation."""
 
 from __future__ import annotations
 
@@ -26,7 +26,28 @@ def planned_paths(plan: Any) -> list[tuple[str, str]]:
     return pairs
 
 
-class ConfirmRestore(ModalScreen[bool]):
+class _Confirm(ModalScreen[bool]):
+    """A yes/no question with the safe answer focused: its buttons are ``#confirm`` and ``#cancel``."""
+
+    def on_mount(self) -> None:
+        self.query_one("#cancel", Button).focus()
+
+    def action_confirm(self) -> None:
+        self.dismiss(True)
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)
+
+    @on(Button.Pressed, "#confirm")
+    def _confirm(self) -> None:
+        self.dismiss(True)
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel(self) -> None:
+        self.dismiss(False)
+
+
+class ConfirmRestore(_Confirm):
     """Asks before a restore, listing every path it will write or delete."""
 
     DEFAULT_CSS = """
@@ -75,19 +96,40 @@ class ConfirmRestore(ModalScreen[bool]):
                 yield Button("Cancel (n)", id="cancel")
                 yield Button("Restore (y)", variant="warning", id="confirm")
 
-    def on_mount(self) -> None:
-        self.query_one("#cancel", Button).focus()
 
-    def action_confirm(self) -> None:
-        self.dismiss(True)
+class ConfirmWorkspace(_Confirm):
+    """Asks before opening a session in a home folder or a filesystem root.
 
-    def action_cancel(self) -> None:
-        self.dismiss(False)
+    Snapshots there would copy every file below; on the command line ``--yes`` answers this.
+    """
 
-    @on(Button.Pressed, "#confirm")
-    def _confirm(self) -> None:
-        self.dismiss(True)
+    DEFAULT_CSS = """
+    ConfirmWorkspace { align: center middle; }
+    ConfirmWorkspace > Vertical {
+        width: 72; max-width: 95%; height: auto;
+        border: thick $warning; background: $surface; padding: 1 2;
+    }
+    ConfirmWorkspace #workspace-reason { text-style: bold; margin-bottom: 1; }
+    ConfirmWorkspace #workspace-note { color: $text-muted; margin-bottom: 1; }
+    ConfirmWorkspace Horizontal { height: auto; align-horizontal: right; }
+    ConfirmWorkspace Button { margin-left: 2; }
+    """
+    BINDINGS = [
+        Binding("y", "confirm", "Open here", id="agentcli.workspace.confirm",
+                tooltip="Open a session in this folder anyway"),
+        Binding("n,escape", "cancel", "Quit", id="agentcli.workspace.cancel",
+                tooltip="Quit without opening a session; start agentcli in a project folder instead"),
+    ]
 
-    @on(Button.Pressed, "#cancel")
-    def _cancel(self) -> None:
-        self.dismiss(False)
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason
+
+    def compose(self) -> Iterable[Widget]:
+        with Vertical():
+            yield Static(f"{self.reason}.", id="workspace-reason")
+            yield Static("Open agentcli here anyway? Start it in a project folder (or pass --cwd) "
+                         "to keep snapshots small.", id="workspace-note")
+            with Horizontal():
+                yield Button("Quit (n)", id="cancel")
+                yield Button("Open here (y)", variant="warning", id="confirm")

@@ -23,7 +23,7 @@ from typing import Any
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-from agentcli.config_sources import config_home
+from agentcli.config_sources import ConfigError, config_home, merge_layers, read_layers
 
 DEFAULT_THEME = "agentcli-dark"
 """Used when the configured theme is unknown or its file is broken."""
@@ -227,6 +227,19 @@ def load_theme_file(path: Path) -> ThemeSpec:
     except _Invalid as error:
         problems = "; ".join(f"{where}: {message}" for where, message in error.problems)
         raise ThemeFileError(f"invalid theme {path}: {problems}") from None
+
+
+def configured_theme(workspace: Path, overrides: Mapping[str, object] | None = None) -> str | None:
+    """The ``theme`` the config files, environment and flags name, read without validating them.
+
+    The app picks its theme before the first frame, while the settings are validated after it;
+    a broken config is reported then, so here it only means "no theme named".
+    """
+    try:
+        theme = merge_layers(read_layers(workspace, overrides=overrides)).get("theme")
+    except ConfigError:
+        return None
+    return theme if isinstance(theme, str) else None
 
 
 def user_themes_dir() -> Path:

@@ -93,12 +93,14 @@ class StatusHeader(Static):
         state_style = "bold $graph-active" if self.state in RUNNING_STATES else (
             "bold $warning" if self.state in ("paused", "halted", "awaitingClarification") else "bold $success")
         mark = "●" if self.state in RUNNING_STATES else "○"
-        return Content.assemble(
-            (f"{mark} {self.state}", state_style),
-            ("  ·  ", "$text-muted"), ("phase ", "$text-muted"), (self.phase or "-", "bold"),
-            ("  ·  ", "$text-muted"), f"{format_tokens(self.input_tokens)} in / {format_tokens(self.output_tokens)} out",
-            ("  ·  ", "$text-muted"), format_cost(self.cost),
-            ("  ·  ", "$text-muted"), (self.model, "$primary"),
-            ("  ·  ", "$text-muted"), self.workspace,
-            ("  ·  ", "$text-muted"), (self.session_id, "$text-muted"),
-        )
+        parts = [
+            Content.styled(f"{mark} {self.state}", state_style),
+            Content.assemble(("phase ", "$text-muted"), (self.phase or "-", "bold")),
+            Content(f"{format_tokens(self.input_tokens)} in / {format_tokens(self.output_tokens)} out"),
+            Content(format_cost(self.cost)),
+            Content.styled(self.model, "$primary"),
+            Content(self.workspace),
+            Content.styled(self.session_id, "$text-muted"),
+        ]
+        # Model and session are known only once the session is attached, just after the first frame.
+        return Content.styled("  ·  ", "$text-muted").join(part for part in parts if part.plain)
