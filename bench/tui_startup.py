@@ -11,6 +11,9 @@ agentcli is the moment the session is attached (created after the first frame).
 Bytecode is cached as in an installed package (``PYTHONDONTWRITEBYTECODE`` is dropped for the
 children; the warm-up runs write the caches), so neither app pays for compiling its source.
 
+In both apps the footer's keys are composed just after the first frame: Textual does that when
+the active bindings change, and agentcli focuses its prompt just after its first frame.
+
 Goal: first frame under 1 s and under 1.5x the minimal app.
 
     python bench/tui_startup.py [--runs 7]

@@ -105,6 +105,8 @@ class AgentApp(App[int]):
 
     CSS_PATH = Path(__file__).parent / "app.tcss"
     """Absolute, so subclasses defined elsewhere (tests, benchmarks) still find it."""
+    AUTO_FOCUS = None
+    """The prompt is focused just after the first frame (see ``_after_first_frame``)."""
     TITLE = "agentcli"
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
     COMMANDS = App.COMMANDS | {SessionsProvider, SnapshotsProvider, ThemesProvider}
@@ -295,7 +297,6 @@ class AgentApp(App[int]):
             self.notify(message, title=title, severity="error", timeout=10)
         self._load_keymap()
         self.theme_changed_signal.subscribe(self, self._theme_changed)
-        self.prompt.input.focus()
         self.set_interval(0.5, self._tick)
         self.call_after_refresh(self._after_first_frame)
 
@@ -305,6 +306,9 @@ class AgentApp(App[int]):
         if self._started:
             return  # a subclass that calls super().on_mount() would start twice
         self._started = True
+        # Focusing changes the active bindings, which makes the footer compose its keys: done
+        # here, that happens just after the first frame, as in any Textual app that focuses late.
+        self.prompt.input.focus()
         await self._sidebar.mount_all(self._side_panes())
         session = self._pending_session
         self._pending_session = None
