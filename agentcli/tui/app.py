@@ -25,6 +25,8 @@ from textual.widget import Widget
 from textual.widgets import Footer, Static
 
 from agentcli.events import (
+    PlanStep,
+    PlanUpdated,
     ClarificationRequested,
     Event,
     PermissionRequested,
@@ -45,6 +47,7 @@ from agentcli.tui.screens import ConfirmRestore, ConfirmWorkspace
 from agentcli.tui.themes import DEFAULT_THEME, ROLE_DEFAULTS, configured_theme, load_themes, remember_theme
 from agentcli.tui.widgets import (
     Conversation,
+    PlanPane,
     PromptArea,
     SnapshotTimeline,
     StateGraph,
@@ -209,6 +212,9 @@ class AgentApp(App[int]):
         self.conversation = Conversation(self.calls, self.clock, id="conversation")
         self.prompt = PromptArea(id="prompt")
         self.graph = StateGraph(id="graph")
+        self.plan_pane = PlanPane(id="plan")
+        self._plan_title = Static("plan", classes="pane-title", id="plan-title")
+        self._plan_box = Vertical(self._plan_title, self.plan_pane, id="plan-pane", classes="pane -empty")
         self.tools = ToolPanel(self.calls, self.clock, id="tools")
         self.timeline = SnapshotTimeline(None, id="timeline")
         self._tools_title = Static("tool calls", classes="pane-title", id="tools-title")
@@ -227,6 +233,7 @@ class AgentApp(App[int]):
         return [
             Vertical(Static("state graph", classes="pane-title"),
                      ScrollableContainer(self.graph, id="graph-scroll"), id="graph-pane", classes="pane"),
+            self._plan_box,
             Vertical(self._tools_title, self.tools, id="tools-pane", classes="pane"),
             Vertical(self._timeline_title, self.timeline, id="timeline-pane", classes="pane"),
         ]
@@ -372,6 +379,7 @@ class AgentApp(App[int]):
         self.calls.clear()
         self.tools.clear()
         self.timeline.clear()
+        self._show_plan([])
         await self.conversation.clear()
         self.snapshots = snapshot_support(session)
         self.timeline.differ = session.diff if self.snapshots == "on" else None  # type: ignore[attr-defined]
@@ -418,6 +426,7 @@ class AgentApp(App[int]):
         from agentcli.session.log import read_events
 
         events = await asyncio.to_thread(lambda: list(read_events(directory)))
+        plan: list[PlanStep] = []
         for event in events:
             if isinstance(event, ToolCallStarted):
                 self.calls.started(event)
@@ -429,6 +438,9 @@ class AgentApp(App[int]):
                 self.timeline.add(TimelineEntry.from_event(event))
             elif isinstance(event, SnapshotRestored):
                 self.timeline.undo_id = event.undo_snapshot_id
+            elif isinstance(event, PlanUpdated):
+                plan = event.steps
+        self._show_plan(plan)
         await self.conversation.load_history(events)
         self.tools.load(self.calls)
 
@@ -458,6 +470,7 @@ class AgentApp(App[int]):
             ClarificationRequested: (conversation, self),
             TurnEnded: (conversation, self),
             PermissionRequested: (conversation, self),
+            PlanUpdated: (conversation, self),
         }
         self._default_route: tuple[Widget, ...] = (conversation,)
 
@@ -489,6 +502,14 @@ class AgentApp(App[int]):
             self._show_turn_end(event)
         elif isinstance(event, PermissionRequested):
             self.prompt.ask_permission(event)
+        elif isinstance(event, PlanUpdated):
+            self._show_plan(event.steps)
+
+    def _show_plan(self, steps: list[PlanStep]) -> None:
+        """The plan pane appears with the first plan and its title counts the steps done."""
+        self.plan_pane.show_plan(steps)
+        self._plan_title.update(f"plan ({self.plan_pane.summary})" if steps else "plan")
+        self._plan_box.set_class(not steps, "-empty")
 
     def _show_control_state(self, state: str) -> None:
         self.control_state = state

@@ -3,6 +3,7 @@
 from typing import TYPE_CHECKING, Any
 
 from agentcli.tui.widgets._conversation import Conversation, NoticeBlock, ToolCallBlock, UserBlock
+from agentcli.tui.widgets._plan import PlanPane
 from agentcli.tui.widgets._prompt import PromptArea
 from agentcli.tui.widgets._state_graph import StateGraph
 from agentcli.tui.widgets._status import StatusHeader
@@ -13,6 +14,7 @@ __all__ = [
     "AgentBlock",
     "Conversation",
     "NoticeBlock",
+    "PlanPane",
     "PromptArea",
     "SnapshotTimeline",
     "StateGraph",
