@@ -203,16 +203,16 @@ async def test_selecting_a_call_in_either_place_shows_it_in_the_other(project: P
         await wait_idle(pilot, app)
         blocks = list(app.query(ToolCallBlock))
         blocks[0].focus()
-        await pilot.pause(0.1)
-        assert app.tools.selected == blocks[0].info.call_id
+        # Waits rather than fixed pauses: the selection travels by messages, slower under load.
+        await wait_for(pilot, lambda: app.tools.selected == blocks[0].info.call_id, what="the panel to follow")
         assert app.tools.option_list.highlighted == 0
         assert "textstats.py" in app.query_one("#tool-detail-text").render().plain
 
         app.tools.option_list.focus()
         await pilot.press("down")
-        await pilot.pause(0.1)
-        assert app.tools.selected == blocks[1].info.call_id
-        assert blocks[1].expanded and "arguments" in blocks[1].render().plain
+        await wait_for(pilot, lambda: app.tools.selected == blocks[1].info.call_id, what="the next call")
+        await wait_for(pilot, lambda: blocks[1].expanded, what="the stream to follow")
+        assert "arguments" in blocks[1].render().plain
 
 
 async def test_tool_call_blocks_expand_with_arguments_and_result(project: Path) -> None:
