@@ -1,10 +1,23 @@
-"""An agent message: one Markdown widget per message, streamed into a slice at a time."""
+"""An agent message: one Markdown widget per message, streamed into a slice at a time.
+
+A message that is no longer streaming (history, or reopened in the window) is drawn by
+``FinishedAgentBlock`` instead: the same look in one widget, not one per paragraph, list, item
+and bullet. Mounting a page of those and laying out the window is what paging back costs.
+"""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
 
+from textual.await_complete import AwaitComplete
+from textual.content import Content
+from textual.css.styles import RulesMap
+from textual.strip import Strip
+from textual.style import Style
+from textual.visual import RenderOptions, Visual
 from textual.widgets import Markdown
 
 MAX_APPEND_CHARS = 1000
@@ -117,3 +130,187 @@ class SlicedStream:
                 await asyncio.sleep(0)  # let keys and repaints through between slices
             if self._stopping:
                 return
+
+
+# -- finished messages -------------------------------------------------------------------
+
+
+@dataclass
+class _Part:
+    """A paragraph of a finished message, placed as ``Markdown`` would place its widget."""
+
+    content: Content
+    marks: list[str] = field(default_factory=list)
+    """Left of the first line, one per list it is in: the bullet if it starts that item, else
+    blanks as wide (Markdown's bullet widget is as tall as its item, in the bullet's colour)."""
+    gap: int = 0
+    """Blank lines above it (the margin between top-level blocks)."""
+
+    @property
+    def indent(self) -> int:
+        return sum(len(mark) for mark in self.marks)
+
+
+@dataclass
+class _Node:
+    kind: str
+    """paragraph, bullet_list, ordered_list or list_item."""
+    content: Content | None = None
+    info: str = ""
+    children: list[_Node] = field(default_factory=list)
+
+
+def _tree(source: str) -> list[_Node] | None:
+    """Paragraphs and lists of ``source``, or None if it has any other kind of block."""
+    from markdown_it import MarkdownIt
+    from textual.widgets._markdown import MarkdownBlock
+
+    root = _Node("root")
+    stack = [root]
+    for token in MarkdownIt("gfm-like").parse(source):
+        kind = token.type
+        if kind in ("paragraph_open", "bullet_list_open", "ordered_list_open", "list_item_open"):
+            node = _Node(kind.removesuffix("_open"), info=token.info)
+            stack[-1].children.append(node)
+            stack.append(node)
+        elif kind in ("paragraph_close", "bullet_list_close", "ordered_list_close", "list_item_close"):
+            if not stack.pop().children and kind == "list_item_close":
+                return None  # an empty item: Markdown's layout of it is not worth copying
+        elif kind == "inline" and stack[-1].kind == "paragraph":
+            # The inline styling of Markdown's own blocks (a private helper that reads no state:
+            # Textual is pinned, and test_finished_blocks compares the two renderings).
+            stack[-1].content = MarkdownBlock._token_to_content(cast(Any, None), token)
+        else:
+            return None  # headings, code, tables, quotes, rules, html: drawn by Markdown
+    return root.children
+
+
+def flat_parts(source: str) -> list[_Part] | None:
+    """A message as parts laid out like ``Markdown`` lays out its blocks (textual 8.2.8), or None
+    if it has blocks other than paragraphs and lists.
+
+    Markdown gives a top-level paragraph or list a bottom margin of 1 and nested ones none; a
+    list item is a bullet (``Markdown.BULLETS`` by depth, or numbers right-aligned to the
+    widest) beside a column of its paragraphs and lists.
+    """
+    tree = _tree(source)
+    if tree is None:
+        return None
+    parts: list[_Part] = []
+
+    def place(nodes: list[_Node], marks: list[str], depth: int, gap: int) -> None:
+        for node in nodes:
+            if node.kind == "paragraph":
+                parts.append(_Part(node.content or Content(""), marks, gap))
+            else:
+                items = [item for item in node.children if item.kind == "list_item"]
+                if node.kind == "ordered_list":
+                    try:
+                        start = int(items[0].info) if items else 1
+                    except ValueError:
+                        start = 1
+                    width = max((len(f"{n}. ") for n in range(start, start + len(items))), default=0) + 1
+                    symbols = [f"{n}. ".rjust(width) for n in range(start, start + len(items))]
+                    inner = depth
+                else:
+                    symbols = [Markdown.BULLETS[depth % len(Markdown.BULLETS)]] * len(items)
+                    inner = depth + 1
+                for item, symbol in zip(items, symbols):
+                    place(item.children, [*marks, symbol], inner, gap)
+                    marks, gap = [" " * len(mark) for mark in marks], 0
+            marks, gap = [" " * len(mark) for mark in marks], 0
+
+    for n, node in enumerate(tree):
+        place([node], [], 0, 1 if n else 0)
+    return parts
+
+
+class _FlatMarkdown(Visual):
+    """Draws the parts of a finished message, each wrapped to the width left of its bullets."""
+
+    def __init__(self, parts: list[_Part]) -> None:
+        self.parts = parts
+        self.trailing = 1 if parts else 0
+        """The bottom margin of the last top-level block (Markdown's height includes it)."""
+
+    def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
+        return container_width
+
+    def get_height(self, rules: RulesMap, width: int) -> int:
+        return sum(part.gap + part.content.get_height(rules, max(1, width - part.indent)) for part in self.parts) + self.trailing
+
+    def render_strips(self, width: int, height: int | None, style: Style, options: RenderOptions) -> list[Strip]:
+        if not width:
+            return []
+        # Margins show only the background, as the space around Markdown's block widgets does.
+        blank = Content(" " * width).render_strips(width, None, Style(background=style.background), options)[0]
+        lines: list[Strip] = []
+        for part in self.parts:
+            lines.extend([blank] * part.gap)
+            body = part.content.render_strips(max(1, width - part.indent), None, style, options)
+            if not part.indent:
+                lines.extend(body)
+                continue
+            heads = [Content.styled("".join(part.marks), ".bullet"), Content.styled(" " * part.indent, ".bullet")]
+            head, margin = (head.render_strips(part.indent, None, style, options)[0] for head in heads)
+            lines.extend(Strip.join([head if n == 0 else margin, line]) for n, line in enumerate(body))
+        lines.extend([blank] * self.trailing)
+        return lines if height is None else lines[:height]
+
+
+class FinishedAgentBlock(AgentBlock):
+    """An agent message that no longer changes, drawn as one widget that looks like ``AgentBlock``.
+
+    ``Markdown`` mounts a widget per paragraph, list, item and bullet (about a dozen for a short
+    reply with a list), and every one is styled on mount and laid out with the window, which is
+    most of what mounting a page of history costs. Only paragraphs and lists are drawn this way;
+    ``finished_block`` keeps ``AgentBlock`` for anything else.
+    """
+
+    COMPONENT_CLASSES = {"em", "strong", "s", "code_inline", "bullet"}
+    DEFAULT_CSS = """
+    FinishedAgentBlock {
+        &:dark > .code_inline { background: $warning 10%; color: $text-warning 95%; }
+        &:light > .code_inline { background: $error 5%; color: $text-error 95%; }
+        &:ansi > .code_inline { background: ansi_default; }
+        & > .em { text-style: italic; }
+        & > .strong { text-style: bold; }
+        & > .s { text-style: strike; }
+        & > .bullet { color: $text-primary; }
+        &:light > .bullet { color: $text-secondary; }
+    }
+    """
+
+    def __init__(self, markdown: str, parts: list[_Part], *, classes: str | None = None) -> None:
+        super().__init__(markdown, classes=classes)
+        self._markdown = markdown
+        self._parts = parts
+
+    @property
+    def is_container(self) -> bool:
+        return False  # Markdown's layout rule is set, but this widget has no children
+
+    @property
+    def is_scrollable(self) -> bool:
+        return False
+
+    def update(self, markdown: str) -> AwaitComplete:
+        """Called by ``Markdown`` on mount: the parts were made with the widget."""
+        return AwaitComplete(asyncio.sleep(0))
+
+    def append(self, markdown: str) -> AwaitComplete:
+        raise TypeError("a finished agent message is not streamed into; use AgentBlock")
+
+    def render(self) -> _FlatMarkdown:
+        return _FlatMarkdown(self._parts)
+
+    async def action_link(self, href: str) -> None:
+        self.post_message(Markdown.LinkClicked(self, href))
+
+
+def finished_block(markdown: str, classes: str | None = None) -> AgentBlock:
+    """The widget for a message that is not streaming: one widget when it can be, else Markdown."""
+    parts = flat_parts(markdown)
+    if parts is None:
+        return AgentBlock(markdown, classes=classes)
+    return FinishedAgentBlock(markdown, parts, classes=classes)

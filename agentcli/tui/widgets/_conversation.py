@@ -531,9 +531,14 @@ class Conversation(VerticalScroll, can_focus=True):
         return record
 
     def _widget_for(self, record: Record) -> Widget:
-        if record.kind == "agent":
-            widget: Widget = _agent_block()(record.text, classes=record.classes or None)
-            if record is self._streaming and self._stream is not None:
+        if record.kind == "agent" and record is not self._streaming:
+            # Finished text (history, a page scrolled back to): one widget, not Markdown's dozen.
+            from agentcli.tui.widgets._agent_block import finished_block
+
+            widget: Widget = finished_block(record.text, classes=record.classes or None)
+        elif record.kind == "agent":
+            widget = _agent_block()(record.text, classes=record.classes or None)
+            if self._stream is not None:
                 # Mounted again while its reply still streams: what came so far is in the new
                 # widget; the rest goes to it too.
                 from agentcli.tui.widgets._agent_block import SlicedStream
@@ -579,13 +584,13 @@ class Conversation(VerticalScroll, can_focus=True):
 
         record = Record("agent", classes="-cont" if continued else "")
         self.records.append(record)
+        self._streaming = record  # mounted as Markdown, to stream into
         await self._mount_new(record)
         # Not mounted when the user reads older blocks: the text still goes into the record, and
         # this detached widget just drops it; mounting the record later shows all of it.
         block = record.widget or _agent_block()("")
         assert isinstance(block, _agent_block())
         previous = next((stream for stream in reversed(self._draining.values()) if not stream.done), None)
-        self._streaming = record
         self._stream = SlicedStream(block, after=previous, on_done=self._stream_done)
         self._draining[id(record)] = self._stream
 

@@ -1,0 +1,85 @@
+"""A finished agent message is drawn by one widget that looks exactly like the Markdown widget."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pytest
+from textual.app import App
+from textual.containers import VerticalScroll
+from textual.widget import Widget
+
+from agentcli.tui.themes import ROLE_DEFAULTS
+from agentcli.tui.widgets._agent_block import AgentBlock, FinishedAgentBlock, finished_block
+
+SAMPLES = [
+    "Done.",
+    "The bug is in `words()`:\n\n- it splits on single spaces\n- so runs of spaces make empty words\n\n"
+    "Splitting with a regular expression fixes both.",
+    "Here is what I found in **12**:\n\n- the function splits on spaces\n- so runs of spaces make empty words\n\n"
+    "The fix is a regular expression.",
+    "A *long* paragraph that wraps " + "over and over, with ~~struck~~ and `code` words, " * 6,
+    "1. first step, which is long enough to wrap onto a second line when the block is narrow enough\n"
+    "2. second\n3. third\n4. fourth\n5. fifth\n6. sixth\n7. seventh\n8. eighth\n9. ninth\n10. tenth",
+    "- outer\n  - inner, long enough to wrap when the window is narrow, and then some more words\n"
+    "    - innermost\n- back out\n\n  with a second paragraph\n\nafter",
+    "3. starts at three\n4. four\n\n* a new list",
+    "line one  \nline two after a hard break\nand a soft one",
+]
+
+
+class Pair(App[None]):
+    """The same text as a Markdown AgentBlock and as a FinishedAgentBlock, in two columns."""
+
+    CSS = "Horizontal { height: auto; } VerticalScroll { width: 1fr; height: 1fr; }"
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(ROLE_DEFAULTS)
+
+    def compose(self) -> Iterable[Widget]:
+        with VerticalScroll(id="left"):
+            yield AgentBlock(self.text, classes="-cont")
+        with VerticalScroll(id="right"):
+            yield finished_block(self.text, classes="-cont")
+
+
+def lines(app: App[None], column: str) -> list[list[tuple[str, str]]]:
+    """Each screen line of a column as runs of (text, style)."""
+    container = app.query_one(f"#{column}")
+    region = container.content_region
+    strips = app.screen._compositor.render_strips()
+    rows = []
+    for strip in strips[region.y : region.bottom]:
+        row: list[tuple[str, str]] = []
+        for segment in strip.crop(region.x, region.right):
+            style = str(segment.style)
+            if row and row[-1][1] == style:  # how a line is cut into segments is not visible
+                row[-1] = (row[-1][0] + segment.text, style)
+            else:
+                row.append((segment.text, style))
+        rows.append(row)
+    return rows
+
+
+@pytest.mark.parametrize("width", [60, 100, 160])
+@pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
+@pytest.mark.parametrize("text", SAMPLES)
+async def test_a_finished_block_looks_like_the_markdown_widget(text: str, width: int, theme: str) -> None:
+    app = Pair(text)
+    async with app.run_test(size=(width, 40)) as pilot:
+        app.theme = theme
+        await pilot.pause()
+        assert isinstance(app.query_one("#right").children[0], FinishedAgentBlock)
+        assert lines(app, "right") == lines(app, "left")
+        left, right = (app.query_one(f"#{c}").children[0] for c in ("left", "right"))
+        assert right.size == left.size
+        assert right.source == left.source == text
+
+
+def test_other_blocks_stay_markdown() -> None:
+    for text in ["# Title\n\ntext", "```python\nx = 1\n```", "| a |\n|---|\n| 1 |", "> quote", "---", "- \n- empty"]:
+        assert type(finished_block(text)) is AgentBlock
