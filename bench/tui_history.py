@@ -9,6 +9,8 @@ session opened the same way in the same run is the baseline. Printed:
 - how many blocks are widgets after opening (the stream keeps only the newest ones mounted);
 - scrolling: pages up from the bottom to the top of the whole history, each timed until it is
   repainted (and the page of older blocks it needed is mounted); then `end` back to the newest.
+  A press's wall time includes the pilot's waits for idle (each ``pause`` sleeps in 20 ms steps
+  until one passes with no work), so the CPU time per press is printed too: the work itself.
 
     python bench/tui_history.py [--messages 2000]
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import statistics
 import sys
@@ -66,6 +69,7 @@ async def open_and_scroll(session_id: str, *, scroll: bool) -> dict[str, float]:
     recording = Recording(turns=[RecordedTurn(text="more")])
     started = time.perf_counter()
     session = factory.resume_session(entry, settings, model_client=ReplayModel(recording))
+    gc.freeze()  # as agentcli.tui.run does before starting the app
     app = Timed(workspace=Path(entry.meta.workspace), settings=settings, session=session, warm_up=False)
     result: dict[str, float] = {}
     async with app.run_test(size=(120, 40)) as pilot:
@@ -81,19 +85,22 @@ async def open_and_scroll(session_id: str, *, scroll: bool) -> dict[str, float]:
         if scroll:
             conversation.focus()
             presses: list[float] = []
+            cpu: list[float] = []  # the process's CPU time per press: the work without the idle waits
             while conversation._first_mounted > 0 or conversation.scroll_y > 0:
                 # Page up without the smooth-scroll animation (whose duration is not work), then
                 # wait for the repaint and any page of older blocks it mounts.
-                before = time.perf_counter()
+                before, cpu_before = time.perf_counter(), time.process_time()
                 conversation.scroll_page_up(animate=False)
                 await pilot.pause()
                 await app.workers.wait_for_complete()
                 await pilot.pause()
                 presses.append(time.perf_counter() - before)
+                cpu.append(time.process_time() - cpu_before)
                 if len(presses) > 20_000:
                     break
             result.update(presses=len(presses), press_p50=statistics.median(presses),
                           press_p95=statistics.quantiles(presses, n=20)[18], press_max=max(presses),
+                          cpu_p50=statistics.median(cpu), cpu_p95=statistics.quantiles(cpu, n=20)[18], cpu_max=max(cpu),
                           mounted_at_top=conversation.mounted_blocks,
                           widgets_at_top=len(list(app.screen.walk_children())))
             before = time.perf_counter()
@@ -121,6 +128,8 @@ async def run(messages: int) -> None:
           f"history shown {large['loaded'] / base['loaded']:.2f}x")
     print(f"scrolling to the top: {large['presses']:.0f} pages up, per press p50 {large['press_p50'] * 1000:.0f} ms, "
           f"p95 {large['press_p95'] * 1000:.0f} ms, max {large['press_max'] * 1000:.0f} ms")
+    print(f"  of which CPU (the work, without the pilot's waits for idle, >= 40 ms a press): "
+          f"p50 {large['cpu_p50'] * 1000:.0f} ms, p95 {large['cpu_p95'] * 1000:.0f} ms, max {large['cpu_max'] * 1000:.0f} ms")
     print(f"at the top: {large['mounted_at_top']:,.0f} blocks mounted, {large['widgets_at_top']:,.0f} widgets; "
           f"`end` back to the newest: {large['end'] * 1000:.0f} ms")
 
