@@ -65,14 +65,15 @@ async def test_scrolling_to_the_top_loads_the_previous_page() -> None:
         conversation = app.query_one(Conversation)
         await conversation.load_history(history(400))
         await pilot.pause()
-        before = conversation.mounted_blocks
+        first = conversation._first_mounted
         conversation.scroll_home(animate=False)
-        await wait_for(pilot, lambda: conversation.mounted_blocks > before, what="the earlier page")
-        assert conversation.mounted_blocks == before + PAGE
+        await wait_for(pilot, lambda: conversation._first_mounted < first, what="the earlier page")
+        assert conversation._first_mounted == first - PAGE
+        assert conversation.mounted_blocks <= MAX_MOUNTED, "the window stays bounded (newest unloaded)"
         # The view stays on what the user was reading rather than jumping to the new top.
         await wait_for(pilot, lambda: conversation.scroll_y > 0, what="the view to stay put")
         await pilot.pause(0.1)
-        assert conversation.mounted_blocks == before + PAGE, "staying put does not load another page"
+        assert conversation._first_mounted == first - PAGE, "staying put does not load another page"
 
 
 async def test_reading_back_to_the_start_keeps_the_dom_bounded_and_end_returns() -> None:

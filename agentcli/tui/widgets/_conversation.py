@@ -59,7 +59,7 @@ def _agent_block() -> type[AgentBlock]:
 
     return AgentBlock
 
-MAX_MOUNTED = 160
+MAX_MOUNTED = 80
 """Blocks kept as widgets; the others are records only until scrolled back to."""
 INITIAL = 60
 """Blocks mounted when a session's history is opened (a few screens); more come on scroll-up."""
