@@ -18,6 +18,7 @@ from agentcli.tui.widgets._conversation import (
     MAX_MOUNTED,
     MAX_WEIGHT,
     PAGE,
+    EarlierMarker,
     chunk_markdown,
     split_point,
 )
@@ -186,3 +187,23 @@ async def test_a_long_streamed_reply_becomes_several_blocks_and_stays_bounded() 
         assert all(b.has_class("-cont") for b in blocks[1:])
         assert conversation.mounted_weight <= MAX_WEIGHT
         assert "".join(r.text for r in conversation.records) == paragraph * 600
+
+
+async def test_the_window_markers_redraw_their_counts_on_screen() -> None:
+    class MarkerApp(App[None]):
+        def compose(self) -> Iterable[Widget]:
+            yield EarlierMarker()
+
+    def screen_text(app: App[None]) -> str:
+        return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+    app = MarkerApp()
+    async with app.run_test(size=(80, 5)) as pilot:
+        marker = app.query_one(EarlierMarker)
+        marker.show("▲ 1,975 earlier blocks")
+        await wait_for(pilot, lambda: "1,975 earlier" in screen_text(app), what="the first count")
+        marker.show("▲ 1,950 earlier blocks")  # as long: repainted without a layout
+        await wait_for(pilot, lambda: "1,950 earlier" in screen_text(app), what="the new count")
+        marker.show("▲ 950 earlier blocks")  # shorter: laid out again too
+        await wait_for(pilot, lambda: "950 earlier" in screen_text(app) and "1,950" not in screen_text(app),
+                       what="the shorter count")

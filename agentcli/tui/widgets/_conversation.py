@@ -18,6 +18,7 @@ from textual import on
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.geometry import Region
 from textual.message import Message
 from textual.reactive import var
 from textual.widget import Widget
@@ -150,11 +151,16 @@ class NoticeBlock(Static):
     """
 
 
-class EarlierMarker(Static):
-    """A line at an end of the window saying how many blocks are not shown there; click to load."""
+class EarlierMarker(Widget):
+    """A line at an end of the window saying how many blocks are not shown there; click to load.
+
+    Not a ``Static``: ``Static.update`` repaints the whole widget, and finding how big it is
+    when it is off screen (the marker under the window, while paging back) arranges every
+    mounted block, the same work again as the layout that follows. ``show`` repaints a region.
+    """
 
     DEFAULT_CSS = """
-    EarlierMarker { color: $text-muted; text-align: center; width: 1fr; }
+    EarlierMarker { height: auto; color: $text-muted; text-align: center; width: 1fr; }
     EarlierMarker:hover { color: $accent; }
     """
 
@@ -167,8 +173,21 @@ class EarlierMarker(Static):
             """True for the marker under the window (newer blocks)."""
 
     def __init__(self, *, later: bool = False) -> None:
-        super().__init__("")
+        super().__init__()
         self.later = later
+        self._text = ""
+
+    def render(self) -> Content:
+        return Content(self._text)
+
+    def show(self, text: str) -> None:
+        """Say ``text``, laying out again only if its length changed (it may wrap differently)."""
+        if text != self._text:
+            relayout = len(text) != len(self._text)
+            self._text = text
+            # Any region: repainting the widget is the point, and a region spares _set_dirty
+            # from asking for the widget's size.
+            self.refresh(Region(0, 0, 10_000, 10), layout=relayout)
 
     def on_click(self) -> None:
         self.post_message(self.Clicked(self.later))
@@ -735,11 +754,11 @@ class Conversation(VerticalScroll, can_focus=True):
         hidden = self._first_mounted
         self._marker.display = hidden > 0
         if hidden:
-            self._marker.update(f"▲ {hidden:,} earlier blocks · scroll up or ctrl+u to show them")
+            self._marker.show(f"▲ {hidden:,} earlier blocks · scroll up or ctrl+u to show them")
         newer = len(self.records) - self._last_mounted
         self._later.display = newer > 0
         if newer:
-            self._later.update(f"▼ {newer:,} newer blocks · scroll down, or end for the newest")
+            self._later.show(f"▼ {newer:,} newer blocks · scroll down, or end for the newest")
 
     @on(EarlierMarker.Clicked)
     async def _marker_clicked(self, message: EarlierMarker.Clicked) -> None:
