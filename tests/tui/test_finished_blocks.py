@@ -25,6 +25,11 @@ SAMPLES = [
     "    - innermost\n- back out\n\n  with a second paragraph\n\nafter",
     "3. starts at three\n4. four\n\n* a new list",
     "line one  \nline two after a hard break\nand a soft one",
+    "# The title\n\nSome text.\n\n## Part two, with a heading long enough to wrap when the window is narrow\n\n"
+    "### Three\n\n#### Four\n\n##### Five *em*\n\n###### Six `code`\n\n- a list\n\n# Last",
+    "Code:\n\n```python\ndef words(text):\n    return re.split(r'\\s+', text)  # a comment long enough to be clipped at 60\n```\n\n"
+    "```\nplain\n```\n\n- after\n\n```js\nlet x = 1;\n```",
+    "```python\nx = 1\n\n\ty = 2\n```\n\n    indented code\n\n## Heading after code\n\n```rust\nfn main() {}\n```\n\ntext",
 ]
 
 
@@ -56,6 +61,8 @@ def lines(app: App[None], column: str) -> list[list[tuple[str, str]]]:
     for strip in strips[region.y : region.bottom]:
         row: list[tuple[str, str]] = []
         for segment in strip.crop(region.x, region.right):
+            if not segment.text:
+                continue  # an empty segment shows nothing, whatever its style
             style = str(segment.style)
             if row and row[-1][1] == style:  # how a line is cut into segments is not visible
                 row[-1] = (row[-1][0] + segment.text, style)
@@ -81,5 +88,5 @@ async def test_a_finished_block_looks_like_the_markdown_widget(text: str, width:
 
 
 def test_other_blocks_stay_markdown() -> None:
-    for text in ["# Title\n\ntext", "```python\nx = 1\n```", "| a |\n|---|\n| 1 |", "> quote", "---", "- \n- empty"]:
+    for text in ["- # heading in a list", "- ```\n  code in a list\n  ```", "| a |\n|---|\n| 1 |", "> quote", "---", "- \n- empty"]:
         assert type(finished_block(text)) is AgentBlock

@@ -145,6 +145,8 @@ class _Part:
     blanks as wide (Markdown's bullet widget is as tall as its item, in the bullet's colour)."""
     gap: int = 0
     """Blank lines above it (the margin between top-level blocks)."""
+    kind: str = ""
+    """"" for a paragraph, "h1" to "h6" for a heading, "fence" for code (also its component class)."""
 
     @property
     def indent(self) -> int:
@@ -154,14 +156,15 @@ class _Part:
 @dataclass
 class _Node:
     kind: str
-    """paragraph, bullet_list, ordered_list or list_item."""
+    """paragraph, bullet_list, ordered_list, list_item, h1-h6 or fence."""
     content: Content | None = None
     info: str = ""
     children: list[_Node] = field(default_factory=list)
 
 
 def _tree(source: str) -> list[_Node] | None:
-    """Paragraphs and lists of ``source``, or None if it has any other kind of block."""
+    """Paragraphs, lists, headings and code of ``source``, or None if it has any other kind of
+    block (or a heading or code inside a list: Markdown's layout of those is not copied)."""
     from markdown_it import MarkdownIt
     from textual.widgets._markdown import MarkdownBlock
 
@@ -176,12 +179,24 @@ def _tree(source: str) -> list[_Node] | None:
         elif kind in ("paragraph_close", "bullet_list_close", "ordered_list_close", "list_item_close"):
             if not stack.pop().children and kind == "list_item_close":
                 return None  # an empty item: Markdown's layout of it is not worth copying
-        elif kind == "inline" and stack[-1].kind == "paragraph":
+        elif kind == "heading_open" and len(stack) == 1:
+            node = _Node(token.tag)
+            stack[-1].children.append(node)
+            stack.append(node)
+        elif kind == "heading_close":
+            stack.pop()
+        elif kind in ("fence", "code_block") and len(stack) == 1:
+            from textual.highlight import HighlightTheme, highlight
+
+            # As MarkdownFence highlights outside ANSI mode (finished_block is not used there).
+            code = highlight(token.content.rstrip(), language=token.info or None, theme=HighlightTheme)
+            stack[-1].children.append(_Node("fence", code))
+        elif kind == "inline" and stack[-1].kind in ("paragraph", "h1", "h2", "h3", "h4", "h5", "h6"):
             # The inline styling of Markdown's own blocks (a private helper that reads no state:
             # Textual is pinned, and test_finished_blocks compares the two renderings).
             stack[-1].content = MarkdownBlock._token_to_content(cast(Any, None), token)
         else:
-            return None  # headings, code, tables, quotes, rules, html: drawn by Markdown
+            return None  # tables, quotes, rules, html: drawn by Markdown
     return root.children
 
 
@@ -200,7 +215,9 @@ def flat_parts(source: str) -> list[_Part] | None:
 
     def place(nodes: list[_Node], marks: list[str], depth: int, gap: int) -> None:
         for node in nodes:
-            if node.kind == "paragraph":
+            if node.kind in _MARGINS:
+                parts.append(_Part(node.content or Content(""), [], gap, node.kind))
+            elif node.kind == "paragraph":
                 parts.append(_Part(node.content or Content(""), marks, gap))
             else:
                 items = [item for item in node.children if item.kind == "list_item"]
@@ -220,24 +237,41 @@ def flat_parts(source: str) -> list[_Part] | None:
                     marks, gap = [" " * len(mark) for mark in marks], 0
             marks, gap = [" " * len(mark) for mark in marks], 0
 
-    for n, node in enumerate(tree):
-        place([node], [], 0, 1 if n else 0)
+    # The stream layout collapses margins: the larger of one block's bottom and the next's top
+    # (the first block's top margin included).
+    below = 0
+    for node in tree:
+        top, bottom = _MARGINS.get(node.kind, (0, 1))
+        place([node], [], 0, max(below, top))
+        below = bottom
     return parts
+
+
+_MARGINS = {"h1": (2, 1), "h2": (2, 1), "h3": (1, 1), "h4": (1, 1), "h5": (1, 1), "h6": (1, 1), "fence": (1, 1)}
+"""Top and bottom margins of Markdown's block widgets other than paragraphs and lists (0, 1)."""
 
 
 class _FlatMarkdown(Visual):
     """Draws the parts of a finished message, each wrapped to the width left of its bullets."""
 
-    def __init__(self, parts: list[_Part]) -> None:
+    def __init__(self, parts: list[_Part], styles: dict[str, Style]) -> None:
         self.parts = parts
-        self.trailing = 1 if parts else 0
+        self.styles = styles
+        """The style of each heading level and of code, from the widget's component classes."""
+        self.trailing = _MARGINS.get(parts[-1].kind, (0, 1))[1] if parts else 0
         """The bottom margin of the last top-level block (Markdown's height includes it)."""
+
+    @staticmethod
+    def _height(part: _Part, rules: RulesMap, width: int) -> int:
+        if part.kind == "fence":
+            return part.content.plain.count("\n") + 3  # one line of padding above and below
+        return part.content.get_height(rules, max(1, width - part.indent))
 
     def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
         return container_width
 
     def get_height(self, rules: RulesMap, width: int) -> int:
-        return sum(part.gap + part.content.get_height(rules, max(1, width - part.indent)) for part in self.parts) + self.trailing
+        return sum(part.gap + self._height(part, rules, width) for part in self.parts) + self.trailing
 
     def render_strips(self, width: int, height: int | None, style: Style, options: RenderOptions) -> list[Strip]:
         if not width:
@@ -247,6 +281,12 @@ class _FlatMarkdown(Visual):
         lines: list[Strip] = []
         for part in self.parts:
             lines.extend([blank] * part.gap)
+            if part.kind == "fence":
+                lines.extend(self._fence(part.content, width, options))
+                continue
+            if part.kind:
+                lines.extend(self._heading(part, width, options))
+                continue
             body = part.content.render_strips(max(1, width - part.indent), None, style, options)
             if not part.indent:
                 lines.extend(body)
@@ -256,6 +296,34 @@ class _FlatMarkdown(Visual):
             lines.extend(Strip.join([head if n == 0 else margin, line]) for n, line in enumerate(body))
         lines.extend([blank] * self.trailing)
         return lines if height is None else lines[:height]
+
+    def _heading(self, part: _Part, width: int, options: RenderOptions) -> list[Strip]:
+        style = self.styles[part.kind]
+        content = part.content
+        if part.kind == "h1" and content.cell_length < width:
+            # MarkdownH1's content-align: center (its padding takes the heading's text style);
+            # a heading that wraps fills the width anyway.
+            left = (width - content.cell_length) // 2
+            right = width - content.cell_length - left
+            pad = style + Style(reverse=False)  # as the alignment padding is styled
+            content = Content(" " * left).stylize(pad) + content + Content(" " * right).stylize(pad)
+        return content.render_strips(width, None, style, options)
+
+    def _fence(self, code: Content, width: int, options: RenderOptions) -> list[Strip]:
+        # MarkdownFence: a Label padded 1 2 that never wraps, in a container that clips it.
+        style = self.styles["fence"]
+        rich = Style(background=style.background).rich_style  # padding shows only the background
+        blank = Strip.blank(width, rich)
+        lines = [blank]
+        indent = Strip.blank(2, rich)
+        for line in code.split("\n"):
+            line = line.expand_tabs()  # as the Label does, so a tab is as wide as it looks
+            strips = [indent]
+            if line.cell_length:
+                strips.append(line.render_strips(line.cell_length, None, style, options)[0])
+            lines.append(Strip.join(strips).crop_extend(0, width, rich))
+        lines.append(blank)
+        return lines
 
 
 class FinishedAgentBlock(AgentBlock):
@@ -267,7 +335,7 @@ class FinishedAgentBlock(AgentBlock):
     ``finished_block`` keeps ``AgentBlock`` for anything else.
     """
 
-    COMPONENT_CLASSES = {"em", "strong", "s", "code_inline", "bullet"}
+    COMPONENT_CLASSES = {"em", "strong", "s", "code_inline", "bullet", "fence", "h1", "h2", "h3", "h4", "h5", "h6"}
     DEFAULT_CSS = """
     FinishedAgentBlock {
         &:dark > .code_inline { background: $warning 10%; color: $text-warning 95%; }
@@ -278,6 +346,14 @@ class FinishedAgentBlock(AgentBlock):
         & > .s { text-style: strike; }
         & > .bullet { color: $text-primary; }
         &:light > .bullet { color: $text-secondary; }
+        & > .fence { color: rgb(210,210,210); background: black 10%; }
+        &:light > .fence { background: white 30%; }
+        & > .h1 { color: $markdown-h1-color; background: $markdown-h1-background; text-style: $markdown-h1-text-style; }
+        & > .h2 { color: $markdown-h2-color; background: $markdown-h2-background; text-style: $markdown-h2-text-style; }
+        & > .h3 { color: $markdown-h3-color; background: $markdown-h3-background; text-style: $markdown-h3-text-style; }
+        & > .h4 { color: $markdown-h4-color; background: $markdown-h4-background; text-style: $markdown-h4-text-style; }
+        & > .h5 { color: $markdown-h5-color; background: $markdown-h5-background; text-style: $markdown-h5-text-style; }
+        & > .h6 { color: $markdown-h6-color; background: $markdown-h6-background; text-style: $markdown-h6-text-style; }
     }
     """
 
@@ -302,7 +378,8 @@ class FinishedAgentBlock(AgentBlock):
         raise TypeError("a finished agent message is not streamed into; use AgentBlock")
 
     def render(self) -> _FlatMarkdown:
-        return _FlatMarkdown(self._parts)
+        kinds = {part.kind for part in self._parts if part.kind}
+        return _FlatMarkdown(self._parts, {kind: self.get_visual_style(kind) for kind in kinds})
 
     async def action_link(self, href: str) -> None:
         self.post_message(Markdown.LinkClicked(self, href))
