@@ -454,3 +454,48 @@ def test_store_lock_times_out_with_an_actionable_error(tmp_path: Path) -> None:
         thread.join()
     with waiter.held():  # free again
         pass
+
+
+def test_close_packs_the_index_and_the_next_capture_unpacks_it(store: SnapshotStore, repo: Path, data_dir: Path, tmp_path: Path) -> None:
+    store.capture(session_id="s", reason="start")
+    index = store.path / "index"
+    mtime_ns, size = index.stat().st_mtime_ns, index.stat().st_size
+    store.close()
+    assert not index.exists()
+    assert 0 < (store.path / "index.z").stat().st_size < size
+
+    # Another process opening the store later sees the packed index, stat data and mtime intact.
+    write(repo / "src" / "new.py", "N = 1\n")
+    other = SnapshotStore(repo, data_dir)
+    result = other.capture(session_id="s", reason="after close")
+    assert result.tree == git_add_all_tree(repo, tmp_path / "x")
+    assert not (store.path / "index.z").exists()
+    # The same store object picks up the other's index too, and still finds changes.
+    (repo / "src" / "util.py").unlink()
+    again = store.capture(session_id="s", reason="delete")
+    assert again.snapshot is not None and "src/util.py" not in ls_tree(store, again.tree)
+    store.close()
+    assert other.capture(session_id="s", reason="unchanged").snapshot is None
+    assert index.stat().st_mtime_ns >= mtime_ns
+
+
+def test_packed_index_restores_the_index_file_mtime(store: SnapshotStore, repo: Path) -> None:
+    store.capture(session_id="s", reason="start")
+    index = store.path / "index"
+    os.utime(index, ns=(1_600_000_000_000_000_000, 1_600_000_000_000_000_000))
+    before = index.read_bytes()
+    store.close()
+    store._shadow.index()  # unpacks
+    assert index.read_bytes() == before
+    assert index.stat().st_mtime_ns == 1_600_000_000_000_000_000
+
+
+def test_corrupt_packed_index_only_costs_a_reseed(store: SnapshotStore, repo: Path, tmp_path: Path) -> None:
+    store.capture(session_id="s", reason="start")
+    store.close()
+    (store.path / "index.z").write_bytes(b"agentcli-index-z1\n" + b"\0" * 8 + b"not zlib")
+    write(repo / "README.md", "changed while the store was closed\n")
+    other = SnapshotStore(repo, store.data_dir)
+    assert len(other._shadow.index()) == 5  # seeded again from the user's index, not started empty
+    result = other.capture(session_id="s", reason="after")
+    assert result.tree == git_add_all_tree(repo, tmp_path / "x")
