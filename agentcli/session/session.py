@@ -424,9 +424,17 @@ class Session:
         return result
 
     def close(self) -> None:
-        """Flush and close the log; the session can be resumed later."""
+        """Flush and close the log, pack the snapshot store's index; the session can be resumed later."""
         if self.log is not None:
             self.log.close()
+        store = self.runtime.snapshots
+        if store is not None:
+            from agentcli.snapshots import SnapshotError
+
+            try:
+                store.close()
+            except (SnapshotError, OSError):
+                pass  # the index stays unpacked: it only takes more room until the next close
 
     async def run_turn(self, text: str) -> TurnEnded:
         """Send a message and wait for the turn it starts to end."""

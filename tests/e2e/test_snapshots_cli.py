@@ -80,3 +80,22 @@ async def test_session_restore_api_for_front_ends(workspace: Path, isolated_dirs
     assert (workspace / "a.txt").read_text() == "v2\n"
     session.close()
     assert json.loads((session.log.directory / "meta.json").read_text())["outcome"] == "completed"
+
+
+async def test_closing_a_session_packs_the_store_index_and_a_new_session_unpacks_it(workspace: Path,
+                                                                                  isolated_dirs: Path) -> None:
+    data = isolated_dirs / "data" / "agentcli"
+    client = replay(("", [("write_file", {"path": "a.txt", "content": "v1\n"})]), ("", [("complete", {"summary": "s"})]))
+    session = new_session(workspace, Settings(), model_client=client, data_dir=data, default_permission_mode="all")
+    await session.run_turn("go")
+    session.close()
+    [store] = [path.parent for path in data.rglob("index.z")]
+    assert not (store / "index").exists(), "closed: only the packed index stays"
+
+    again = new_session(workspace, Settings(), model_client=replay(("", [("complete", {"summary": "s"})])),
+                        data_dir=data, default_permission_mode="all")
+    await again.run_turn("look")
+    assert [s.reason for s in await again.timeline()] == ["session start"]  # its own, from the unpacked index
+    assert (store / "index").exists()
+    again.close()
+    assert not (store / "index").exists()
