@@ -35,12 +35,15 @@ from agentcli.tui.app import AgentApp
 
 REPLY = ("Here is what I found in **{n}**:\n\n- the function splits on spaces\n- so runs of spaces make "
          "empty words\n\nThe fix is a regular expression.")
+MIXED_REPLY = ("## Finding {n}\n\nThe bug is in `words()`:\n\n```python\ndef words(text):\n"
+               "    return re.split(r'\\s+', text.strip())\n```\n\nThat fixes **{n}** cases.")
+"""With --mixed, every other reply: a heading and a code fence as well."""
 
 
-async def build_session(workspace: Path, turns: int) -> str:
+async def build_session(workspace: Path, turns: int, mixed: bool = False) -> str:
     recording = Recording(
         model="replay/history",
-        turns=[RecordedTurn(text=REPLY.format(n=n), usage=(100, 20),
+        turns=[RecordedTurn(text=(MIXED_REPLY if mixed and n % 2 else REPLY).format(n=n), usage=(100, 20),
                             tool_calls=[RecordedCall(name="complete", arguments={"summary": f"answered {n}"})])
                for n in range(turns)],
     )
@@ -110,12 +113,12 @@ async def open_and_scroll(session_id: str, *, scroll: bool) -> dict[str, float]:
     return result
 
 
-async def run(messages: int) -> None:
+async def run(messages: int, mixed: bool) -> None:
     workspace = Path(tempfile.mkdtemp(prefix="agentcli-bench-"))
     (workspace / "textstats.py").write_text("def words(text):\n    return text.split(' ')\n")
     started = time.perf_counter()
-    big = await build_session(workspace, messages // 2)
-    small = await build_session(workspace, 10)
+    big = await build_session(workspace, messages // 2, mixed)
+    small = await build_session(workspace, 10, mixed)
     print(f"built the logs in {time.perf_counter() - started:.1f} s ({messages:,} and 20 messages)")
     base = await open_and_scroll(small, scroll=False)
     large = await open_and_scroll(big, scroll=True)
@@ -137,12 +140,13 @@ async def run(messages: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--messages", type=int, default=2000)
+    parser.add_argument("--mixed", action="store_true", help="every other reply has a heading and code")
     options = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="agentcli-bench-home-"))
     os.environ["XDG_DATA_HOME"] = str(home / "data")
     os.environ["XDG_CONFIG_HOME"] = str(home / "config")
     print(f"python {sys.version.split()[0]}")
-    asyncio.run(run(options.messages))
+    asyncio.run(run(options.messages, options.mixed))
 
 
 if __name__ == "__main__":

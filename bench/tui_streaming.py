@@ -11,7 +11,7 @@ and a ticker measures event-loop lag. Printed:
   whether it grows from the first half of the stream to the second;
 - keypress-to-Input latency while streaming, against the same probe with the app idle.
 
-    python bench/tui_streaming.py [--tokens 20000]
+    python bench/tui_streaming.py [--tokens 20000] [--no-tables]
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from agentcli.tui.app import AgentApp
 from agentcli.workflow import builtin_workflow
 
 
-def markdown_tokens(count: int) -> list[str]:
-    """Word-sized tokens of a long, varied markdown document."""
+def markdown_tokens(count: int, tables: bool = True) -> list[str]:
+    """Word-sized tokens of a long, varied markdown document (a table per section unless not ``tables``)."""
     words = ("the agent reads the file and then runs the tests again to check that nothing else "
              "broke while it was editing the function").split()
     tokens: list[str] = []
@@ -48,7 +48,8 @@ def markdown_tokens(count: int) -> list[str]:
         tokens += [w + " " for w in words * 2]
         tokens += ["\n\n"] + [f"- item {i} " + " ".join(words[i : i + 4]) + "\n" for i in range(5)]
         tokens += ["\n```python\n"] + [f"def f{i}(x):\n    return x * {i}\n" for i in range(4)] + ["```\n"]
-        tokens += ["\n| a | b |\n|---|---|\n"] + [f"| {i} | {i * i} |\n" for i in range(3)]
+        if tables:
+            tokens += ["\n| a | b |\n|---|---|\n"] + [f"| {i} | {i * i} |\n" for i in range(3)]
     return tokens[:count]
 
 
@@ -200,9 +201,11 @@ async def run(tokens: list[str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tokens", type=int, default=20_000)
+    parser.add_argument("--no-tables", action="store_true",
+                        help="no table in the sections (finished chunks can then be drawn by one widget)")
     options = parser.parse_args()
     print(f"python {sys.version.split()[0]}")
-    asyncio.run(run(markdown_tokens(options.tokens)))
+    asyncio.run(run(markdown_tokens(options.tokens, tables=not options.no_tables)))
 
 
 if __name__ == "__main__":
