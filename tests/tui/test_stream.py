@@ -207,3 +207,27 @@ async def test_the_window_markers_redraw_their_counts_on_screen() -> None:
         marker.show("▲ 950 earlier blocks")  # shorter: laid out again too
         await wait_for(pilot, lambda: "950 earlier" in screen_text(app) and "1,950" not in screen_text(app),
                        what="the shorter count")
+
+
+async def test_rendered_chunks_of_a_streaming_reply_become_one_widget_each() -> None:
+    from agentcli.tui.widgets._agent_block import FinishedAgentBlock
+
+    app = StreamApp()
+    section = "## Step\n\n" + "word " * 60 + "\n\n```python\nx = 1\n```\n\n"
+    table = "| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+    async with app.run_test(size=(100, 30)) as pilot:
+        conversation = app.query_one(Conversation)
+        text = section * (2 * CHUNK_CHARS // len(section)) + table + section * (CHUNK_CHARS // len(section))
+        conversation.post_message(SessionEventPosted(TextDelta(text=text)))
+        conversation.post_message(SessionEventPosted(TextDelta(text=section * 3)))  # the reply goes on
+        await wait_for(pilot, lambda: len(conversation.records) >= 3 and not any(
+            not s.done for s in list(conversation._draining.values())[:-1]), what="the first chunks rendered")
+        await pilot.pause()
+        await pilot.pause()
+        *done, last = conversation.records
+        for record in done:
+            expected = AgentBlock if "| a |" in record.text else FinishedAgentBlock
+            assert type(record.widget) is expected, "rendered chunks are one widget, unless they have a table"
+        assert type(last.widget) is AgentBlock and last is conversation._streaming, \
+            "the chunk being streamed into stays Markdown"
+        assert "".join(r.text for r in conversation.records) == text + section * 3

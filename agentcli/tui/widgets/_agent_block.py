@@ -202,7 +202,7 @@ def _tree(source: str) -> list[_Node] | None:
 
 def flat_parts(source: str) -> list[_Part] | None:
     """A message as parts laid out like ``Markdown`` lays out its blocks (textual 8.2.8), or None
-    if it has blocks other than paragraphs and lists.
+    if it has blocks other than paragraphs, lists, headings and code.
 
     Markdown gives a top-level paragraph or list a bottom margin of 1 and nested ones none; a
     list item is a bullet (``Markdown.BULLETS`` by depth, or numbers right-aligned to the
@@ -331,8 +331,8 @@ class FinishedAgentBlock(AgentBlock):
 
     ``Markdown`` mounts a widget per paragraph, list, item and bullet (about a dozen for a short
     reply with a list), and every one is styled on mount and laid out with the window, which is
-    most of what mounting a page of history costs. Only paragraphs and lists are drawn this way;
-    ``finished_block`` keeps ``AgentBlock`` for anything else.
+    most of what mounting a page of history costs. Paragraphs, lists, headings and code are drawn
+    this way; ``finished_block`` keeps ``AgentBlock`` for anything else (tables, quotes, rules).
     """
 
     COMPONENT_CLASSES = {"em", "strong", "s", "code_inline", "bullet", "fence", "h1", "h2", "h3", "h4", "h5", "h6"}
@@ -385,9 +385,20 @@ class FinishedAgentBlock(AgentBlock):
         self.post_message(Markdown.LinkClicked(self, href))
 
 
+def _ansi_colors() -> bool:
+    """True if the app draws with the terminal's ANSI colours, where MarkdownFence looks different
+    (no background or side padding, the ANSI highlight theme): code is then left to Markdown."""
+    from textual._context import active_app
+
+    try:
+        return active_app.get().ansi_color
+    except LookupError:
+        return False
+
+
 def finished_block(markdown: str, classes: str | None = None) -> AgentBlock:
     """The widget for a message that is not streaming: one widget when it can be, else Markdown."""
     parts = flat_parts(markdown)
-    if parts is None:
+    if parts is None or (any(part.kind == "fence" for part in parts) and _ansi_colors()):
         return AgentBlock(markdown, classes=classes)
     return FinishedAgentBlock(markdown, parts, classes=classes)

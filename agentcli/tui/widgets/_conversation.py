@@ -282,6 +282,9 @@ class Record:
     call_id: str | None = None
     widget: Widget | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    sealed: bool = False
+    """An agent chunk ended at a chunk boundary: its reply goes on in the next record, so its text
+    never changes again and, once rendered, it can be drawn by one widget instead of Markdown."""
 
     @property
     def weight(self) -> int:
@@ -591,6 +594,7 @@ class Conversation(VerticalScroll, can_focus=True):
                 head, text = text[:cut], text[cut:]
                 record.text += head
                 stream.write(head)
+                record.sealed = True
                 self._end_stream(interrupted=False)
                 self._continuing = True
                 continue
@@ -610,13 +614,36 @@ class Conversation(VerticalScroll, can_focus=True):
         block = record.widget or _agent_block()("")
         assert isinstance(block, _agent_block())
         previous = next((stream for stream in reversed(self._draining.values()) if not stream.done), None)
-        self._stream = SlicedStream(block, after=previous, on_done=self._stream_done)
+        self._stream = SlicedStream(block, after=previous, on_done=lambda: self._stream_done(record))
         self._draining[id(record)] = self._stream
 
-    def _stream_done(self) -> None:
+    def _stream_done(self, record: Record) -> None:
+        if not self.is_attached:
+            return
+        if record.sealed:
+            self.call_later(self._seal, record)
         # A chunk that finished rendering can be unloaded now; it was kept while it streamed.
-        if self.is_attached and self.following and self.at_end and self.mounted_weight > MAX_WEIGHT:
+        if self.following and self.at_end and self.mounted_weight > MAX_WEIGHT:
             self.call_later(self._unload_top)
+
+    async def _seal(self, record: Record) -> None:
+        """Swap a rendered chunk of a long reply for the one-widget form, when it has one.
+
+        Every Markdown block widget of a finished chunk is still styled and laid out with the
+        window while the rest of the reply streams; the chunk being streamed into stays Markdown.
+        """
+        from agentcli.tui.widgets._agent_block import FinishedAgentBlock, finished_block
+
+        old = record.widget
+        if old is None or isinstance(old, FinishedAgentBlock) or old.parent is not self:
+            return
+        new = finished_block(record.text, classes=" ".join(old.classes) or None)
+        if not isinstance(new, FinishedAgentBlock):
+            return  # tables, quotes or rules: it stays Markdown
+        with self.app.batch_update():
+            await self.mount(new, after=old)
+            record.widget = new
+            await old.remove()
 
     def _end_stream(self, *, interrupted: bool) -> None:
         stream, record = self._stream, self._streaming
