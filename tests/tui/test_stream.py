@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
 
 from textual.app import App
+from textual.pilot import Pilot
 from textual.widget import Widget
 
 from agentcli.events import AssistantMessage, Event, TextDelta, ToolCallFinished, ToolCallStarted, UserMessage
@@ -46,12 +48,19 @@ class StreamApp(App[None]):
         yield Conversation(ToolCalls(frozen_clock), frozen_clock, id="conversation")
 
 
-async def test_a_long_history_mounts_only_the_newest_blocks() -> None:
+@asynccontextmanager
+async def opened_with_history(messages: int) -> AsyncIterator[tuple[Pilot[None], Conversation]]:
+    """A running stream that has loaded a history of ``messages`` messages."""
     app = StreamApp()
     async with app.run_test(size=(100, 30)) as pilot:
         conversation = app.query_one(Conversation)
-        await conversation.load_history(history(2000))
+        await conversation.load_history(history(messages))
         await pilot.pause()
+        yield pilot, conversation
+
+
+async def test_a_long_history_mounts_only_the_newest_blocks() -> None:
+    async with opened_with_history(2000) as (pilot, conversation):
         assert len(conversation.records) == 2100
         assert conversation.mounted_blocks == INITIAL
         assert len(conversation.children) <= INITIAL + 2
@@ -61,11 +70,7 @@ async def test_a_long_history_mounts_only_the_newest_blocks() -> None:
 
 
 async def test_scrolling_to_the_top_loads_the_previous_page() -> None:
-    app = StreamApp()
-    async with app.run_test(size=(100, 30)) as pilot:
-        conversation = app.query_one(Conversation)
-        await conversation.load_history(history(400))
-        await pilot.pause()
+    async with opened_with_history(400) as (pilot, conversation):
         first = conversation._first_mounted
         conversation.scroll_home(animate=False)
         await wait_for(pilot, lambda: conversation._first_mounted < first, what="the earlier page")
@@ -78,11 +83,7 @@ async def test_scrolling_to_the_top_loads_the_previous_page() -> None:
 
 
 async def test_reading_back_to_the_start_keeps_the_dom_bounded_and_end_returns() -> None:
-    app = StreamApp()
-    async with app.run_test(size=(100, 30)) as pilot:
-        conversation = app.query_one(Conversation)
-        await conversation.load_history(history(1000))
-        await pilot.pause()
+    async with opened_with_history(1000) as (pilot, conversation):
         while conversation._first_mounted > 0:
             await conversation.action_show_earlier()
             await pilot.pause()
@@ -106,11 +107,7 @@ async def test_reading_back_to_the_start_keeps_the_dom_bounded_and_end_returns()
 
 
 async def test_scrolling_down_past_the_window_loads_the_next_page() -> None:
-    app = StreamApp()
-    async with app.run_test(size=(100, 30)) as pilot:
-        conversation = app.query_one(Conversation)
-        await conversation.load_history(history(1000))
-        await pilot.pause()
+    async with opened_with_history(1000) as (pilot, conversation):
         for _ in range(10):
             await conversation.action_show_earlier()
         await pilot.pause()
