@@ -588,12 +588,14 @@ def _interactive() -> bool:
     return sys.stdin.isatty() and sys.stdout.isatty()
 
 
-def _open_tui(workspace: Path, settings: Any, *, session: Any = None, prompt: str | None = None,
-              theme: str | None = None) -> None:
+def _open_tui(workspace: Path, settings: Any = None, *, overrides: dict[str, Any] | None = None,
+              session: Any = None, prompt: str | None = None, theme: str | None = None) -> None:
+    """Run the TUI and exit with its code; without ``settings`` the app loads them (with the flags in
+    ``overrides``) and asks about a home folder after its first frame."""
     from agentcli.tui import run_tui
 
-    raise typer.Exit(run_tui(workspace=workspace, settings=settings, session=session, initial_prompt=prompt,
-                             theme=theme))
+    raise typer.Exit(run_tui(workspace=workspace, settings=settings, overrides=overrides, session=session,
+                             initial_prompt=prompt, theme=theme))
 
 
 @app.callback(invoke_without_command=True)
@@ -619,12 +621,9 @@ def _root(
     if not _interactive():
         typer.echo(ctx.get_help())
         raise typer.Exit(EXIT_USAGE)
-    # The app loads and checks the settings (and asks about a home folder) after its first frame.
-    from agentcli.tui import run_tui
-
     overrides = {"model": model, "api_base": api_base, "workflow": workflow,
                  **_permission_flags(False, permission_mode, sandbox)}
-    raise typer.Exit(run_tui(workspace=_workspace(cwd), overrides=overrides, theme=theme))
+    _open_tui(_workspace(cwd), overrides=overrides, theme=theme)
 
 
 def main() -> None:
