@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from agentcli.config_sources import (
     WORKSPACE_CONFIG,
     ConfigError,
+    Layer,
     config_home,
     data_home,
     merge_layers,
@@ -265,7 +266,15 @@ def load_settings(
     Raises:
         ConfigError: naming the file, variable or flag and the field that is wrong.
     """
-    layers = read_layers(workspace, overrides=overrides, environ=environ, user_file=user_file)
+    return validate_layers(read_layers(workspace, overrides=overrides, environ=environ, user_file=user_file))
+
+
+def validate_layers(layers: list[Layer]) -> Settings:
+    """The settings the layers make, each layer validated on its own first.
+
+    Raises:
+        ConfigError: naming the file, variable or flag and the field that is wrong.
+    """
     for layer in layers:
         _validate_layer(layer.values, layer.source)
     return Settings.model_validate(merge_layers(layers))

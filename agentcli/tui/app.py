@@ -40,6 +40,7 @@ from agentcli.events import (
     TurnEnded,
     UsageReported,
 )
+from agentcli.config_sources import ConfigError, Layer, read_layers
 from agentcli.tui.calls import ToolCalls
 from agentcli.tui.commands import SessionsProvider, SnapshotsProvider, ThemesProvider
 from agentcli.tui.messages import SessionEventPosted
@@ -170,7 +171,15 @@ class AgentApp(App[int]):
         super().__init__()
         self.workspace = workspace.resolve()
         self._settings = settings
-        self._overrides = dict(overrides or {})
+        # Without settings, the config sources are read now (no pydantic: the theme is needed for
+        # the first frame) and validated just after it, when an error is reported too.
+        self._layers: list[Layer] = []
+        self._config_error: ConfigError | None = None
+        if settings is None:
+            try:
+                self._layers = read_layers(self.workspace, overrides=overrides)
+            except ConfigError as error:
+                self._config_error = error
         self.session: Session | None = None
         self._pending_session = session
         self.initial_prompt = initial_prompt
@@ -258,7 +267,7 @@ class AgentApp(App[int]):
         elif self._settings is not None:
             wanted = self._settings.theme
         else:
-            wanted = configured_theme(self.workspace, self._overrides) or DEFAULT_THEME
+            wanted = configured_theme(self._layers) or DEFAULT_THEME
         for name in (wanted, DEFAULT_THEME):
             try:
                 self.theme = name
@@ -349,11 +358,15 @@ class AgentApp(App[int]):
             and the field) or a home folder or filesystem root the user chose not to open.
         """
         if self._settings is None:
-            from agentcli.config import ConfigError, load_settings
+            from agentcli.config import validate_layers
 
-            try:
-                self._settings = load_settings(self.workspace, overrides=self._overrides)
-            except ConfigError as error:
+            error = self._config_error
+            if error is None:
+                try:
+                    self._settings = validate_layers(self._layers)
+                except ConfigError as invalid:
+                    error = invalid
+            if error is not None:
                 self.exit(return_code=EXIT_USAGE, message=f"agentcli: {error}")
                 return False
         if self._settings.snapshots.enabled:

@@ -23,7 +23,7 @@ from typing import Any
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-from agentcli.config_sources import ConfigError, config_home, merge_layers, read_layers
+from agentcli.config_sources import Layer, config_home, merge_layers
 
 DEFAULT_THEME = "agentcli-dark"
 """Used when the configured theme is unknown or its file is broken."""
@@ -229,16 +229,13 @@ def load_theme_file(path: Path) -> ThemeSpec:
         raise ThemeFileError(f"invalid theme {path}: {problems}") from None
 
 
-def configured_theme(workspace: Path, overrides: Mapping[str, object] | None = None) -> str | None:
-    """The ``theme`` the config files, environment and flags name, read without validating them.
+def configured_theme(layers: list[Layer]) -> str | None:
+    """The ``theme`` the config layers name, before they are validated.
 
     The app picks its theme before the first frame, while the settings are validated after it;
-    a broken config is reported then, so here it only means "no theme named".
+    a value of the wrong type is reported then, so here it only means "no theme named".
     """
-    try:
-        theme = merge_layers(read_layers(workspace, overrides=overrides)).get("theme")
-    except ConfigError:
-        return None
+    theme = merge_layers(layers).get("theme")
     return theme if isinstance(theme, str) else None
 
 

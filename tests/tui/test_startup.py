@@ -61,6 +61,17 @@ async def test_a_bad_config_ends_the_app_with_code_2_naming_the_file_and_the_fie
     assert str(config) in str(call["message"]) and "max_steps" in str(call["message"])
 
 
+async def test_a_config_file_that_is_not_toml_is_reported_after_the_first_frame(project: Path) -> None:
+    config = project / ".agentcli.toml"
+    config.write_text("max_steps = = 1\n")
+    app = app_for(project)
+    exits = record_exit(app)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: bool(exits), what="the app to exit")
+    assert app.return_code == EXIT_USAGE and app.session is None
+    assert f"invalid TOML in {config}" in str(exits[0]["message"])
+
+
 async def test_a_bad_flag_value_is_reported_as_the_command_line_option(project: Path) -> None:
     app = app_for(project, max_steps="many")
     exits = record_exit(app)
