@@ -271,7 +271,7 @@ def resume(
         raise _fail(str(error)) from None
     if in_tui:
         _open_tui(workspace, settings, session=session, theme=theme)
-    state = session.configuration_at_start
+    state = session.view.control
     if approve and deny:
         raise _fail("--approve and --deny exclude each other")
     if (approve or deny) and state != "awaitingPermission":

@@ -23,8 +23,9 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 1
 """Bumped when an event changes shape in a way older readers cannot skip over."""
 
-Outcome = Literal["completed", "clarify", "paused", "halted", "error"]
-"""How a turn ended; the headless front end maps each to an exit code."""
+Outcome = Literal["completed", "clarify", "approval", "paused", "halted", "error"]
+"""How a turn ended; the headless front end maps each to an exit code. ``approval``: a tool call
+waits for the user's verdict."""
 
 
 def _now() -> datetime:

@@ -42,7 +42,8 @@ from agentcli.events import (
     UsageReported,
 )
 
-EXIT_CODES: dict[Outcome, int] = {"completed": 0, "error": 1, "clarify": 3, "halted": 4, "paused": 5}
+EXIT_CODES: dict[Outcome, int] = {"completed": 0, "error": 1, "clarify": 3, "halted": 4, "paused": 5, "approval": 5}
+"""A call waiting for approval exits like a pause (5): the run stopped and ``resume`` continues it."""
 EXIT_USAGE = 2
 
 _ARGUMENT_PREVIEW = 100
@@ -98,7 +99,6 @@ class TextPrinter:
         self._mid_text = False
         self._totals: UsageReported | None = None
         self.session_id = ""
-        self._waiting_permission = False
 
     def _end_text(self) -> None:
         if self._mid_text:
@@ -111,8 +111,6 @@ class TextPrinter:
             c.print(escape(event.text), end="", soft_wrap=True)
             self._mid_text = True
             return
-        if isinstance(event, (PermissionRequested, PermissionDecided)):
-            self._waiting_permission = isinstance(event, PermissionRequested)
         if isinstance(event, SessionStarted):
             self.session_id = event.session_id
             verb = "resumed" if event.resumed else "session"
@@ -199,7 +197,7 @@ class TextPrinter:
 
     def _print_end(self, event: TurnEnded) -> None:
         c = self.console
-        styles = {"completed": "bold green", "clarify": "bold magenta", "paused": "bold yellow",
+        styles = {"completed": "bold green", "clarify": "bold magenta", "paused": "bold yellow", "approval": "bold yellow",
                   "halted": "bold red", "error": "bold red"}
         c.print(f"[{styles[event.outcome]}]■ {event.outcome}[/]: {escape(event.reason)}")
         totals = self._totals
@@ -209,16 +207,14 @@ class TextPrinter:
                 f"{format_cost(totals.total_cost)} · {event.steps} steps[/]"
             )
         if self.session_id and event.outcome != "completed":
-            waiting = self._waiting_permission
             hint = {
                 "clarify": f'agentcli resume {self.session_id} --answer "…"',
                 "paused": f"agentcli resume {self.session_id}",
+                "approval": (f"agentcli resume {self.session_id} --approve [--scope session|always]  "
+                             f"or  agentcli resume {self.session_id} --deny"),
                 "halted": f'agentcli resume {self.session_id} "guidance…"',
                 "error": f"agentcli resume {self.session_id}",
             }[event.outcome]
-            if waiting:
-                hint = (f"agentcli resume {self.session_id} --approve [--scope session|always]  "
-                        f"or  agentcli resume {self.session_id} --deny")
             c.print(f"[dim]continue with: {hint}[/]")
 
 

@@ -157,6 +157,38 @@ def chart_class(workflow: Workflow) -> type[StateChart]:
     return _chart_class(workflow.model_dump_json())
 
 
+def initial_configuration(chart: type[StateChart]) -> list[str]:
+    """The state ids a new chart enters, outermost first: every region of a parallel state, the
+    initial child of a compound one."""
+    roots = [state for state in chart.states_map.values() if state.parent is None]
+    configuration: list[str] = []
+
+    def enter(state: Any) -> None:
+        configuration.append(state.id)
+        children = list(state.states)
+        if state.parallel:
+            for child in children:
+                enter(child)
+        elif children:
+            enter(next((child for child in children if child.initial), children[0]))
+
+    for root in roots:
+        if root.initial:
+            enter(root)
+    return configuration
+
+
+def control_events(chart: type[StateChart], state_id: str) -> frozenset[str]:
+    """The events a control state (with its ancestors in the control region) has transitions for."""
+    events: set[str] = set()
+    state = chart.states_map.get(state_id)
+    while state is not None and state.id != "agent":
+        for transition in state.transitions:
+            events.update(str(event) for event in transition.events)
+        state = state.parent
+    return frozenset(events)
+
+
 def phase_events(workflow: Workflow) -> frozenset[str]:
     """Events the phase region listens to; the runtime sends only these."""
     return frozenset(_phase_event(t.tool, t.checks) for t in workflow.transitions)

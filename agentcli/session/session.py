@@ -34,11 +34,21 @@ from agentcli.permissions import ConfigWriteError, Mode, PermissionState, Policy
 if TYPE_CHECKING:
     from agentcli.session.resume import Rebuilt
     from agentcli.snapshots import DiffResult, RestorePlan, RestoreResult, Snapshot, SnapshotStore
-from agentcli.session.chart import CONTROL_STATES, WAITING_STATES, ChartGraph, chart_class, chart_graph, phase_events
+from agentcli.session.chart import (
+    CONTROL_STATES,
+    WAITING_STATES,
+    ChartGraph,
+    chart_class,
+    chart_graph,
+    control_events,
+    initial_configuration,
+    phase_events,
+)
 from agentcli.session.explore import EXPLORE_MAX_STEPS, EXPLORE_WORKFLOW, Explore
 from agentcli.session.log import SessionLog
 from agentcli.session.runtime import Runtime, snapshot_event
 from agentcli.session.toolset import build_registry
+from agentcli.session.view import COMMAND_EVENTS, Command, SessionView
 from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.workflow_tools import PlanStore
 from agentcli.workflow.model import Workflow
@@ -51,7 +61,7 @@ _OUTCOMES: dict[str, Outcome] = {
     "completed": "completed",
     "clarify": "clarify",
     "pause": "paused",
-    "permission_needed": "paused",
+    "permission_needed": "approval",
     "step_limit": "halted",
     "stuck": "halted",
     "fail": "error",
@@ -131,6 +141,7 @@ class Session:
         self.chart: Any = None
         self._started = False
         self._start_states: list[str] = []
+        self._start_configuration = initial_configuration(self._chart_class)
         self._resumed_from: Rebuilt | None = None
         self.log: SessionLog | None = None
         """The session's event log, when it is recorded."""
@@ -163,15 +174,29 @@ class Session:
         return sorted((state.id for state in self.chart.configuration), key=self._order.__getitem__)
 
     @property
-    def control_state(self) -> str:
-        return next((sid for sid in self.configuration if sid in _CONTROL_IDS), "idle")
+    def view(self) -> SessionView:
+        """Where the session is and what the user may do now; before the chart starts, where it
+        will start (a resumed session waiting for an answer is already waiting for it)."""
+        configuration = self.configuration or self._start_configuration
+        states = self._chart_class.states_map
+        control = next((sid for sid in configuration if sid in _CONTROL_IDS), "idle")
+        phases = [sid for sid in configuration if sid.startswith("phase_") and sid in states]
+        commands: set[Command] = {COMMAND_EVENTS[event] for event in control_events(self._chart_class, control)
+                                  if event in COMMAND_EVENTS}
+        if control in WAITING_STATES:
+            commands.add("restore")
+        return SessionView(
+            control=control,
+            phase=states[phases[-1]].name if phases else None,
+            configuration=tuple(configuration),
+            commands=frozenset(commands),
+            question=self.pending_question if "answer" in commands else None,
+            permission=self.pending_permission if "approve" in commands else None,
+        )
 
     @property
-    def configuration_at_start(self) -> str:
-        """The control state the session is in, or will start in when resumed."""
-        if self.chart is not None:
-            return self.control_state
-        return next((sid for sid in self._start_states if sid in _CONTROL_IDS), "idle")
+    def control_state(self) -> str:
+        return self.view.control
 
     @property
     def totals(self) -> Any:
@@ -227,10 +252,11 @@ class Session:
             self.permissions.remember(rule, "session", allowed=False)
         self.plan.replace(rebuilt.plan)
         self.runtime.first_capture = "session resumed"  # what changed while it was away
-        self._start_states = [
-            sid for sid in rebuilt.configuration
-            if sid in self._chart_class.states_map and not self._chart_class.states_map[sid].states
-        ]
+        states = self._chart_class.states_map
+        known = [sid for sid in rebuilt.configuration if sid in states]
+        if known:
+            self._start_configuration = sorted(known, key=self._order.__getitem__)
+        self._start_states = [sid for sid in known if not states[sid].states]
         self._resumed_from = rebuilt
 
     async def start(self) -> None:
@@ -406,9 +432,9 @@ class Session:
 
         Only while the agent waits (idle, asking, paused, halted): never under a running tool.
         """
-        state = self.configuration_at_start
-        if state not in WAITING_STATES:
-            raise SessionStateError(f"cannot restore while the agent is {state}; pause it first")
+        view = self.view
+        if not view.allows("restore"):
+            raise SessionStateError(f"cannot restore while the agent is {view.control}; pause it first")
         store = self._store()
         target = await asyncio.to_thread(store.resolve, ref, self.id)
         result = await asyncio.to_thread(store.restore, target, session_id=self.id)

@@ -190,7 +190,7 @@ async def test_pausing_sets_a_pending_question_or_approval_aside(workspace: Path
     await session.pause()
     assert session.control_state == "paused" and session.pending_question is None
     await session.resume("whichever")
-    assert (await session.wait_turn()).outcome == "paused"  # the bash call waits for approval
+    assert (await session.wait_turn()).outcome == "approval"  # the bash call waits for approval
     assert session.control_state == "awaitingPermission"
     await session.pause()
     assert session.control_state == "paused" and session.pending_permission is None

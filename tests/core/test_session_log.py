@@ -103,7 +103,7 @@ async def test_resume_rebuilds_without_rerunning_anything(workspace: Path, isola
     entry = find_session(data, first.id)
     client.position = 0  # resume_session must move a replay past the turns already played
     second = resume_session(entry, Settings(), model_client=client)
-    assert second.configuration_at_start == "paused"
+    assert second.view.control == "paused"
     assert client.position == 2
     await second.resume()
     assert (await second.wait_turn()).reason == "after resume"

@@ -30,7 +30,7 @@ def test_headless_pause_then_approve_for_the_session(workspace: Path, server: Op
     assert (workspace / "notes.md").exists()  # edits mode: file tools inside the workspace run
     asked = [e for e in stream if e["type"] == "permission_requested"]
     assert asked and asked[0]["tool"] == "bash" and "pytest -q" in asked[0]["summary"]
-    assert stream[-1]["outcome"] == "paused" and "approval needed" in stream[-1]["reason"]
+    assert stream[-1]["outcome"] == "approval" and "approval needed" in stream[-1]["reason"]
     session_id = str(stream[0]["session_id"])
 
     # Approved for the session, the command runs; the same command later runs without asking.
@@ -95,7 +95,7 @@ async def test_each_mode(workspace: Path, isolated_dirs: Path, mode: str, asks: 
         session.subscribe(rec)
         ended = await session.run_turn("go")
         if rec.of(PermissionRequested):
-            assert ended.outcome == "paused" and session.control_state == "awaitingPermission"
+            assert ended.outcome == "approval" and session.control_state == "awaitingPermission"
             label = name if name == "bash" else f"{name}:{arguments['path'].split('/')[0]}"
             asked.append(label)
             await session.deny()

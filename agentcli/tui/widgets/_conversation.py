@@ -331,7 +331,6 @@ class Conversation(VerticalScroll, can_focus=True):
         self._later = EarlierMarker(later=True)
         self._later.display = False
         self._call_records: dict[str, Record] = {}
-        self._awaiting_permission = False
         self._continuing = False
         """The reply being streamed goes on past a chunk boundary."""
         self._draining: dict[int, SlicedStream] = {}
@@ -375,7 +374,6 @@ class Conversation(VerticalScroll, can_focus=True):
         await self.remove_children([r.widget for r in self.records if r.widget is not None])
         self.records.clear()
         self._call_records.clear()
-        self._awaiting_permission = False
         self._first_mounted = self._last_mounted = 0
         self._window_at_end = True
         self._update_marker()
@@ -521,9 +519,8 @@ class Conversation(VerticalScroll, can_focus=True):
         elif isinstance(event, ClarificationRequested):
             options = "".join(f"\n  {n}. {option}" for n, option in enumerate(event.options, start=1))
             record = Record("notice", f"? {event.question}{options}", "-question")
-        elif isinstance(event, TurnEnded) and self._awaiting_permission:
-            self._awaiting_permission = False
-            return None  # the turn waits on an approval, which the permission notice shows
+        elif isinstance(event, TurnEnded) and event.outcome == "approval":
+            return None  # the permission notice already says what the turn waits for
         elif isinstance(event, TurnEnded):
             labels = {"completed": "✓ completed", "clarify": "? waiting for your answer", "paused": "⏸ paused",
                       "halted": "■ halted", "error": "✗ error"}
@@ -539,10 +536,8 @@ class Conversation(VerticalScroll, can_focus=True):
             steps = "\n".join(f"  {'☑' if step.done else '☐'} {step.title}" for step in event.steps)
             record = Record("notice", f"plan\n{steps}")
         elif isinstance(event, PermissionRequested):
-            self._awaiting_permission = True
             record = Record("notice", f"🔒 {event.tool} wants to run: {event.summary}", "-question")
         elif isinstance(event, PermissionDecided):
-            self._awaiting_permission = False
             verdict = {"once": "allowed once", "session": "allowed for this session", "always": "always allowed"}[
                 event.scope] if event.allowed else "denied"
             record = Record("notice", f"🔒 {verdict}" + (f": {', '.join(event.rules)}" if event.rules else ""))
