@@ -81,10 +81,14 @@ class StateChanged(BaseEvent):
 
     type: Literal["state_changed"] = "state_changed"
     event: str
+    """The event that fired the transition; empty for an eventless one (a choice the chart made
+    on its own, e.g. halting when the progress tracker sees a loop)."""
     source: str
     target: str
     configuration: list[str]
     """Every active state after the transition, outermost first."""
+    cond: str | None = None
+    """The guard that chose this transition among the event's, when it had one (``has_tool_calls``)."""
 
 
 @_record
@@ -124,6 +128,8 @@ class ToolCallStarted(BaseEvent):
     call_id: str
     name: str
     arguments: str
+    preview: str = ""
+    """The call's arguments on one line, as its tool declares them (the path, the command…)."""
 
 
 @_record
@@ -199,6 +205,10 @@ class ErrorOccurred(BaseEvent):
     kind: str
     message: str
     fatal: bool = False
+    exception: str | None = None
+    """The exception's type, for an unexpected failure (``OSError``, ``UnicodeEncodeError``)."""
+    traceback: str | None = None
+    """Where it was raised: for the log and bug reports, never shown on screen."""
 
 
 @_record

@@ -52,6 +52,8 @@ class Explore(Tool[ExploreArgs]):
         "with read, list, glob and grep. Returns its summary."
     )
     arguments = ExploreArgs
+    permission = "read"
+    target = "task"
 
     def __init__(self, make_child: Callable[[], Session], forward: Callable[[Event], None]) -> None:
         self._make_child = make_child

@@ -202,9 +202,9 @@ class Runtime:
         ``bash`` always may (even a failing command can write); a failed write or edit did not.
         """
         call, result = self.last_call, self.last_result
-        if self.snapshots is None or call is None or result is None or not self.tools.modifies_files(call.name):
+        if self.snapshots is None or call is None or result is None:
             return False
-        return call.name == "bash" or result.ok
+        return self.tools.declaration(call.name).may_change_files(result)
 
     def needs_first_snapshot(self) -> bool:
         """Guard: capture the workspace as it is before this process's first turn."""
@@ -400,8 +400,9 @@ class Runtime:
                 await self._send("permission_needed", reason=f"approval needed: {decision.summary}")
                 return
         self._flight = _InFlight(call=call, call_started=self.clock())
-        self.emit(ToolCallStarted(call_id=call.id, name=call.name, arguments=call.arguments))
-        self.watchdog.before(call, self.tools.modifies_files(call.name))
+        self.emit(ToolCallStarted(call_id=call.id, name=call.name, arguments=call.arguments,
+                                  preview=self.tools.preview(call.name, call.arguments)))
+        self.watchdog.before(call, self.tools.declaration(call.name).changes_files != "never")
         if refusal is not None:
             result = ToolResult.failure(refusal)
         else:
@@ -436,12 +437,8 @@ class Runtime:
         return self.chart is not None and any(state.id == state_id for state in self.chart.configuration)
 
     def _report_workflow_data(self, call: ToolCallRequest, result: ToolResult) -> None:
-        if not result.ok:
-            return
-        if call.name == "think":
-            self.emit(ThoughtRecorded(call_id=call.id, **{k: v for k, v in result.data.items() if k in _THOUGHT_FIELDS}))
-        elif call.name in ("create_plan", "update_plan"):
-            self.emit(PlanUpdated(steps=self.plan.steps))
+        for event in result.events:
+            self.emit(event)
 
     def _phase_events_for(self, call: ToolCallRequest, result: ToolResult) -> list[str]:
         """The phase region's events this call fires: a tool-triggered or a check-result transition."""
@@ -534,7 +531,8 @@ class Runtime:
         call, result = self.last_call, self.last_result
         assert call is not None and result is not None
         # write_file and edit_file say what they changed; after bash anything may have.
-        hint = list(result.files_changed) if call.name != "bash" and result.files_changed else None
+        hint = (list(result.files_changed)
+                if self.tools.declaration(call.name).changes_files == "when_ok" and result.files_changed else None)
         snapshot = await self.capture(f"after {call.name}", call=call, paths_hint=hint)
         changed = tuple(change.path for change in snapshot.files) if snapshot is not None else ()
         await self._after_call(call, result, changed)

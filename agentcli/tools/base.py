@@ -1,4 +1,10 @@
-"""What every tool shares: its context, its result and the base class."""
+"""What every tool shares: its context, its result, and the declaration every tool is.
+
+A tool is one declaration: its name, its argument model, ``run``, and the facts the rest of the
+agent needs — how the permission policy judges it, which argument names what it acts on,
+whether it may change files, and how to show a call on one line. Permissions, the progress
+watchdog, snapshots and both front ends read these facts; none of them names a tool.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +12,30 @@ import asyncio
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from agentcli.config import ToolSettings
+from agentcli.events import Event
 
 Control = Literal["complete", "clarify", "pause"]
+
+Permission = Literal["control", "internal", "read", "write", "command"]
+"""How the permission policy judges a tool's calls: ``control`` (ends the turn) and ``internal``
+(plans, thoughts) always run; ``read`` runs; ``write`` runs when it is the usual write; ``command``
+runs project code and asks unless a rule or the mode allows it."""
+
+TargetKind = Literal["path", "command"]
+"""What a tool's target argument holds: a workspace path, or a shell command line."""
+
+ChangesFiles = Literal["never", "when_ok", "always"]
+"""Whether a call may change files: ``when_ok`` tools change exactly the files they report, and
+only when they succeed; after an ``always`` tool (a command) any file may have changed."""
+
+PREVIEW_CHARS = 120
+"""A one-line preview is cut here (front ends may cut it shorter)."""
 
 
 class ToolError(Exception):
@@ -45,6 +68,8 @@ class ToolResult:
     """Set by complete, clarify and pause: the call ends the turn."""
     data: dict[str, Any] = field(default_factory=dict)
     """Structured details for front ends (the clarify question and options...)."""
+    events: tuple[Event, ...] = ()
+    """Events the session emits for this call once it has finished (a thought, a new plan)."""
 
     @classmethod
     def failure(cls, message: str) -> ToolResult:
@@ -66,13 +91,51 @@ class Tool(ABC, Generic[A]):
     name: ClassVar[str]
     description: ClassVar[str]
     arguments: ClassVar[type[Arguments]]
-    modifies_files: ClassVar[bool] = False
-    """True when the tool may change files: a snapshot is captured after it runs."""
-    read_only: ClassVar[bool] = True
+    permission: ClassVar[Permission] = "command"
+    """How the permission policy judges a call (a tool that declares nothing asks)."""
+    target: ClassVar[str | None] = None
+    """The argument naming what a call acts on (``path``, ``command``), if there is one."""
+    target_kind: ClassVar[TargetKind | None] = None
+    target_default: ClassVar[str | None] = None
+    """The target when the call leaves the argument out (``.`` for a folder to list)."""
+    changes_files: ClassVar[ChangesFiles] = "never"
+    """Whether a call may change files: a snapshot is captured after one that may have."""
+    shows_contents: ClassVar[bool] = False
+    """The result shows file contents (reading a secret file asks; listing its name does not)."""
 
     @abstractmethod
     async def run(self, args: A, ctx: ToolContext) -> ToolResult:
         """Do the work. Raise :class:`ToolError` for failures the model should see."""
+
+    @classmethod
+    def target_of(cls, args: Mapping[str, object]) -> str | None:
+        """The call's target (its path or command) as the model gave it, or None."""
+        if cls.target is None:
+            return None
+        value = args.get(cls.target, cls.target_default)
+        return value if isinstance(value, str) else None
+
+    @classmethod
+    def may_change_files(cls, result: ToolResult) -> bool:
+        """Whether this finished call may have changed files (a failed write did not)."""
+        return cls.changes_files == "always" or (cls.changes_files == "when_ok" and result.ok)
+
+    @classmethod
+    def preview(cls, args: Mapping[str, object]) -> str:
+        """The call on one line: its target, else its first text argument, else its arguments."""
+        target = cls.target_of(args)
+        if target is not None:
+            return one_line(target)
+        text = next((value for value in args.values() if isinstance(value, str) and value.strip()), None)
+        if text is not None:
+            return one_line(text)
+        return one_line(", ".join(f"{key}={value!r}" for key, value in args.items()))
+
+    @classmethod
+    def summary(cls, args: Mapping[str, object]) -> str:
+        """What the call would do, in words, for a permission prompt (``Run `pytest -q` ``)."""
+        preview = cls.preview(args)
+        return f"Call {cls.name}" + (f" ({preview})" if preview else "")
 
     _schema: ClassVar[dict[str, Any] | None] = None
 
@@ -104,3 +167,9 @@ class BlockingTool(Tool[A]):
     @abstractmethod
     def run_blocking(self, args: A, ctx: ToolContext) -> ToolResult:
         """Do the work synchronously. Raise :class:`ToolError` for failures the model should see."""
+
+
+def one_line(text: str, limit: int = PREVIEW_CHARS) -> str:
+    """The first non-empty line of ``text``, cut to ``limit`` characters with an ellipsis."""
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return first if len(first) <= limit else first[: limit - 1] + "…"

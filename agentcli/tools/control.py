@@ -2,16 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
 from pydantic import Field
 
-from agentcli.tools.base import Arguments, Tool, ToolContext, ToolResult
+from agentcli.tools.base import Arguments, Permission, Tool, ToolContext, ToolResult
+
+
+class ControlTool(Tool[Any]):
+    """A tool that ends the turn; it always runs, whatever the permission mode."""
+
+    permission: ClassVar[Permission] = "control"
+
+    @classmethod
+    def summary(cls, args: Mapping[str, object]) -> str:
+        return cls.name.capitalize()
 
 
 class CompleteArgs(Arguments):
     summary: str = Field(description="What was done and how it was verified.")
 
 
-class Complete(Tool[CompleteArgs]):
+class Complete(ControlTool):
     name = "complete"
     description = "Finish the task. Call this once the work is done and verified, with a summary."
     arguments = CompleteArgs
@@ -26,7 +39,7 @@ class ClarifyArgs(Arguments):
     options: list[str] | None = Field(None, description="Suggested answers the user can pick from.")
 
 
-class Clarify(Tool[ClarifyArgs]):
+class Clarify(ControlTool):
     name = "clarify"
     description = (
         "Ask the user a question when the task is ambiguous or a decision is theirs. "
@@ -47,7 +60,7 @@ class PauseArgs(Arguments):
     reason: str = Field(description="Why the work stops here and what is needed to go on.")
 
 
-class Pause(Tool[PauseArgs]):
+class Pause(ControlTool):
     name = "pause"
     description = "Stop and hand control back to the user, e.g. when blocked or needing review."
     arguments = PauseArgs

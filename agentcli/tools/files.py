@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import Field
@@ -30,6 +31,13 @@ class ReadFile(BlockingTool[ReadFileArgs]):
         "Use offset and limit to page through long files."
     )
     arguments = ReadFileArgs
+    permission = "read"
+    target, target_kind = "path", "path"
+    shows_contents = True
+
+    @classmethod
+    def summary(cls, args: Mapping[str, object]) -> str:
+        return f"Read {cls.preview(args)}"
 
     def run_blocking(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
         path = resolve_in_workspace(ctx.workspace, args.path, must_exist=True)
@@ -94,8 +102,15 @@ class WriteFile(BlockingTool[WriteFileArgs]):
     name = "write_file"
     description = "Create a file or replace its whole content. Prefer edit_file for small changes."
     arguments = WriteFileArgs
-    modifies_files = True
-    read_only = False
+    permission = "write"
+    target, target_kind = "path", "path"
+    changes_files = "when_ok"
+
+    @classmethod
+    def summary(cls, args: Mapping[str, object]) -> str:
+        content = args.get("content")
+        lines = count_lines(content) if isinstance(content, str) else 0
+        return f"Write {cls.preview(args)} ({lines} line{'s' if lines != 1 else ''})"
 
     def run_blocking(self, args: WriteFileArgs, ctx: ToolContext) -> ToolResult:
         path = resolve_in_workspace(ctx.workspace, args.path)
@@ -105,11 +120,16 @@ class WriteFile(BlockingTool[WriteFileArgs]):
         existed = path.exists()
         path.parent.mkdir(parents=True, exist_ok=True)
         _write_preserving_mode(path, args.content)
-        lines = args.content.count("\n") + (0 if args.content.endswith("\n") or not args.content else 1)
+        lines = count_lines(args.content)
         verb = "Overwrote" if existed else "Created"
         return ToolResult(
             ok=True, output=f"{verb} {display} ({lines} lines)", files_changed=(display,)
         )
+
+
+def count_lines(text: str) -> int:
+    """Lines in ``text``, counting a last line without a newline."""
+    return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
 
 
 def _write_preserving_mode(path: Path, content: str) -> None:
@@ -132,8 +152,14 @@ class EditFile(BlockingTool[EditFileArgs]):
         "included) and be unique unless replace_all is true. Read the file first."
     )
     arguments = EditFileArgs
-    modifies_files = True
-    read_only = False
+    permission = "write"
+    target, target_kind = "path", "path"
+    changes_files = "when_ok"
+
+    @classmethod
+    def summary(cls, args: Mapping[str, object]) -> str:
+        how = "every occurrence" if args.get("replace_all") else "one occurrence"
+        return f"Edit {cls.preview(args)} (replace {how})"
 
     def run_blocking(self, args: EditFileArgs, ctx: ToolContext) -> ToolResult:
         path = resolve_in_workspace(ctx.workspace, args.path, must_exist=True)
@@ -173,6 +199,12 @@ class ListFiles(BlockingTool[ListFilesArgs]):
         "List files and folders as a tree (folders end with /). Skips .git and git-ignored paths."
     )
     arguments = ListFilesArgs
+    permission = "read"
+    target, target_kind, target_default = "path", "path", "."
+
+    @classmethod
+    def summary(cls, args: Mapping[str, object]) -> str:
+        return f"List {cls.preview(args)}"
 
     def run_blocking(self, args: ListFilesArgs, ctx: ToolContext) -> ToolResult:
         root = resolve_in_workspace(ctx.workspace, args.path, must_exist=True)

@@ -7,12 +7,12 @@ comes back as an error result it can read; nothing a model says can crash the lo
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
-from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
+from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult, one_line
 from agentcli.tools.control import Clarify, Complete, Pause
 from agentcli.tools.files import EditFile, ListFiles, ReadFile, WriteFile
 from agentcli.tools.search import Glob, Grep
@@ -42,9 +42,18 @@ class ToolRegistry:
         chosen = self._tools if names is None else {n: self._tools[n] for n in names if n in self._tools}
         return [tool.schema() for tool in chosen.values()]
 
-    def modifies_files(self, name: str) -> bool:
+    def declaration(self, name: str) -> type[Tool[Any]]:
+        """The declaration of the tool called ``name``; an unknown name gets the defaults of
+        :class:`Tool` (it asks before running, changes no files, previews its first argument)."""
         tool = self._tools.get(name)
-        return bool(tool and tool.modifies_files)
+        return type(tool) if tool is not None else Tool
+
+    def preview(self, name: str, raw_arguments: str) -> str:
+        """A call on one line, as its tool declares it; malformed arguments are shown as sent."""
+        args = parse_arguments(raw_arguments)
+        if not isinstance(args, Mapping):
+            return one_line(raw_arguments)
+        return self.declaration(name).preview(args)
 
     async def call(self, name: str, raw_arguments: str, ctx: ToolContext) -> ToolResult:
         """Run one call as the model sent it; every failure becomes an error result."""
@@ -74,6 +83,15 @@ class ToolRegistry:
             return ToolResult.failure(f"permission denied: {error.filename or error}")
         except OSError as error:
             return ToolResult.failure(f"{error.strerror or error} ({error.filename or name})")
+
+
+def parse_arguments(raw: str) -> Mapping[str, object] | str:
+    """A call's arguments as a mapping, or the raw text when they are not a JSON object."""
+    try:
+        parsed = json.loads(raw or "{}")
+    except (json.JSONDecodeError, RecursionError):
+        return raw
+    return parsed if isinstance(parsed, dict) else raw
 
 
 def _describe(error: ValidationError) -> str:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from pydantic import Field
 
-from agentcli.tools.base import Arguments, BlockingTool, ToolContext, ToolError, ToolResult
+from agentcli.tools.base import Arguments, BlockingTool, ToolContext, ToolError, ToolResult, one_line
 from agentcli.tools.ignore import make_filter
 from agentcli.tools.paths import is_secret_path, relative, resolve_in_workspace
 from agentcli.tools.text import looks_binary, truncate_middle
@@ -59,6 +59,13 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(parts))
 
 
+def _pattern_in(args: Mapping[str, object]) -> str:
+    """``'*.py' in src`` — a search's pattern and where it looks."""
+    pattern, path = args.get("pattern"), args.get("path", ".")
+    where = path if isinstance(path, str) else "."
+    return one_line(f"{pattern!r} in {where}" if isinstance(pattern, str) else where)
+
+
 class GlobArgs(Arguments):
     pattern: str = Field(description="Glob such as '**/*.py' or 'src/*.ts'; '*.md' matches at any depth.")
     path: str = Field(".", description="Folder to search from, relative to the workspace.")
@@ -68,6 +75,16 @@ class Glob(BlockingTool[GlobArgs]):
     name = "glob"
     description = "Find files whose path matches a glob pattern. Returns workspace-relative paths."
     arguments = GlobArgs
+    permission = "read"
+    target, target_kind, target_default = "path", "path", "."
+
+    @classmethod
+    def preview(cls, args: Mapping[str, object]) -> str:
+        return _pattern_in(args)
+
+    @classmethod
+    def summary(cls, args: Mapping[str, object]) -> str:
+        return f"Find files matching {_pattern_in(args)}"
 
     def run_blocking(self, args: GlobArgs, ctx: ToolContext) -> ToolResult:
         root = resolve_in_workspace(ctx.workspace, args.path, must_exist=True)
@@ -100,6 +117,17 @@ class Grep(BlockingTool[GrepArgs]):
     name = "grep"
     description = "Search file contents with a regular expression. Returns path:line:text lines."
     arguments = GrepArgs
+    permission = "read"
+    target, target_kind, target_default = "path", "path", "."
+    shows_contents = True
+
+    @classmethod
+    def preview(cls, args: Mapping[str, object]) -> str:
+        return _pattern_in(args)
+
+    @classmethod
+    def summary(cls, args: Mapping[str, object]) -> str:
+        return f"Search {_pattern_in(args)}"
 
     def run_blocking(self, args: GrepArgs, ctx: ToolContext) -> ToolResult:
         try:

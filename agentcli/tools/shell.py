@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 
 from pydantic import Field
 
@@ -12,7 +13,8 @@ from agentcli.tools.sandbox import sandbox_status, wrap_command
 from agentcli.tools.process import die_with_agent, kill_group
 from agentcli.tools.text import truncate_middle
 
-
+SUMMARY_CHARS = 300
+"""A command is shown whole in a permission prompt up to this length."""
 
 class BashArgs(Arguments):
     command: str = Field(description="A bash command, run in the workspace folder.")
@@ -26,8 +28,15 @@ class Bash(Tool[BashArgs]):
         "No terminal input is available; long output keeps its head and tail."
     )
     arguments = BashArgs
-    modifies_files = True  # a command can change any file; the snapshot after it finds out which
-    read_only = False
+    permission = "command"
+    target, target_kind = "command", "command"
+    changes_files = "always"  # a command can change any file; the snapshot after it finds out which
+
+    @classmethod
+    def summary(cls, args: Mapping[str, object]) -> str:
+        command = cls.target_of(args) or ""
+        shown = command if len(command) <= SUMMARY_CHARS else command[: SUMMARY_CHARS - 1] + "…"
+        return f"Run `{shown}`"
 
     async def run(self, args: BashArgs, ctx: ToolContext) -> ToolResult:
         timeout = min(args.timeout_s or ctx.settings.bash_timeout_s, ctx.settings.bash_max_timeout_s)

@@ -20,14 +20,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
 from agentcli.config import CheckSettings
-from agentcli.events import PlanStep
-from agentcli.tools.base import Arguments, Tool, ToolContext, ToolError, ToolResult
+from agentcli.events import PlanStep, PlanUpdated, ThoughtRecorded
+from agentcli.tools.base import Arguments, Permission, Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.checks import CheckRun, DetectedCheck, detect_checks, run_check
 
 WORKFLOW_TOOL_NAMES = ("think", "create_plan", "update_plan", "run_checks", "finish_phase", "explore")
@@ -76,6 +76,8 @@ class Think(Tool[ThinkArgs]):
         "Nothing in the workspace changes."
     )
     arguments = ThinkArgs
+    permission: ClassVar[Permission] = "internal"
+    target = "thought"
 
     async def run(self, args: ThinkArgs, ctx: ToolContext) -> ToolResult:
         # As in the sequential-thinking tool this follows, running past the estimate raises it.
@@ -90,19 +92,19 @@ class Think(Tool[ThinkArgs]):
             f"Continue with thought {args.thought_number + 1}." if args.next_thought_needed
             else "Thinking done: act on it."
         )
-        return ToolResult(
-            ok=True,
-            output=f"{label} recorded. {follow}",
-            data={
-                "thought": args.thought,
-                "number": args.thought_number,
-                "total": total,
-                "next_needed": args.next_thought_needed,
-                "revises": revises,
-                "branch": args.branch_id,
-                "branch_from": args.branch_from_thought,
-            },
-        )
+        data = {
+            "thought": args.thought,
+            "number": args.thought_number,
+            "total": total,
+            "next_needed": args.next_thought_needed,
+            "revises": revises,
+            "branch": args.branch_id,
+            "branch_from": args.branch_from_thought,
+        }
+        thought = ThoughtRecorded(call_id=ctx.call_id, thought=args.thought, number=args.thought_number, total=total,
+                                  next_needed=args.next_thought_needed, revises=revises, branch=args.branch_id,
+                                  branch_from=args.branch_from_thought)
+        return ToolResult(ok=True, output=f"{label} recorded. {follow}", data=data, events=(thought,))
 
 
 # -- the plan -------------------------------------------------------------------------------------
@@ -191,6 +193,13 @@ class CreatePlan(Tool[CreatePlanArgs]):
         "(how you will know it is done). Replaces any earlier plan."
     )
     arguments = CreatePlanArgs
+    permission: ClassVar[Permission] = "internal"
+
+    @classmethod
+    def preview(cls, args: Mapping[str, object]) -> str:
+        steps = args.get("steps")
+        count = len(steps) if isinstance(steps, list) else 0
+        return f"{count} step{'s' if count != 1 else ''}"
 
     def __init__(self, plan: PlanStore) -> None:
         self.plan = plan
@@ -218,7 +227,8 @@ class CreatePlan(Tool[CreatePlanArgs]):
             f"Plan recorded with {count} step{'s' if count != 1 else ''}:\n{self.plan.text()}\n"
             "Tick each step off with update_plan(step=<number>) when it meets its acceptance."
         )
-        return ToolResult(ok=True, output=output, data={"steps": self.plan.as_data()})
+        return ToolResult(ok=True, output=output, data={"steps": self.plan.as_data()},
+                          events=(PlanUpdated(steps=self.plan.steps),))
 
 
 class UpdatePlanArgs(Arguments):
@@ -230,6 +240,11 @@ class UpdatePlan(Tool[UpdatePlanArgs]):
     name = "update_plan"
     description = "Tick a plan step off when it meets its acceptance (or reopen it with done=false)."
     arguments = UpdatePlanArgs
+    permission: ClassVar[Permission] = "internal"
+
+    @classmethod
+    def preview(cls, args: Mapping[str, object]) -> str:
+        return f"step {args.get('step')} {'reopened' if args.get('done') is False else 'done'}"
 
     def __init__(self, plan: PlanStore) -> None:
         self.plan = plan
@@ -242,7 +257,8 @@ class UpdatePlan(Tool[UpdatePlanArgs]):
         remaining = next(((n, s) for n, s in enumerate(steps, start=1) if not s.done), None)
         tail = f" Next: step {remaining[0]}, {remaining[1].title}." if remaining else " Every step is done."
         return ToolResult(
-            ok=True, output=head + tail, data={"steps": self.plan.as_data(), "step": args.step, "done": args.done}
+            ok=True, output=head + tail, data={"steps": self.plan.as_data(), "step": args.step, "done": args.done},
+            events=(PlanUpdated(steps=steps),),
         )
 
 
@@ -260,7 +276,15 @@ class RunChecks(Tool[RunChecksArgs]):
         "their exit codes; failing checks show the end of their output."
     )
     arguments = RunChecksArgs
-    read_only = False  # the commands run project code, so permissions treat it like a command
+    permission: ClassVar[Permission] = "command"  # the commands run project code
+
+    @classmethod
+    def preview(cls, args: Mapping[str, object]) -> str:
+        return "the project's checks"
+
+    @classmethod
+    def summary(cls, args: Mapping[str, object]) -> str:
+        return "Run the project's checks"
 
     def __init__(self, commands: list[str] | None = None, timeout_s: float = 600.0) -> None:
         """Set the commands once, from the config.
@@ -383,6 +407,8 @@ class FinishPhase(Tool[FinishPhaseArgs]):
         "whose instructions and tools apply from your next step."
     )
     arguments = FinishPhaseArgs
+    permission: ClassVar[Permission] = "internal"
+    target = "summary"
 
     async def run(self, args: FinishPhaseArgs, ctx: ToolContext) -> ToolResult:
         return ToolResult(
