@@ -395,6 +395,33 @@ class Session:
         self._expect_turn()
         await self.chart.send("resume")
 
+    async def respond(self, text: str | None) -> None:
+        """The user's next words, for whatever the session waits for: the answer to its question,
+        guidance to go on after a pause or halt (``None`` goes on without), or the next task.
+
+        Front ends call this instead of choosing among :meth:`answer`, :meth:`resume` and
+        :meth:`send_user_message` themselves.
+
+        Raises:
+            SessionStateError: the agent is working, or waits for an approval (which takes a
+                verdict: :meth:`approve` or :meth:`deny`), or there is no text for a new task.
+        """
+        waiting = self.view.waiting_for
+        if waiting == "answer":
+            if text is None:
+                raise SessionStateError("the agent asked a question: give an answer")
+            await self.answer(text)
+        elif waiting == "guidance":
+            await self.resume(text or None)
+        elif waiting == "task":
+            if not text:
+                raise SessionStateError("give a task: the last turn completed")
+            await self.send_user_message(text)
+        elif waiting == "approval":
+            raise SessionStateError("a tool call waits for approval: approve or deny it")
+        else:
+            raise SessionStateError(f"the agent is {self.view.control}: pause it first, then send guidance")
+
     async def wait_turn(self) -> TurnEnded:
         """Wait until the current turn ends (completed, clarify, paused, halted or error)."""
         if self._turn_end is None:
