@@ -94,7 +94,7 @@ async def run_session(steps: int, workspace: Path) -> tuple[float, float, float,
     ended = await session.run_turn("go")
     total = time.perf_counter() - started
     assert ended.outcome == "completed", ended
-    return total, model.seconds, noop.seconds, counted[0], session.runtime.messages.chars
+    return total, model.seconds, noop.seconds, counted[0], session.turn.messages.chars
 
 
 async def bare_loop(steps: int, workspace: Path) -> float:

@@ -16,12 +16,11 @@ Typical use, once per tool call::
 
 from agentcli.permissions.bash import ParsedCommand, SimpleCommand, parse_command
 from agentcli.permissions.persist import ConfigWriteError, add_rules_to_config
-from agentcli.permissions.policy import DEFAULT_KINDS, Action, Decision, Mode, Policy, ToolKind
+from agentcli.permissions.policy import Action, Decision, Mode, Policy, ToolKind
 from agentcli.permissions.rules import Rule, RuleError, glob_escape, parse_rule
 from agentcli.permissions.state import PermissionState, Scope
 
 __all__ = [
-    "DEFAULT_KINDS",
     "Action",
     "ConfigWriteError",
     "Decision",

@@ -13,7 +13,7 @@ The order, first match wins:
 3. A **deny rule** (config, or refused for the session) matching the call: **denied**.
 4. Mode ``all``: **allowed**.
 5. An **allow rule** (config, or approved for the session) matching the call: **allowed**.
-6. By kind of tool and mode:
+6. By the tool's declared ``permission`` (``agentcli/tools/base.py``) and the mode:
 
    ======================  ==========================  ==========================
    call                    ``ask``                     ``edits``
@@ -23,7 +23,7 @@ The order, first match wins:
    usual write             run                         run
    protected write         **ask**                     **ask**
    unusual write           **ask**                     run
-   ``bash``, other tools   **ask**                     **ask**
+   commands, other tools   **ask**                     **ask**
    ======================  ==========================  ==========================
 
 "The usual" write is ``write_file``/``edit_file`` on a path inside the workspace that a snapshot
@@ -56,45 +56,13 @@ from agentcli.config import PermissionSettings
 from agentcli.permissions.bash import ParsedCommand, parse_command
 from agentcli.permissions.rules import Rule, glob_escape, parse_rule, parse_rules
 from agentcli.permissions.state import PermissionState
-from agentcli.tools.base import ToolError
+from agentcli.tools.base import Permission, Tool, ToolError
 from agentcli.tools.paths import is_secret_path, relative, resolve_in_workspace
 
 Action = Literal["allow", "deny", "ask"]
 Mode = Literal["ask", "edits", "all"]
-ToolKind = Literal["control", "internal", "read", "write", "command"]
-
-DEFAULT_KINDS: dict[str, ToolKind] = {
-    "complete": "control",
-    "clarify": "control",
-    "pause": "control",
-    "think": "internal",
-    "create_plan": "internal",
-    "update_plan": "internal",
-    "finish_phase": "internal",
-    "read_file": "read",
-    "list_files": "read",
-    "glob": "read",
-    "grep": "read",
-    "explore": "read",
-    "write_file": "write",
-    "edit_file": "write",
-    "bash": "command",
-    "run_checks": "command",
-}
-"""How each known tool is judged. A tool not listed is a ``command``: it asks unless allowed."""
-
-PATH_ARGUMENTS: dict[str, tuple[str, str | None]] = {
-    "read_file": ("path", None),
-    "write_file": ("path", None),
-    "edit_file": ("path", None),
-    "list_files": ("path", "."),
-    "glob": ("path", "."),
-    "grep": ("path", "."),
-}
-"""The path argument of each file tool and its default (None: required)."""
-
-_CONTENT_READERS = frozenset({"read_file", "grep"})
-"""Read tools that show file contents; listing names does not reveal a secret."""
+ToolKind = Permission
+"""How a tool is judged: its declaration's ``permission`` (a tool that declares none asks)."""
 _VCS_FOLDERS = frozenset({".git", ".hg", ".svn", ".jj", ".bzr"})
 _AGENTCLI_FILES = frozenset({".agentcli.toml", ".agentcli"})
 _HARMLESS_DOTFILES = frozenset({".gitignore", ".dockerignore", ".editorconfig", ".gitkeep", ".keep"})
@@ -102,7 +70,6 @@ _CI_FILES = frozenset({
     "jenkinsfile", "azure-pipelines.yml", "azure-pipelines.yaml", "bitbucket-pipelines.yml",
     "cloudbuild.yaml", "cloudbuild.yml", "appveyor.yml", "buildkite.yml", "codemagic.yaml",
 })
-_SUMMARY_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -158,7 +125,8 @@ class Policy:
         state: The session's remembered answers (a new one for ``workspace`` if omitted).
         default_mode: The mode when ``settings.mode`` is unset: ``ask`` for the TUI, ``edits``
             for headless runs.
-        kinds: Extra or changed tool kinds, over :data:`DEFAULT_KINDS`.
+        tools: The declarations of the session's tools by name (default: the built-in tools);
+            a call to a name not among them is judged as a command.
 
     Raises:
         RuleError: an allow or deny rule in the settings is malformed (the message names it).
@@ -168,7 +136,7 @@ class Policy:
     workspace: Path
     state: PermissionState | None = None
     default_mode: Mode = "ask"
-    kinds: Mapping[str, ToolKind] = field(default_factory=dict)
+    tools: Mapping[str, type[Tool[Any]]] = field(default_factory=lambda: builtin_declarations())
     mode: Mode = field(init=False)
     """The active mode; front ends may change it while the session runs."""
 
@@ -177,7 +145,6 @@ class Policy:
         if self.state is None:
             self.state = PermissionState(self.workspace)
         self.mode = self.settings.mode or self.default_mode
-        self.kinds = {**DEFAULT_KINDS, **self.kinds}
         self._allow = parse_rules(self.settings.allow, where="permissions.allow")
         self._deny = parse_rules(self.settings.deny, where="permissions.deny")
 
@@ -195,30 +162,31 @@ class Policy:
             The decision, with a reason, a summary and (for ``ask``) the suggested rules.
         """
         args = _as_mapping(arguments)
-        kind = self.kinds.get(tool, "command")
-        if kind == "control":
-            return Decision("allow", "control tools always run", _summary(tool, args))
-        if tool == "bash":
-            return self._decide_bash(args)
-        if tool in PATH_ARGUMENTS:
-            return self._decide_path_tool(tool, kind, args)
-        return self._decide_other(tool, kind, args)
+        declared = self.tools.get(tool, Tool)
+        summary = _summary(tool, declared, args)
+        if declared.permission == "control":
+            return Decision("allow", "control tools always run", summary)
+        if declared.target_kind == "command":
+            return self._decide_command(tool, declared, args, summary)
+        if declared.target_kind == "path":
+            return self._decide_path_tool(tool, declared, args, summary)
+        return self._decide_other(tool, declared.permission, summary)
 
     # -- bash -----------------------------------------------------------------------------------
 
-    def _decide_bash(self, args: Mapping[str, Any]) -> Decision:
-        command = args.get("command")
-        if not isinstance(command, str):
-            return _invalid("bash", args)
-        summary = _summary("bash", args)
+    def _decide_command(self, tool: str, declared: type[Tool[Any]], args: Mapping[str, Any], summary: str) -> Decision:
+        """A shell command line: judged by what runs, command by command (``bash:pytest *``)."""
+        command = declared.target_of(args)
+        if command is None:
+            return _invalid(tool, summary)
         parsed = parse_command(command)
         candidates = parsed.deny_candidates()
-        for rule in self._rules(self._deny, self.state_deny, "bash"):
+        for rule in self._rules(self._deny, self.state_deny, tool):
             if rule.pattern is None or any(rule.matches_text(text) for text in candidates):
                 return Decision("deny", f"the command is denied by the rule `{rule.text}`", summary, matched=rule.text)
         if self.mode == "all":
             return Decision("allow", "mode `all`: everything runs", summary)
-        allow = self._rules(self._allow, self.state_allow, "bash")
+        allow = self._rules(self._allow, self.state_allow, tool)
         for rule in allow:
             if rule.pattern is None or rule.matches_whole(parsed):
                 return Decision("allow", f"allowed by the rule `{rule.text}`", summary, matched=rule.text)
@@ -235,29 +203,28 @@ class Policy:
         if not uncovered and not parsed.opaque:
             matched = ", ".join(used)
             return Decision("allow", f"every command is allowed by a rule ({matched})", summary, matched=matched)
-        return self._ask_bash(parsed, uncovered, summary)
+        return self._ask_command(tool, parsed, uncovered, summary)
 
-    def _ask_bash(self, parsed: ParsedCommand, uncovered: list[str], summary: str) -> Decision:
+    def _ask_command(self, tool: str, parsed: ParsedCommand, uncovered: list[str], summary: str) -> Decision:
         why = f"mode `{self.mode}`: commands need approval"
         if parsed.opaque:
             reasons = " and ".join(parsed.opaque)
             why += f"; it uses {reasons}, which a rule can allow only by naming the whole command"
-            return Decision("ask", why, summary, (f"bash:{glob_escape(parsed.source)}",))
+            return Decision("ask", why, summary, (f"{tool}:{glob_escape(parsed.source)}",))
         if len(uncovered) < len(parsed.commands):
             why += "; not covered by a rule: " + ", ".join(f"`{text}`" for text in uncovered)
         if any(part.writes and part.text in uncovered for part in parsed.commands):
             why += "; a redirection into a file (`>`) is allowed only by a rule whose pattern has a `>`"
-        rules = tuple(dict.fromkeys(f"bash:{glob_escape(text)}" for text in uncovered))
+        rules = tuple(dict.fromkeys(f"{tool}:{glob_escape(text)}" for text in uncovered))
         return Decision("ask", why, summary, rules)
 
     # -- file and search tools ------------------------------------------------------------------
 
-    def _decide_path_tool(self, tool: str, kind: ToolKind, args: Mapping[str, Any]) -> Decision:
-        name, default = PATH_ARGUMENTS[tool]
-        raw = args.get(name, default)
-        if not isinstance(raw, str):
-            return _invalid(tool, args)
-        summary = _summary(tool, args)
+    def _decide_path_tool(self, tool: str, declared: type[Tool[Any]], args: Mapping[str, Any], summary: str) -> Decision:
+        kind = declared.permission
+        raw = declared.target_of(args)
+        if raw is None:
+            return _invalid(tool, summary)
         try:
             path = resolve_in_workspace(self.workspace, raw)
         except ToolError as error:
@@ -274,13 +241,13 @@ class Policy:
                 return Decision("allow", f"allowed by the rule `{rule.text}`", summary, matched=rule.text)
         suggestion = (f"{tool}:{glob_escape(rel)}",)
         if kind == "read":
-            file_glob = args.get("glob") if tool == "grep" else None
+            file_glob = args.get("glob") if declared.shows_contents else None
             if isinstance(file_glob, str) and _targets_secrets(file_glob):
                 return Decision(
                     "ask", f"the files searched ({file_glob!r}) look like secret files; searching them needs approval",
                     summary, (f"{tool}:{glob_escape(rel)}",),
                 )
-            if tool in _CONTENT_READERS and (is_secret_path(rel) or is_secret_path(lexical)):
+            if declared.shows_contents and (is_secret_path(rel) or is_secret_path(lexical)):
                 shown = rel if rel == lexical else f"{lexical}` (→ `{rel}`)"
                 return Decision(
                     "ask", f"`{shown}` looks like a secret file (keys, tokens, passwords); reading it needs approval",
@@ -298,12 +265,11 @@ class Policy:
             return Decision(
                 "allow", "a write inside the workspace: the snapshot after it can undo it", summary
             )
-        return self._decide_other(tool, kind, args)
+        return self._decide_other(tool, kind, summary)
 
     # -- everything else ------------------------------------------------------------------------
 
-    def _decide_other(self, tool: str, kind: ToolKind, args: Mapping[str, Any]) -> Decision:
-        summary = _summary(tool, args)
+    def _decide_other(self, tool: str, kind: ToolKind, summary: str) -> Decision:
         for rule in self._rules(self._deny, self.state_deny, tool):
             if rule.pattern is None:
                 return Decision("deny", f"`{tool}` is denied by the rule `{rule.text}`", summary, matched=rule.text)
@@ -348,9 +314,9 @@ def _as_mapping(arguments: Mapping[str, Any] | BaseModel | None) -> Mapping[str,
     return {}
 
 
-def _invalid(tool: str, args: Mapping[str, Any]) -> Decision:
+def _invalid(tool: str, summary: str) -> Decision:
     # Nothing can run: the registry validates the arguments against the tool's schema first.
-    return Decision("allow", f"the arguments do not fit `{tool}`; the tool will refuse them", _summary(tool, args))
+    return Decision("allow", f"the arguments do not fit `{tool}`; the tool will refuse them", summary)
 
 
 def _lexical(workspace: Path, raw: str) -> str:
@@ -425,34 +391,15 @@ def _unusual_write(rel: str, lexical: str) -> str | None:
     return None
 
 
-def _summary(tool: str, args: Mapping[str, Any]) -> str:
-    """What the call would do, in words."""
-
-    def text(name: str, default: str = "") -> str:
-        value = args.get(name, default)
-        return value if isinstance(value, str) else default
-
-    if tool == "bash":
-        return f"Run `{_clip(text('command'))}`"
-    if tool == "write_file":
-        content = text("content")
-        lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
-        return f"Write {text('path')} ({lines} line{'s' if lines != 1 else ''})"
-    if tool == "edit_file":
-        how = "every occurrence" if args.get("replace_all") else "one occurrence"
-        return f"Edit {text('path')} (replace {how})"
-    if tool == "read_file":
-        return f"Read {text('path')}"
-    if tool == "list_files":
-        return f"List {text('path', '.')}"
-    if tool == "glob":
-        return f"Find files matching {text('pattern')!r} in {text('path', '.')}"
-    if tool == "grep":
-        return f"Search {text('pattern')!r} in {text('path', '.')}"
-    if tool in {"complete", "clarify", "pause"}:
-        return tool.capitalize()
-    return f"Call {tool}"
+def _summary(tool: str, declared: type[Tool[Any]], args: Mapping[str, Any]) -> str:
+    """What the call would do, in words, as its tool declares it."""
+    if declared is Tool:
+        return f"Call {tool}"
+    return declared.summary(args)
 
 
-def _clip(value: str) -> str:
-    return value if len(value) <= _SUMMARY_CHARS else value[: _SUMMARY_CHARS - 1] + "…"
+def builtin_declarations() -> dict[str, type[Tool[Any]]]:
+    """The declarations of the built-in tools (core and workflow tools), by name."""
+    from agentcli.tools.registry import builtin_declarations as declarations
+
+    return declarations()

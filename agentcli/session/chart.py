@@ -1,10 +1,15 @@
 """The agent's statechart: a control region and a phase region, run in parallel.
 
-The control region is the tool-level loop (every tool call is a transition). The phase region is
-the workflow, compiled from its data. The chart only decides *where we are*; the work each state
-does is the Runtime's, started by the state's ``invoke`` and cancelled when the state is left.
-Callback names (``run_thinking``, ``has_pending_calls``…) are resolved on the Runtime, which the
-Session passes as a listener, so one chart class serves every session of a workflow.
+Reading this module tells every edge the agent can take and why. The control region is the
+tool-level loop (every tool call is a transition); the phase region is the workflow, compiled
+from its data. The chart decides what happens next: a running state's work (``invoke``) returns
+what happened — a model reply, a tool result, a capture — as the data of its completion event
+(``done.invoke.<state>``), and the state's transitions pick the next state through named guards.
+Leaving a state cancels its work (a pause cuts the stream or kills the command).
+
+Callback names (``think``, ``needs_approval``, ``ask_approval``…) are resolved on the listeners
+the Session passes (``session/runtime.py`` lists them: one per state's work, the guards, the
+turn endings), so one chart class serves every session of a workflow.
 """
 
 from __future__ import annotations
@@ -18,85 +23,126 @@ from statemachine.io import create_machine_class_from_definition
 
 from agentcli.workflow.model import Workflow
 
-CONTROL_STATES = (
-    "idle",
-    "thinking",
-    "executingTool",
-    "capturingSnapshot",
-    "awaitingPermission",
-    "awaitingClarification",
-    "paused",
-    "halted",
-)
-"""The control region's states."""
+DONE = "done.invoke"
+"""The prefix of a state's completion event: its work returned, with the outcome as ``data``."""
 
-WAITING_STATES = frozenset({"idle", "awaitingPermission", "awaitingClarification", "paused", "halted"})
-"""States where the agent does nothing until the user acts: a turn has ended."""
+
+def done(state: str) -> str:
+    """The event a state's invoked work sends when it returns (``done.invoke.thinking``)."""
+    return f"{DONE}.{state}"
 
 
 def _t(target: str, **extra: Any) -> dict[str, Any]:
     return {"target": target, **extra}
 
 
-def _start(event: str, then: str = "thinking") -> dict[str, list[dict[str, Any]]]:
-    """A turn starts by thinking (or by the approved call), after capturing the workspace when
-    this process has not yet: what changed while no agent was watching gets its own entry."""
-    return {event: [_t("capturingSnapshot", cond="needs_first_snapshot"), _t(then)]}
+def _next_call(has_calls: str) -> list[dict[str, Any]]:
+    """To run the next call of the reply: ask the user first when the policy says so."""
+    return [_t("awaitingPermission", cond="needs_approval", on="ask_approval"), _t("executingTool", cond=has_calls)]
 
 
-def _control_region() -> dict[str, Any]:
-    resumable = {**_start("user_message"), **_start("resume")}
-    pause = {"pause": [_t("paused")]}
+BEGIN = [_t("capturingBaseline", cond="has_snapshots"), *_next_call("has_pending_calls"), _t("thinking")]
+"""How every turn starts (a task, an answer, guidance, a verdict): capture what changed while the
+agent waited, then run the approved call, or think."""
+
+STOP = {"pause": [_t("paused", on="stop")]}
+"""The user stops the agent: leaving a state cancels its work (the stream, the command)."""
+
+
+def _model_call(state: str, *, silent: dict[str, Any]) -> dict[str, Any]:
+    """``thinking`` and ``reminded``: one model call, and where its reply leads."""
     return {
-        "states": {
-            "idle": {"initial": True, "on": _start("user_message")},
-            "thinking": {
-                "invoke": "run_thinking",
-                "on": {
-                    "tool_call": [_t("executingTool")],
-                    # A reply without a control tool: one reminder, which re-enters thinking.
-                    "nudge": [_t("thinking")],
-                    "step_limit": [_t("halted")],
-                    "fail": [_t("halted")],
-                    **pause,
-                },
-            },
-            "executingTool": {
-                "invoke": "run_tool",
-                "on": {
-                    "tool_done": [
-                        _t("capturingSnapshot", cond="modifies_files"),
-                        _t("executingTool", cond="has_pending_calls"),
-                        _t("thinking"),
-                    ],
-                    "permission_needed": [_t("awaitingPermission")],
-                    "completed": [_t("idle")],
-                    "clarify": [_t("awaitingClarification")],
-                    "stuck": [_t("halted")],
-                    "fail": [_t("halted")],
-                    **pause,
-                },
-            },
-            "capturingSnapshot": {
-                "invoke": "run_capture",
-                "on": {
-                    "snapshot_done": [_t("executingTool", cond="has_pending_calls"), _t("thinking")],
-                    "stuck": [_t("halted")],
-                    **pause,
-                },
-            },
-            "awaitingPermission": {
-                "on": {**_start("approve", "executingTool"), **_start("deny", "executingTool"), **pause}
-            },
-            "awaitingClarification": {"on": {**_start("answer"), **pause}},
-            "paused": {"on": resumable},
-            "halted": {"on": resumable},
-        }
+        "invoke": "think",
+        "exit": "count_model_call",
+        # Checked on entry, before the call is made: the limits are safety nets, not the normal stop.
+        "transitions": [_t("halted", cond="over_step_limit", on="halt_at_step_limit")],
+        "on": {
+            done(state): [
+                *_next_call("has_tool_calls"),
+                _t("paused", cond="model_unavailable", on="give_up_on_model"),
+                _t("halted", cond="model_failed", on="fail_model"),
+                silent,  # a reply without any tool call
+            ],
+            **STOP,
+        },
     }
 
 
-def _phase_event(transition_tool: str | None, checks: str | None) -> str:
-    return f"called_{transition_tool}" if transition_tool else f"checks_{checks}"
+CONTROL: dict[str, dict[str, Any]] = {
+    "idle": {"initial": True, "on": {"user_message": BEGIN}},
+    "capturingBaseline": {
+        "invoke": "capture_baseline",
+        "on": {done("capturingBaseline"): [*_next_call("has_pending_calls"), _t("thinking")], **STOP},
+    },
+    "thinking": _model_call("thinking", silent=_t("reminded", on="remind")),
+    "reminded": _model_call("reminded", silent=_t("paused", on="stop_silent")),
+    "executingTool": {
+        "invoke": "run_call",
+        "exit": "record_cut_off_call",
+        "on": {
+            done("executingTool"): [
+                _t("idle", cond="is_complete", on="complete"),
+                _t("awaitingClarification", cond="is_clarify", on="ask"),
+                _t("paused", cond="is_pause", on="pause_by_agent"),
+                _t("capturingSnapshot", cond="modifies_files"),
+                _t("reviewingProgress"),
+            ],
+            **STOP,
+        },
+    },
+    "capturingSnapshot": {
+        "invoke": "capture_after_call",
+        "on": {done("capturingSnapshot"): [_t("reviewingProgress")], **STOP},
+    },
+    "reviewingProgress": {
+        # No work to wait for: the review happens on entry, then the chart moves on at once.
+        "enter": "review_progress",
+        "exit": "end_review",
+        "transitions": [
+            _t("halted", cond="is_stuck", on="halt_stuck"),
+            *_next_call("has_pending_calls"),
+            _t("thinking"),
+        ],
+    },
+    "awaitingPermission": {
+        "exit": "set_aside_approval",
+        "on": {"approve": BEGIN, "deny": BEGIN, **STOP},
+    },
+    "awaitingClarification": {
+        "exit": "set_aside_question",
+        "on": {"answer": BEGIN, **STOP},
+    },
+    "paused": {"on": {"user_message": BEGIN, "resume": BEGIN}},
+    "halted": {"on": {"user_message": BEGIN, "resume": BEGIN}},
+}
+"""The control region: the tool-level loop of seed 001, read top to bottom like its diagram.
+
+``[cond]`` guards choose among a state's transitions in order; ``on`` names what the transition
+does (most of them end the turn, saying how). ``transitions`` without an event are taken as soon
+as their guard holds: a choice the chart makes on its own.
+"""
+
+CONTROL_STATES = tuple(CONTROL)
+"""The control region's states."""
+
+WAITING_STATES = frozenset(
+    name for name, state in CONTROL.items() if "invoke" not in state and "transitions" not in state
+)
+"""States where the agent does nothing until the user acts: a turn has ended there."""
+
+
+def _control_region() -> dict[str, Any]:
+    return {
+        "states": {name: dict(state) for name, state in CONTROL.items()},
+        # Whatever fails, in any state's work or in the chart's own callbacks, ends the turn in
+        # `halted` with the error: never a silent stall. Internal, so the phase region stays put.
+        "on": {"error.execution": [_t("halted", internal=True, on="fail")]},
+    }
+
+
+def _phase_signal(transition_tool: str | None, checks: str | None) -> str:
+    """The guard of a phase transition: the review of a finished call raised its signal."""
+    return f"tool_signal == '{transition_tool}'" if transition_tool else f"checks_signal == '{checks}'"
 
 
 def _phase_region(workflow: Workflow) -> dict[str, Any]:
@@ -107,7 +153,7 @@ def _phase_region(workflow: Workflow) -> dict[str, Any]:
         parts = phase.name.split(".")
         for depth, part in enumerate(parts):
             state_id = state_id_for(".".join(parts[: depth + 1]))
-            entry = node.setdefault(state_id, {"name": ".".join(parts[: depth + 1])})
+            entry = node.setdefault(state_id, {"name": ".".join(parts[: depth + 1]), "enter": "enter_phase"})
             if depth < len(parts) - 1:
                 node = entry.setdefault("states", {})
     initial_path = workflow.initial.split(".")
@@ -117,9 +163,11 @@ def _phase_region(workflow: Workflow) -> dict[str, Any]:
         entry["initial"] = True
         node = entry.get("states", {})
     for transition in workflow.transitions:
+        # Taken in the same step as the control region leaves reviewingProgress, so the next
+        # model call already sees the new phase.
         source = _find(root, transition.source)
-        event = _phase_event(transition.tool, transition.checks)
-        source.setdefault("on", {}).setdefault(event, []).append(_t(state_id_for(transition.target)))
+        cond = _phase_signal(transition.tool, transition.checks)
+        source.setdefault("transitions", []).append(_t(state_id_for(transition.target), cond=cond))
     for name in workflow.terminal:
         # A new task after reaching a terminal phase starts the workflow again.
         _find(root, name).setdefault("on", {})["user_message"] = [_t(state_id_for(workflow.initial))]
@@ -187,11 +235,6 @@ def control_events(chart: type[StateChart], state_id: str) -> frozenset[str]:
             events.update(str(event) for event in transition.events)
         state = state.parent
     return frozenset(events)
-
-
-def phase_events(workflow: Workflow) -> frozenset[str]:
-    """Events the phase region listens to; the runtime sends only these."""
-    return frozenset(_phase_event(t.tool, t.checks) for t in workflow.transitions)
 
 
 NodeKind = Literal["atomic", "compound", "parallel"]

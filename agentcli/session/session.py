@@ -19,7 +19,6 @@ from agentcli.events import (
     ClarificationRequested,
     ErrorOccurred,
     Event,
-    Outcome,
     PermissionDecided,
     PermissionRequested,
     SessionStarted,
@@ -34,20 +33,22 @@ from agentcli.permissions import ConfigWriteError, Mode, PermissionState, Policy
 if TYPE_CHECKING:
     from agentcli.session.resume import Rebuilt
     from agentcli.snapshots import DiffResult, RestorePlan, RestoreResult, Snapshot, SnapshotStore
+from agentcli.session.capturing import snapshot_event
 from agentcli.session.chart import (
     CONTROL_STATES,
+    DONE,
     WAITING_STATES,
     ChartGraph,
     chart_class,
     chart_graph,
     control_events,
     initial_configuration,
-    phase_events,
 )
 from agentcli.session.explore import EXPLORE_MAX_STEPS, EXPLORE_WORKFLOW, Explore
 from agentcli.session.log import SessionLog
-from agentcli.session.runtime import Runtime, snapshot_event
+from agentcli.session.runtime import listeners
 from agentcli.session.toolset import build_registry
+from agentcli.session.turn import Totals, Turn
 from agentcli.session.view import COMMAND_EVENTS, Command, SessionView
 from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.workflow_tools import PlanStore
@@ -56,16 +57,6 @@ from agentcli.workflow.model import Workflow
 Subscriber = Callable[[Event], None]
 
 _CONTROL_IDS = frozenset(CONTROL_STATES)
-
-_OUTCOMES: dict[str, Outcome] = {
-    "completed": "completed",
-    "clarify": "clarify",
-    "pause": "paused",
-    "permission_needed": "approval",
-    "step_limit": "halted",
-    "stuck": "halted",
-    "fail": "error",
-}
 
 
 class SessionStateError(Exception):
@@ -121,7 +112,7 @@ class Session:
         self.permissions = PermissionState(self.workspace)
         """Approvals given "for this session" (and "always", which also go to .agentcli.toml)."""
         self.pending_permission: PermissionRequested | None = None
-        self.runtime = Runtime(
+        self.turn = Turn(
             workspace=self.workspace,
             settings=settings,
             workflow=workflow,
@@ -130,11 +121,11 @@ class Session:
             emit=self._emit,
             plan=self.plan,
             policy=Policy(settings.permissions, self.workspace, state=self.permissions,
-                          default_mode=default_permission_mode),
+                          default_mode=default_permission_mode, tools=tools.declarations),
         )
-        self.runtime.phase_events = phase_events(workflow)
-        self.runtime.snapshots = snapshots
-        self.runtime.session_id = self.id
+        """The state the work of every chart state shares: conversation, pending calls, totals."""
+        self.turn.snapshots = snapshots
+        self.turn.session_id = self.id
         self._chart_class = chart_class(workflow)
         # Definition order (regions grouped, parents before children) for stable configurations.
         self._order = {state.id: i for i, state in enumerate(self._chart_class.states_map.values())}
@@ -158,8 +149,21 @@ class Session:
             self.pending_question = event
         elif isinstance(event, PermissionRequested):
             self.pending_permission = event
+        elif isinstance(event, TurnEnded):
+            self.last_turn = event
+            if self._turn_end is not None and not self._turn_end.done():
+                self._turn_end.set_result(event)
+        failed: list[tuple[Subscriber, Exception]] = []
         for subscriber in list(self._subscribers):
-            subscriber(event)
+            try:
+                subscriber(event)
+            except Exception as error:  # noqa: BLE001 - one broken front end must not stop the run
+                failed.append((subscriber, error))
+        for subscriber, error in failed:
+            # The others hear of it (the log, the screen); the failing one is not called again.
+            self._subscribers.remove(subscriber)
+            self._emit(ErrorOccurred(kind="subscriber", message=f"{subscriber!r} failed on {event.type}: {error}",
+                                     exception=type(error).__name__))
 
     @property
     def graph(self) -> ChartGraph:
@@ -199,29 +203,36 @@ class Session:
         return self.view.control
 
     @property
-    def totals(self) -> Any:
-        return self.runtime.totals
+    def totals(self) -> Totals:
+        return self.turn.totals
 
     # -- chart listener callbacks ----------------------------------------------------------
 
-    def after_transition(self, event: str, source: Any, target: Any, **kwargs: Any) -> None:
-        if source is None or target is None or not event:
+    def after_transition(self, event: str | None, source: Any, target: Any, transition: Any = None) -> None:
+        """Every transition becomes a ``StateChanged``; one into a waiting state then ends the turn."""
+        if source is None or target is None:
             return
-        self._emit(
-            StateChanged(event=str(event), source=source.id, target=target.id, configuration=self.configuration)
-        )
-        if target.id.startswith("phase_") and source.id != target.id:
-            self.runtime.watchdog.reset(f"entered phase {target.name}")
-            self.runtime.phase_steps = 0
-        if target.id in WAITING_STATES and target.id in _CONTROL_IDS:
-            outcome = _OUTCOMES.get(str(event))
-            if outcome is None:
-                return
-            ended = TurnEnded(outcome=outcome, reason=str(kwargs.get("reason", "")), steps=self.runtime.totals.steps)
-            self.last_turn = ended
-            self._emit(ended)
-            if self._turn_end is not None and not self._turn_end.done():
-                self._turn_end.set_result(ended)
+        name = str(event or "")
+        if name.startswith(f"{DONE}."):
+            name = ".".join(name.split(".")[:3])  # drop the invocation's id: done.invoke.thinking
+        conds = [str(spec.func) for spec in transition.cond] if transition is not None and transition.cond else []
+        self._emit(StateChanged(event=name, source=source.id, target=target.id, configuration=self.configuration,
+                                cond=" and ".join(conds) or None))
+        if target.id in _CONTROL_IDS and target.id in WAITING_STATES:
+            ending = self.turn.take_ending()
+            if ending is not None:
+                self._emit(ending)
+
+    def set_aside_question(self) -> None:
+        """Leaving ``awaitingClarification``: an answer took the question, or a pause set it aside."""
+        self.pending_question = None
+
+    def set_aside_approval(self) -> None:
+        """Leaving ``awaitingPermission`` without a verdict (a pause): the waiting calls get results."""
+        turn = self.turn
+        self.pending_permission = None
+        if turn.pending and turn.pending[0].id not in turn.verdicts:
+            turn.drop_pending("Not run: the run was paused while this call waited for approval.")
 
     # -- lifecycle and commands ----------------------------------------------------------
 
@@ -231,27 +242,27 @@ class Session:
             workspace=self.workspace,
             settings=self.settings.model_copy(update={"max_steps": EXPLORE_MAX_STEPS}),
             workflow=EXPLORE_WORKFLOW,
-            model_client=self.runtime.model_client,
+            model_client=self.turn.model_client,
             session_id=f"{self.id}-explore",
         )
 
     def load(self, rebuilt: Rebuilt) -> None:
         """Take over the state of a session rebuilt from its log (before :meth:`start`)."""
-        runtime = self.runtime
+        turn = self.turn
         for message in rebuilt.messages:
-            runtime.messages.append(message)
-        runtime.totals.input_tokens = rebuilt.input_tokens
-        runtime.totals.output_tokens = rebuilt.output_tokens
-        runtime.totals.cost = rebuilt.cost
+            turn.messages.append(message)
+        turn.totals.input_tokens = rebuilt.input_tokens
+        turn.totals.output_tokens = rebuilt.output_tokens
+        turn.totals.cost = rebuilt.cost
         self.pending_question = rebuilt.pending_question
         self.pending_permission = rebuilt.pending_permission
-        runtime.pending.extend(rebuilt.pending_calls)
+        turn.pending.extend(rebuilt.pending_calls)
         for rule in rebuilt.session_allow:
             self.permissions.remember(rule, "session")
         for rule in rebuilt.session_deny:
             self.permissions.remember(rule, "session", allowed=False)
         self.plan.replace(rebuilt.plan)
-        self.runtime.first_capture = "session resumed"  # what changed while it was away
+        turn.resumed = True
         states = self._chart_class.states_map
         known = [sid for sid in rebuilt.configuration if sid in states]
         if known:
@@ -264,10 +275,10 @@ class Session:
         if self._started:
             return
         self._started = True
-        self.chart = self._chart_class(listeners=[self.runtime, self])
+        self.chart = self._chart_class(listeners=[*listeners(self.turn), self])
         if self._start_states:
             self.chart.start_configuration_values = self._start_states
-        self.runtime.chart = self.chart
+        self.turn.chart = self.chart
         await self.chart.activate_initial_state()
         self._emit(
             SessionStarted(
@@ -290,48 +301,48 @@ class Session:
             seconds = (datetime.now(timezone.utc) - rebuilt.last_event_at).total_seconds()
             ago = f" {_duration(seconds)} after its last event"
         cut = f" It had been interrupted during {rebuilt.interrupted}." if rebuilt.interrupted else ""
-        self.runtime.add_note(
+        self.turn.add_note(
             "resumed",
             f"This session was resumed{ago}.{cut} Time has passed and files in the workspace may "
             "have changed since; re-read files before you edit them.",
         )
 
-    def _expect_turn(self) -> None:
-        loop = asyncio.get_running_loop()
-        self._turn_end = loop.create_future()
+    async def _send(self, event: str) -> None:
+        """Start a turn with a user event; its end resolves :meth:`wait_turn`."""
+        self._turn_end = asyncio.get_running_loop().create_future()
+        await self.chart.send(event)
 
     async def send_user_message(self, text: str) -> None:
         """Give the agent a task, a follow-up, or guidance after a halt or pause."""
         await self.start()
-        state = self.control_state
-        if state not in ("idle", "paused", "halted"):
-            raise SessionStateError(f"cannot take a new message while {state}; pause first or answer the question")
+        view = self.view
+        if not view.allows("message"):
+            raise SessionStateError(
+                f"cannot take a new message while {view.control}; pause first or answer the question")
         self._note_resume()
         self._emit(UserMessage(text=text))
-        self.runtime.begin_turn(text)
-        self._expect_turn()
-        await self.chart.send("user_message")
+        self.turn.begin_turn(text)
+        await self._send("user_message")
 
     async def answer(self, text: str) -> None:
         """Answer the question the agent asked with ``clarify``."""
         await self.start()
         question = self.pending_question
-        if self.control_state != "awaitingClarification" or question is None:
+        if not self.view.allows("answer") or question is None:
             raise SessionStateError("there is no question waiting for an answer")
         self.pending_question = None
         self._note_resume()
         self._emit(ClarificationAnswered(call_id=question.call_id, question=question.question, answer=text))
-        self.runtime.begin_turn(answer_message(question.question, text))
-        self._expect_turn()
-        await self.chart.send("answer")
+        self.turn.begin_turn(answer_message(question.question, text))
+        await self._send("answer")
 
     @property
     def permission_mode(self) -> Mode:
-        return self.runtime.policy.mode
+        return self.turn.policy.mode
 
     def set_permission_mode(self, mode: Mode) -> None:
         """Switch between ask, edits and all for the rest of the session."""
-        self.runtime.policy.mode = mode
+        self.turn.policy.mode = mode
 
     async def approve(self, scope: Scope = "once") -> None:
         """Let the call waiting for approval run; ``session`` and ``always`` also remember its rules.
@@ -351,49 +362,42 @@ class Session:
     async def _answer_permission(self, allowed: bool, scope: Scope) -> None:
         await self.start()
         request = self.pending_permission
-        if self.control_state != "awaitingPermission" or request is None:
-            raise SessionStateError("no tool call is waiting for approval")
+        if not self.view.allows("approve") or request is None:
+            raise SessionStateError(f"no tool call is waiting for approval (the session is {self.view.control})")
         self.pending_permission = None
-        self.runtime.verdicts[request.call_id] = allowed
+        self.turn.verdicts[request.call_id] = allowed
         self._note_resume()
         self._emit(PermissionDecided(call_id=request.call_id, allowed=allowed, scope=scope,
                                      rules=list(request.rules) if scope != "once" else []))
-        self.runtime.totals.steps = 0
-        self._expect_turn()
+        self.turn.new_turn()
         try:
             self.permissions.remember(request.rules, scope, allowed=allowed)
         except ConfigWriteError as error:
             # The answer still holds, for this call and (as a session rule) for the session.
             self._emit(ErrorOccurred(kind="config", message=str(error)))
-        await self.chart.send("approve" if allowed else "deny")
+        await self._send("approve" if allowed else "deny")
 
     async def pause(self, reason: str = "paused by the user") -> None:
         """Stop at once: a stream in progress is cancelled, a running command is killed.
 
         A question or an approval request that waits is set aside too (its call gets a result);
-        an idle, paused or halted session has nothing to stop.
+        a session that is not running or waiting on the user has nothing to stop.
         """
-        if self.chart is None or self.control_state in ("idle", "paused", "halted"):
+        if self.chart is None or not self.view.allows("pause"):
             return
-        if self.control_state == "awaitingClarification":
-            self.pending_question = None
-        elif self.control_state == "awaitingPermission":
-            self.pending_permission = None
         await self.chart.send("pause", reason=reason)
-        await self.runtime.settle()
+        await self.turn.settle()
 
     async def resume(self, guidance: str | None = None) -> None:
         """Continue a paused or halted session, optionally with guidance."""
         await self.start()
-        state = self.control_state
-        if state not in ("paused", "halted"):
-            raise SessionStateError(f"nothing to resume: the session is {state}")
+        if not self.view.allows("resume"):
+            raise SessionStateError(f"nothing to resume: the session is {self.view.control}")
         self._note_resume()
         if guidance:
             self._emit(UserMessage(text=guidance))
-        self.runtime.begin_turn(guidance)
-        self._expect_turn()
-        await self.chart.send("resume")
+        self.turn.begin_turn(guidance)
+        await self._send("resume")
 
     async def respond(self, text: str | None) -> None:
         """The user's next words, for whatever the session waits for: the answer to its question,
@@ -432,10 +436,10 @@ class Session:
 
     @property
     def snapshots_enabled(self) -> bool:
-        return self.runtime.snapshots is not None
+        return self.turn.snapshots is not None
 
     def _store(self) -> SnapshotStore:
-        store = self.runtime.snapshots
+        store = self.turn.snapshots
         if store is None:
             raise SessionStateError("snapshots are off for this session ([snapshots] enabled = false)")
         return store
@@ -473,14 +477,14 @@ class Session:
                                     written=plan.writes + plan.chmods, deleted=plan.deletes))
         note = (f"The user restored the workspace to snapshot {target.seq} ({target.reason}); "
                 f"{len(plan.writes)} files were written and {len(plan.deletes)} deleted. Re-read files before editing.")
-        self.runtime.add_note("restored", note)
+        self.turn.add_note("restored", note)
         return result
 
     def close(self) -> None:
         """Flush and close the log, pack the snapshot store's index; the session can be resumed later."""
         if self.log is not None:
             self.log.close()
-        store = self.runtime.snapshots
+        store = self.turn.snapshots
         if store is not None:
             from agentcli.snapshots import SnapshotError
 

@@ -8,15 +8,19 @@ so a newly passing check counts as progress.
 from __future__ import annotations
 
 import hashlib
-import json
+import os
 import re
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from agentcli.config import ProgressConfig
 from agentcli.events import ToolCallRequest
 from agentcli.progress import Action, ProgressSummary, ProgressTracker, StuckVerdict
-from agentcli.tools.base import ToolResult
+from agentcli.tools.base import Tool, ToolError, ToolResult
+from agentcli.tools.paths import resolve_in_workspace
+from agentcli.tools.registry import parse_arguments
 
 _CHECK_COMMAND = re.compile(
     r"(^|[\s;&|(])(pytest|py\.test|unittest|tox|nox|ruff|mypy|pyright|flake8|pylint|eslint|tsc|jest|vitest|"
@@ -24,23 +28,37 @@ _CHECK_COMMAND = re.compile(
     r"mvn test|gradle test|rspec|phpunit)\b"
 )
 _MAX_HASHED_FILES = 64
+_MAX_HASHED_BYTES = 4 * 1024 * 1024
+"""Larger files are told apart by size and modification time instead of content."""
 
 
-def _hash_file(path: Path) -> str:
+def _hash_file(workspace: Path, rel: str) -> str:
+    """A content hash of a workspace file, read only if it is a regular file inside the workspace.
+
+    The model names these paths, so a FIFO, a device or a link out of the workspace must never
+    be opened here (reading ``/dev/zero`` or a FIFO would never end).
+    """
     try:
-        return hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()
+        path = resolve_in_workspace(workspace, rel)
+        info = os.stat(path)
+    except ToolError:
+        return "unusable"
     except FileNotFoundError:
         return "deleted"
     except OSError:
         return "unreadable"
-
-
-def parse_arguments(raw: str) -> Mapping[str, object] | str:
+    if not stat.S_ISREG(info.st_mode):
+        return "not a file"
+    if info.st_size > _MAX_HASHED_BYTES:
+        return f"large:{info.st_size}:{info.st_mtime_ns}"
+    digest = hashlib.blake2b(digest_size=16)
     try:
-        parsed = json.loads(raw or "{}")
-    except json.JSONDecodeError:
-        return raw
-    return parsed if isinstance(parsed, dict) else raw
+        with open(path, "rb", opener=lambda name, flags: os.open(name, flags | os.O_NONBLOCK | os.O_NOFOLLOW)) as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+    except OSError:
+        return "unreadable"
+    return digest.hexdigest()
 
 
 class Watchdog:
@@ -51,19 +69,30 @@ class Watchdog:
         self.tracker = ProgressTracker(config)
         self._before: dict[str, str] = {}
 
-    def before(self, call: ToolCallRequest, modifies_files: bool) -> None:
-        """Remember the content of the file an edit is about to change (to spot an undo)."""
+    def before(self, call: ToolCallRequest, tool: type[Tool[Any]]) -> None:
+        """Remember the content of the file a write is about to change (to spot an undo).
+
+        Blocking file IO: call it from a worker thread.
+        """
         self._before = {}
         arguments = parse_arguments(call.arguments)
-        if modifies_files and isinstance(arguments, Mapping) and isinstance(arguments.get("path"), str):
-            rel = str(arguments["path"])
-            self._before = {rel: _hash_file(self.workspace / rel)}
+        if tool.changes_files == "never" or tool.target_kind != "path" or isinstance(arguments, str):
+            return
+        rel = tool.target_of(arguments)
+        if rel:
+            self._before = {rel: _hash_file(self.workspace, rel)}
 
-    def after(self, call: ToolCallRequest, result: ToolResult, changed: Iterable[str]) -> StuckVerdict | None:
-        """Record the finished call; returns a verdict when the tracker sees a loop."""
+    def after(
+        self, call: ToolCallRequest, tool: type[Tool[Any]], result: ToolResult, changed: Iterable[str]
+    ) -> StuckVerdict | None:
+        """Record the finished call; returns a verdict when the tracker sees a loop.
+
+        Blocking file IO (it hashes the files the call changed): call it off the event loop
+        where that matters.
+        """
         arguments = parse_arguments(call.arguments)
         paths = list(dict.fromkeys([*result.files_changed, *changed]))[:_MAX_HASHED_FILES]
-        hashes = {rel: _hash_file(self.workspace / rel) for rel in paths}
+        hashes = {rel: _hash_file(self.workspace, rel) for rel in paths}
         action = Action.from_call(
             call.name,
             arguments,
@@ -71,18 +100,21 @@ class Watchdog:
             result.ok,
             result.error,
             file_hashes=hashes,
-            checks=self._checks(call, arguments, result),
+            checks=self._checks(tool, arguments, result),
             file_hashes_before={k: v for k, v in self._before.items() if k in hashes} or None,
         )
         self._before = {}
         return self.tracker.record(action)
 
     @staticmethod
-    def _checks(call: ToolCallRequest, arguments: Mapping[str, object] | str, result: ToolResult) -> dict[str, bool] | None:
-        if isinstance(result.data.get("results"), list):  # run_checks reports each command
+    def _checks(
+        tool: type[Tool[Any]], arguments: Mapping[str, object] | str, result: ToolResult
+    ) -> dict[str, bool] | None:
+        """Check results the call reports (run_checks), or a test or lint command it ran."""
+        if isinstance(result.data.get("results"), list):
             return {str(r.get("command")): bool(r.get("passed")) for r in result.data["results"] if isinstance(r, dict)}
-        if call.name == "bash" and isinstance(arguments, Mapping):
-            command = str(arguments.get("command", ""))
+        if tool.target_kind == "command" and isinstance(arguments, Mapping):
+            command = tool.target_of(arguments) or ""
             if _CHECK_COMMAND.search(command) and "timed out" not in (result.error or ""):
                 return {command: result.ok}
         return None

@@ -42,6 +42,11 @@ class ToolRegistry:
         chosen = self._tools if names is None else {n: self._tools[n] for n in names if n in self._tools}
         return [tool.schema() for tool in chosen.values()]
 
+    @property
+    def declarations(self) -> dict[str, type[Tool[Any]]]:
+        """Every tool's declaration by name (the facts permissions and the watchdog read)."""
+        return {name: type(tool) for name, tool in self._tools.items()}
+
     def declaration(self, name: str) -> type[Tool[Any]]:
         """The declaration of the tool called ``name``; an unknown name gets the defaults of
         :class:`Tool` (it asks before running, changes no files, previews its first argument)."""
@@ -110,3 +115,11 @@ def default_registry() -> ToolRegistry:
     return ToolRegistry(
         [ReadFile(), WriteFile(), EditFile(), ListFiles(), Glob(), Grep(), Bash(), Complete(), Clarify(), Pause()]
     )
+
+
+def builtin_declarations() -> dict[str, type[Tool[Any]]]:
+    """The declarations of every built-in tool, core and workflow tools alike, by name."""
+    from agentcli.tools.workflow_tools import CreatePlan, FinishPhase, RunChecks, Think, UpdatePlan
+
+    core = default_registry().declarations
+    return {**core, **{tool.name: tool for tool in (Think, CreatePlan, UpdatePlan, RunChecks, FinishPhase)}}

@@ -9,6 +9,7 @@ this module free of the session layer; it imports neither rich nor textual.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -36,6 +37,8 @@ class GraphEdgeLike(Protocol):
     def target(self) -> str: ...
     @property
     def event(self) -> str: ...
+    @property
+    def cond(self) -> str | None: ...
 
 
 class GraphLike(Protocol):
@@ -49,17 +52,21 @@ _UNICODE = {"branch": "├─ ", "last": "└─ ", "pipe": "│  ", "blank": " 
 _ASCII = {"branch": "|- ", "last": "`- ", "pipe": "|  ", "blank": "   ", "arrow": "->", "dot": "-"}
 
 
-def describe_event(event: str) -> str:
-    """A chart event in words: ``called_create_plan`` is "after create_plan"."""
-    if event.startswith("called_"):
-        return f"after {event.removeprefix('called_')}"
-    if event == "checks_passed":
-        return "when checks pass"
-    if event == "checks_failed":
-        return "when checks fail"
+_SIGNAL = re.compile(r"(tool|checks)_signal == '([^']*)'")
+"""A phase transition's guard: the review of a finished call raised this signal."""
+
+
+def describe_transition(event: str, cond: str | None = None) -> str:
+    """When a phase transition is taken, in words: ``tool_signal == 'create_plan'`` is "after create_plan"."""
+    signal = _SIGNAL.fullmatch(cond or "")
+    if signal is not None:
+        kind, value = signal.groups()
+        if kind == "tool":
+            return f"after {value}"
+        return f"when checks {'pass' if value == 'passed' else 'fail'}"
     if event == "user_message":
         return "on a new task"
-    return f"on {event}"
+    return f"on {event}" if event else f"when {cond}"
 
 
 def render_workflow(
@@ -132,7 +139,7 @@ def render_workflow(
     if not edges:
         lines.append("  (none: the agent ends the task with complete, clarify or pause)")
     else:
-        rows = [(nodes[e.source].name, nodes[e.target].name, describe_event(e.event)) for e in edges]
+        rows = [(nodes[e.source].name, nodes[e.target].name, describe_transition(e.event, e.cond)) for e in edges]
         width_from = max(len(row[0]) for row in rows)
         width_to = max(len(row[1]) for row in rows)
         for source, target, when in rows:

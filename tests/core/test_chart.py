@@ -11,7 +11,7 @@ import pytest
 from agentcli.events import AssistantMessage, ModelNote, StateChanged, ToolCallFinished, TurnEnded
 from agentcli.llm.types import ModelRequest, ModelResponse, StreamItem, TextChunk
 from agentcli.session import SessionStateError
-from agentcli.session.chart import CONTROL_STATES, chart_class, chart_graph
+from agentcli.session.chart import CONTROL_STATES, WAITING_STATES, chart_class, chart_graph
 from agentcli.workflow import builtin_workflow
 from tests.support.sessions import make_session, replay
 
@@ -28,15 +28,39 @@ def test_graph_exposes_both_regions_and_every_control_state() -> None:
 def test_graph_edges_name_events_and_guards() -> None:
     graph = chart_graph(chart_class(builtin_workflow("single")))
     edges = {(e.source, e.event, e.target): e.cond for e in graph.edges}
-    assert ("idle", "user_message", "thinking") in edges
-    assert ("thinking", "tool_call", "executingTool") in edges
-    assert ("thinking", "step_limit", "halted") in edges
-    assert edges[("executingTool", "tool_done", "executingTool")] == "has_pending_calls"
-    assert ("executingTool", "completed", "idle") in edges
-    assert ("executingTool", "clarify", "awaitingClarification") in edges
+    assert edges[("idle", "user_message", "capturingBaseline")] == "has_snapshots"
+    assert edges[("idle", "user_message", "thinking")] is None
+    assert edges[("thinking", "done.invoke.thinking", "executingTool")] == "has_tool_calls"
+    assert edges[("thinking", "done.invoke.thinking", "awaitingPermission")] == "needs_approval"
+    assert edges[("thinking", "done.invoke.thinking", "reminded")] is None  # a reply without tools
+    assert edges[("reminded", "done.invoke.reminded", "paused")] is None  # and again: pause
+    assert edges[("thinking", "", "halted")] == "over_step_limit"  # taken on entry, no event
+    assert edges[("executingTool", "done.invoke.executingTool", "idle")] == "is_complete"
+    assert edges[("executingTool", "done.invoke.executingTool", "awaitingClarification")] == "is_clarify"
+    assert edges[("executingTool", "done.invoke.executingTool", "capturingSnapshot")] == "modifies_files"
+    assert edges[("reviewingProgress", "", "halted")] == "is_stuck"
+    assert edges[("reviewingProgress", "", "executingTool")] == "has_pending_calls"
     assert ("paused", "resume", "thinking") in edges
+    assert ("control", "error.execution", "halted") in edges  # any failure, in any state
     # No implicit initial entries masquerading as user-visible transitions.
-    assert all(e.event for e in graph.edges)
+    assert all(e.source != "agent" for e in graph.edges)
+
+
+def test_every_running_state_has_work_or_moves_on_and_every_waiting_state_takes_a_command() -> None:
+    """Nothing can stall: a state either runs work that completes, or leaves at once on its own,
+    or waits for a user command it has a transition for."""
+    chart = chart_class(builtin_workflow("single"))
+    for name in CONTROL_STATES:
+        state = chart.states_map[name]
+        events = {event for t in state.transitions for event in t.events}
+        eventless = [t for t in state.transitions if t.is_eventless]
+        if name in WAITING_STATES:
+            assert events & {"user_message", "answer", "approve", "resume"}, name
+        elif eventless and not list(eventless[-1].cond):
+            continue  # a choice step: its last transition has no guard, so it always leaves
+        else:
+            assert f"done.invoke.{name}" in events, name
+            assert "pause" in events, name
 
 
 async def test_every_tool_call_is_a_transition(workspace: Path) -> None:
@@ -47,14 +71,17 @@ async def test_every_tool_call_is_a_transition(workspace: Path) -> None:
     session, rec = make_session(workspace, client)
     ended = await session.run_turn("go")
     assert ended.outcome == "completed" and ended.reason == "done"
-    path = [(e.source, e.event, e.target) for e in rec.of(StateChanged)]
+    path = [(e.source, e.event, e.cond, e.target) for e in rec.of(StateChanged)]
+    done = "done.invoke."
     assert path == [
-        ("idle", "user_message", "thinking"),
-        ("thinking", "tool_call", "executingTool"),
-        ("executingTool", "tool_done", "executingTool"),  # the second call of the same reply
-        ("executingTool", "tool_done", "thinking"),
-        ("thinking", "tool_call", "executingTool"),
-        ("executingTool", "completed", "idle"),
+        ("idle", "user_message", None, "thinking"),
+        ("thinking", done + "thinking", "has_tool_calls", "executingTool"),
+        ("executingTool", done + "executingTool", None, "reviewingProgress"),
+        ("reviewingProgress", "", "has_pending_calls", "executingTool"),  # the second call of the reply
+        ("executingTool", done + "executingTool", None, "reviewingProgress"),
+        ("reviewingProgress", "", None, "thinking"),
+        ("thinking", done + "thinking", "has_tool_calls", "executingTool"),
+        ("executingTool", done + "executingTool", "is_complete", "idle"),
     ]
     assert session.configuration == ["agent", "control", "idle", "phase", "phase_work"]
 
@@ -75,7 +102,7 @@ async def test_stop_without_control_tool_gets_one_reminder_then_pauses(workspace
     assert ended.outcome == "paused"
     assert ended.reason == "stopped without complete/clarify/pause"
     assert [n.kind for n in rec.of(ModelNote)] == ["reminder"]
-    reminders = [m for m in session.runtime.messages if m["role"] == "user" and "complete" in m["content"]]
+    reminders = [m for m in session.turn.messages if m["role"] == "user" and "complete" in m["content"]]
     assert len(reminders) == 1
 
 
@@ -98,7 +125,7 @@ async def test_clarify_waits_for_an_answer_then_continues(workspace: Path) -> No
     await session.answer("spaces")
     ended = await session.wait_turn()
     assert ended.outcome == "completed"
-    last_user = [m for m in session.runtime.messages if m["role"] == "user"][-1]
+    last_user = [m for m in session.turn.messages if m["role"] == "user"][-1]
     assert "spaces" in last_user["content"] and "Tabs or spaces?" in last_user["content"]
 
 
@@ -107,8 +134,8 @@ async def test_calls_after_a_control_tool_get_results_and_do_not_run(workspace: 
     session, rec = make_session(workspace, client)
     await session.run_turn("go")
     assert not (workspace / "never.txt").exists()
-    results = {m["tool_call_id"] for m in session.runtime.messages if m["role"] == "tool"}
-    calls = {c["id"] for m in session.runtime.messages if m["role"] == "assistant" for c in m.get("tool_calls", [])}
+    results = {m["tool_call_id"] for m in session.turn.messages if m["role"] == "tool"}
+    calls = {c["id"] for m in session.turn.messages if m["role"] == "assistant" for c in m.get("tool_calls", [])}
     assert results == calls
 
 
@@ -185,7 +212,7 @@ async def test_pausing_sets_a_pending_question_or_approval_aside(workspace: Path
     client = replay(("", [("clarify", {"question": "Which?"})]), ("", [("bash", {"command": "ls"})]),
                     ("", [("complete", {"summary": "done"})]))
     session, rec = make_session(workspace, client)
-    session.runtime.policy.mode = "ask"
+    session.turn.policy.mode = "ask"
     assert (await session.run_turn("go")).outcome == "clarify"
     await session.pause()
     assert session.control_state == "paused" and session.pending_question is None

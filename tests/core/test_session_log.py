@@ -108,5 +108,5 @@ async def test_resume_rebuilds_without_rerunning_anything(workspace: Path, isola
     await second.resume()
     assert (await second.wait_turn()).reason == "after resume"
     assert counter.read_text() == "run\n"  # the bash call was not re-run
-    roles = [m["role"] for m in second.runtime.messages]
+    roles = [m["role"] for m in second.turn.messages]
     assert roles[:5] == ["user", "assistant", "tool", "assistant", "tool"]

@@ -63,7 +63,8 @@ async def test_session_restore_api_for_front_ends(workspace: Path, isolated_dirs
     session.subscribe(rec)
     await session.run_turn("go")
     visited = [e.target for e in rec.of(StateChanged)]
-    assert visited.count("capturingSnapshot") == 3  # session start and after each write
+    assert visited.count("capturingBaseline") == 1  # session start
+    assert visited.count("capturingSnapshot") == 2  # after each write
     timeline = await session.timeline()
     assert [s.seq for s in timeline] == [1, 2, 3]
     plan = await session.plan_restore("2")
@@ -75,7 +76,7 @@ async def test_session_restore_api_for_front_ends(workspace: Path, isolated_dirs
     restored = rec.of(SnapshotRestored)[-1]
     assert restored.target_seq == 2 and restored.written == ["a.txt"] and restored.undo_snapshot_id == result.undo.id
     assert rec.of(SnapshotCaptured)[-1].reason.startswith("restored snapshot")
-    assert "restored the workspace to snapshot 2" in session.runtime.messages[-1]["content"]
+    assert "restored the workspace to snapshot 2" in session.turn.messages[-1]["content"]
     await session.restore(result.undo.id)
     assert (workspace / "a.txt").read_text() == "v2\n"
     session.close()

@@ -104,7 +104,7 @@ def make_session(
         **extra,
     )
     # Tool durations show on screen: a fixed clock keeps screenshots the same on a loaded machine.
-    session.runtime.clock = frozen_clock
+    session.turn.clock = frozen_clock
     if record:
         assert data_dir is not None
         log = SessionLog.create(data_dir, session_id, session.workspace, model=fields["model"], workflow="single")

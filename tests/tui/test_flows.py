@@ -189,12 +189,13 @@ async def test_graph_lights_states_and_counts_transitions(project: Path) -> None
         graph = app.graph
         assert graph.counts[("idle", "thinking")] == 1
         assert graph.counts[("thinking", "executingTool")] == 3
-        assert graph.counts[("executingTool", "thinking")] == 2
+        assert graph.counts[("executingTool", "reviewingProgress")] == 2
+        assert graph.counts[("reviewingProgress", "thinking")] == 2
         assert graph.counts[("executingTool", "idle")] == 1
         assert graph.configuration == ("agent", "control", "idle", "phase", "phase_work")
         text = graph.render().plain
         assert "● idle" in text and "○ thinking" in text and "● work" in text
-        assert "─3┬" in text or "─3┐" in text or "─3┤" in text
+        assert any(f"─3{junction}" in text for junction in "┬┐┤┼")
 
 
 async def test_selecting_a_call_in_either_place_shows_it_in_the_other(project: Path) -> None:
@@ -248,4 +249,5 @@ async def test_state_changes_arrive_in_chart_order(project: Path) -> None:
     async with app.run_test(size=(120, 40), message_hook=seen) as pilot:
         await wait_idle(pilot, app)
     targets = [e.target for e in session_events(seen, app.graph) if isinstance(e, StateChanged)]
-    assert targets == ["thinking", "executingTool", "thinking", "executingTool", "thinking", "executingTool", "idle"]
+    assert targets == ["thinking", "executingTool", "reviewingProgress", "thinking", "executingTool",
+                       "reviewingProgress", "thinking", "executingTool", "idle"]

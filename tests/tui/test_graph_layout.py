@@ -30,20 +30,26 @@ def test_both_regions_are_boxes_with_every_state() -> None:
     assert all(len(line) == layout.width for line in layout.lines), "a rectangle, so it scrolls cleanly"
 
 
+REGIONS = ("control", "phase")
+"""An edge from a region itself (a failure in any state ends in halted) is not drawn as a lane."""
+
+
 def test_every_edge_has_a_count_slot() -> None:
     graph = chart_graph(chart_class(builtin_workflow("single")))
     layout = layout_graph(graph)
     for edge in graph.edges:
-        assert (edge.source, edge.target) in layout.count_slots, edge
+        if edge.source not in REGIONS:
+            assert (edge.source, edge.target) in layout.count_slots, edge
 
 
 def test_counts_are_written_on_their_edges() -> None:
     graph = chart_graph(chart_class(builtin_workflow("single")))
     layout = layout_graph(graph)
-    lines = layout.with_counts({("thinking", "executingTool"): 7, ("thinking", "thinking"): 2})
+    loop = ("awaitingPermission", "awaitingPermission")  # approved, and the next call asks too
+    lines = layout.with_counts({("thinking", "executingTool"): 7, loop: 2})
     row, column, width = layout.count_slots[("thinking", "executingTool")]
     assert lines[row][column : column + width] == "─7"
-    assert lines[row].startswith("│ ○ thinking ↻ 2")
+    assert lines[layout.node_lines["awaitingPermission"]].startswith("│ ○ awaitingPermission ↻ 2")
     assert "7" not in "".join(layout.lines), "the base drawing has no numbers"
 
 
@@ -58,7 +64,8 @@ def test_compound_phases_are_nested_boxes() -> None:
     assert layout.node_lines["phase_plan__analyze"] == plan_top + 1
     assert layout.lines[layout.node_lines["phase_plan__design"] + 1].startswith("│ ╰")
     for edge in graph.edges:
-        assert (edge.source, edge.target) in layout.count_slots
+        if edge.source not in REGIONS:
+            assert (edge.source, edge.target) in layout.count_slots
 
 
 def test_short_names_keep_the_graph_narrow() -> None:

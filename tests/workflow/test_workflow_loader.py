@@ -174,8 +174,8 @@ def test_the_example_workflow_loads_compiles_and_uses_a_custom_tool_trigger(work
     assert {(t.source, t.tool) for t in workflow.transitions if t.tool} >= {("review", "write_file")}
     graph = chart_graph(chart_class(workflow))
     assert [n.name for n in graph.children(state_id_for("fix"))] == ["fix.edit", "fix.check"]
-    assert (state_id_for("review"), "called_write_file", state_id_for("fix.edit")) in {
-        (e.source, e.event, e.target) for e in graph.edges
+    assert (state_id_for("review"), "tool_signal == 'write_file'", state_id_for("fix.edit")) in {
+        (e.source, e.cond, e.target) for e in graph.edges
     }
     # The README shows the file as is: it must stay valid TOML on its own.
     assert tomllib.loads(EXAMPLE_WORKFLOW_TOML)["initial"] == "review"

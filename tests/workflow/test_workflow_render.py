@@ -10,7 +10,7 @@ import pytest
 from agentcli.session.chart import chart_class, chart_graph
 from agentcli.workflow import PLAN_BUILD, SINGLE, Workflow
 from agentcli.workflow.examples import EXAMPLE_WORKFLOW_NAME, EXAMPLE_WORKFLOW_TOML
-from agentcli.workflow.render import describe_event, render_workflow
+from agentcli.workflow.render import describe_transition, render_workflow
 
 
 def drawing(workflow: Workflow) -> str:
@@ -76,6 +76,7 @@ class Edge:
     source: str
     target: str
     event: str
+    cond: str | None = None
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ class Graph:
 def test_any_graph_shaped_like_the_chart_graph_can_be_drawn() -> None:
     graph = Graph(
         nodes=[Node("phase", "phase", None), Node("a", "a", "phase", True), Node("b", "b", "phase")],
-        edges=[Edge("a", "b", "called_go"), Edge("a", "idle", "elsewhere")],
+        edges=[Edge("a", "b", "", "tool_signal == 'go'"), Edge("a", "idle", "elsewhere")],
     )
     text = render_workflow(graph)
     assert text == "Phases\n├─ a  [start]\n└─ b\n\nTransitions\n  a  → b  after go\n"
@@ -96,7 +97,8 @@ def test_any_graph_shaped_like_the_chart_graph_can_be_drawn() -> None:
 
 
 def test_events_in_words() -> None:
-    assert describe_event("called_create_plan") == "after create_plan"
-    assert describe_event("checks_passed") == "when checks pass"
-    assert describe_event("user_message") == "on a new task"
-    assert describe_event("resume") == "on resume"
+    assert describe_transition("", "tool_signal == 'create_plan'") == "after create_plan"
+    assert describe_transition("", "checks_signal == 'passed'") == "when checks pass"
+    assert describe_transition("", "checks_signal == 'failed'") == "when checks fail"
+    assert describe_transition("user_message") == "on a new task"
+    assert describe_transition("resume") == "on resume"

@@ -1,0 +1,97 @@
+"""The work of ``capturingBaseline`` and ``capturingSnapshot``: write the workspace's tree.
+
+Before a turn, the capture records what changed while the agent waited (the user's own edits,
+a restore, a session resumed after a week); after a call that may have changed files, it
+records what the call did. An unchanged tree adds no timeline entry, so either costs nothing on
+the timeline when nothing changed. A store that fails is reported and the run goes on: the user
+sees the error and that the step could not be snapshotted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from agentcli.events import ErrorOccurred, FileChange, Notice, SnapshotCaptured, ToolCallRequest
+from agentcli.session.outcomes import CallOutcome, CaptureOutcome
+from agentcli.session.turn import Turn
+
+if TYPE_CHECKING:
+    from agentcli.snapshots import Snapshot
+
+
+def snapshot_event(snap: Snapshot, skipped: list[str], duration_s: float) -> SnapshotCaptured:
+    return SnapshotCaptured(
+        snapshot_id=snap.id,
+        seq=snap.seq,
+        tree=snap.tree,
+        reason=snap.reason,
+        tool_call_id=snap.tool_call_id,
+        tool_name=snap.tool_name,
+        files=[FileChange(path=f.path, status=f.status, added=f.added, removed=f.removed) for f in snap.files],
+        skipped=skipped,
+        duration_s=round(duration_s, 6),
+    )
+
+
+class Capturing:
+    """Captures the workspace for the two capturing states."""
+
+    def __init__(self, turn: Turn) -> None:
+        self.turn = turn
+
+    async def capture_baseline(self) -> CaptureOutcome:
+        """Invoked on entering ``capturingBaseline``, before a turn's first model call."""
+        turn = self.turn
+        turn.start_work("capturing the workspace before the turn")
+        if turn.captures == 0:
+            reason = "session resumed" if turn.resumed else "session start"
+        else:
+            reason = "changed between turns"
+        outcome = CaptureOutcome(await self.capture(reason))
+        turn.end_work()
+        return outcome
+
+    async def capture_after_call(self, data: CallOutcome) -> CaptureOutcome:
+        """Invoked on entering ``capturingSnapshot``, with the call that may have changed files."""
+        turn = self.turn
+        call, result = data.call, data.result
+        turn.start_work(f"capturing the workspace after {call.name}")
+        # A write says exactly what it changed; after a command anything may have.
+        hint = list(result.files_changed) if data.tool.changes_files == "when_ok" and result.files_changed else None
+        outcome = CaptureOutcome(await self.capture(f"after {call.name}", call=call, paths_hint=hint), after=data)
+        turn.end_work()
+        return outcome
+
+    async def capture(
+        self, reason: str, *, call: ToolCallRequest | None = None, paths_hint: list[str] | None = None
+    ) -> SnapshotCaptured | None:
+        """Capture a snapshot off the event loop; a store failure is reported, not raised."""
+        from agentcli.snapshots import SnapshotError
+
+        turn = self.turn
+        store = turn.snapshots
+        if store is None:
+            return None
+        turn.captures += 1
+        try:
+            captured = await asyncio.to_thread(
+                store.capture,
+                session_id=turn.session_id,
+                reason=reason,
+                tool_call_id=call.id if call else None,
+                tool_name=call.name if call else None,
+                paths_hint=paths_hint,
+            )
+        except (SnapshotError, OSError) as error:
+            turn.emit(ErrorOccurred(kind="snapshot", message=f"snapshot failed: {error}", exception=type(error).__name__))
+            return None
+        skipped = [f"{item.path} ({item.reason})" for item in captured.skipped]
+        snap = captured.snapshot
+        if snap is None:
+            if skipped:
+                turn.emit(Notice(kind="snapshot_skipped", text="not snapshotted: " + ", ".join(skipped[:10])))
+            return None
+        event = snapshot_event(snap, skipped, captured.duration_s)
+        turn.emit(event)
+        return event

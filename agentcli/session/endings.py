@@ -1,0 +1,97 @@
+"""What the chart's transitions do: mostly, say how the turn ends.
+
+Each function here is an ``on`` action of a transition in ``chart.py``. A transition into a
+waiting state ends the turn through :meth:`Turn.end_turn`, with the outcome its target means
+and the reason its trigger gives; the Session announces it (``TurnEnded``) once the transition
+is done. The rest tell the model something (``remind``) or ask the user (``ask_approval``).
+"""
+
+from __future__ import annotations
+
+import traceback
+
+from agentcli.events import ClarificationRequested, ErrorOccurred, PermissionRequested
+from agentcli.session.outcomes import CallOutcome, ModelOutcome
+from agentcli.session.prompt import REMINDER, TRUNCATED_REMINDER
+from agentcli.session.turn import Turn
+
+
+class Endings:
+    """The actions of the control region's transitions."""
+
+    def __init__(self, turn: Turn) -> None:
+        self.turn = turn
+
+    # -- the model's reply -------------------------------------------------------------------------
+
+    def remind(self, data: ModelOutcome) -> None:
+        """A reply without a tool call: remind the model, once, how a turn must end."""
+        self.turn.add_note("reminder", TRUNCATED_REMINDER if data.truncated else REMINDER)
+
+    def stop_silent(self) -> None:
+        self.turn.end_turn("paused", "stopped without complete/clarify/pause")
+
+    def give_up_on_model(self, data: ModelOutcome) -> None:
+        error = data.error
+        self.turn.emit(ErrorOccurred(kind="model", message=str(error), fatal=False))
+        self.turn.end_turn("paused", f"model unavailable, retries exhausted: {error}")
+
+    def fail_model(self, data: ModelOutcome) -> None:
+        error = data.error
+        self.turn.emit(ErrorOccurred(kind="model", message=str(error), fatal=True))
+        self.turn.end_turn("error", str(error))
+
+    def halt_at_step_limit(self) -> None:
+        turn = self.turn
+        phase = turn.active_phase
+        limit = turn.settings.max_steps
+        if turn.totals.steps >= limit:
+            reason = f"step limit reached ({limit} model calls)"
+        else:
+            reason = f"step limit of the {phase.name} phase reached ({phase.max_steps} model calls)"
+        turn.end_turn("halted", reason)
+
+    # -- tool calls --------------------------------------------------------------------------------
+
+    def ask_approval(self) -> None:
+        """The next call needs the user's verdict: say what it would do, and wait."""
+        turn = self.turn
+        call = turn.pending[0]
+        decision = turn.decision(call)
+        turn.emit(PermissionRequested(call_id=call.id, tool=call.name, arguments=call.arguments,
+                                      summary=decision.summary, rule=decision.rule, rules=list(decision.rules),
+                                      reason=decision.reason))
+        turn.end_turn("approval", f"approval needed: {decision.summary}")
+
+    def complete(self, data: CallOutcome) -> None:
+        self.turn.end_turn("completed", str(data.result.data.get("summary", "")))
+
+    def ask(self, data: CallOutcome) -> None:
+        """The clarify tool: the question waits for the user's answer."""
+        question = str(data.result.data.get("question", ""))
+        options = [str(option) for option in data.result.data.get("options", [])]
+        self.turn.emit(ClarificationRequested(call_id=data.call.id, question=question, options=options))
+        self.turn.end_turn("clarify", question)
+
+    def pause_by_agent(self, data: CallOutcome) -> None:
+        self.turn.end_turn("paused", str(data.result.data.get("reason", "")))
+
+    # -- the user, and failures --------------------------------------------------------------------
+
+    def stop(self, reason: str = "paused by the user") -> None:
+        """The user (or a front end closing) paused the run."""
+        self.turn.end_turn("paused", reason)
+
+    def fail(self, error: BaseException) -> None:
+        """Anything raised in a state's work or a callback: the turn ends halted with the error.
+
+        The traceback goes to the log (``ErrorOccurred.traceback``), never to the screen.
+        """
+        turn = self.turn
+        what = type(error).__name__
+        message = str(error) or what
+        doing = f" while {turn.doing}" if turn.doing else ""
+        turn.doing = None
+        turn.emit(ErrorOccurred(kind="internal", message=f"{what}{doing}: {message}", fatal=True, exception=what,
+                                traceback="".join(traceback.format_exception(error))))
+        turn.end_turn("error", f"{what}{doing}: {message}")

@@ -1,0 +1,140 @@
+"""The work of ``thinking`` (and ``reminded``): one model call, streamed, and its reply recorded.
+
+The reply goes into the conversation and its tool calls wait to run; what the chart does next
+(run them, ask for approval, remind the model, give up) is the chart's choice, made from the
+:class:`~agentcli.session.outcomes.ModelOutcome` this returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from agentcli.events import AssistantMessage, RetryScheduled, TextDelta, UsageReported
+from agentcli.llm.types import ModelCallError, ModelRequest, ModelResponse, RetryNotice, TextChunk
+from agentcli.session.coalesce import TextCoalescer
+from agentcli.session.outcomes import ModelOutcome
+from agentcli.session.prompt import system_prompt, workspace_summary
+from agentcli.session.turn import Turn, assistant_message
+
+CONTEXT_CHARS = 400_000
+"""Roughly 100k tokens: conversations past this are trimmed, oldest tool groups first."""
+
+
+class ModelProtocolError(Exception):
+    """A model client broke its contract (its stream ended without a response)."""
+
+
+@dataclass
+class _Stream:
+    """The reply being streamed, for the exit callback to keep if the stream is cut off."""
+
+    coalescer: TextCoalescer
+    text: list[str] = field(default_factory=list)
+
+
+class Thinking:
+    """Streams the model for ``thinking`` and ``reminded``."""
+
+    def __init__(self, turn: Turn) -> None:
+        self.turn = turn
+        self._stream: _Stream | None = None
+        """The reply being streamed; None once it is recorded (or voided by an error)."""
+        self._called = False
+        """A request was sent since the state was entered."""
+        self._summary: str | None = None
+
+    async def think(self) -> ModelOutcome:
+        """Invoked on entering the state: one model call; its reply is recorded before returning."""
+        turn = self.turn
+        turn.start_work("calling the model")
+        turn.flush_notes()
+        phase = turn.active_phase
+        tool_names = turn.phase_tools(phase)
+        if self._summary is None:
+            self._summary = await asyncio.to_thread(workspace_summary, turn.workspace)
+        prompt = system_prompt(workspace=turn.workspace, phase=phase, tool_names=tool_names,
+                               plan_text=turn.plan.text(), summary=self._summary)
+        request = ModelRequest(
+            model=turn.settings.model_for(phase.model),
+            messages=[{"role": "system", "content": prompt}, *turn.messages.for_request(CONTEXT_CHARS)],
+            tools=turn.tools.schemas(tool_names),
+            tool_choice=phase.tool_choice_param(),
+            api_base=turn.settings.api_base,
+        )
+        coalescer = TextCoalescer(lambda text: turn.emit(TextDelta(text=text)))
+        stream = self._stream = _Stream(coalescer=coalescer)
+        self._called = True
+        response: ModelResponse | None = None
+        try:
+            async for item in turn.model_client.stream(request):
+                if isinstance(item, TextChunk):
+                    stream.text.append(item.text)
+                    coalescer.add(item.text)
+                elif isinstance(item, RetryNotice):
+                    coalescer.flush()
+                    stream.text.clear()
+                    turn.emit(RetryScheduled(attempt=item.attempt, max_attempts=item.max_attempts,
+                                             delay_s=item.delay_s, error=item.error))
+                else:
+                    response = item
+        except ModelCallError as error:
+            self._stream = None  # text streamed before the failure is void, as after a retry
+            turn.end_work()
+            return ModelOutcome(error=error)
+        finally:
+            coalescer.flush()
+        if response is None:
+            raise ModelProtocolError("the model client ended its stream without a response")
+        self._stream = None
+        self._record(response)
+        turn.end_work()
+        return ModelOutcome(response=response)
+
+    def _record(self, response: ModelResponse) -> None:
+        turn = self.turn
+        self._record_usage(response)
+        calls = response.tool_calls
+        turn.messages.append(assistant_message(response.text, calls))
+        turn.emit(AssistantMessage(text=response.text, tool_calls=calls, finish_reason=response.finish_reason))
+        turn.pending.extend(calls)
+
+    def _record_usage(self, response: ModelResponse) -> None:
+        usage = response.usage
+        if usage is None:
+            return
+        totals = self.turn.totals
+        totals.input_tokens += usage.input_tokens
+        totals.output_tokens += usage.output_tokens
+        if response.cost is None or totals.cost is None:
+            totals.cost = None
+        else:
+            totals.cost += response.cost
+        self.turn.emit(
+            UsageReported(
+                model=response.model,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                cost=response.cost,
+                total_input_tokens=totals.input_tokens,
+                total_output_tokens=totals.output_tokens,
+                total_cost=totals.cost,
+            )
+        )
+
+    def count_model_call(self) -> None:
+        """On leaving the state: a call that was made counts against the step limits, and a
+        reply cut off mid-stream (a pause, an error) keeps what was said, marked interrupted."""
+        turn = self.turn
+        called, self._called = self._called, False
+        stream, self._stream = self._stream, None
+        if called:
+            turn.totals.steps += 1
+            turn.phase_steps += 1
+        if stream is None:
+            return
+        stream.coalescer.flush()
+        text = "".join(stream.text)
+        if text:
+            turn.messages.append(assistant_message(text, []))
+        turn.emit(AssistantMessage(text=text, interrupted=True))

@@ -1,0 +1,285 @@
+"""The state every piece of a session's work shares: the conversation, the calls waiting to run,
+the totals, and the bookkeeping that keeps the model's history well formed.
+
+The chart decides where the agent is; the work modules (``thinking``, ``calling``,
+``capturing``, ``reviewing``) do what a state means, over this one shared state. Nothing here
+chooses a next state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentcli.config import Settings
+from agentcli.events import (
+    Event,
+    ModelNote,
+    Outcome,
+    ToolCallFinished,
+    ToolCallRequest,
+    TurnEnded,
+)
+from agentcli.llm.types import Message, ModelClient
+from agentcli.permissions import Decision, Policy
+from agentcli.secrets import Redactor
+from agentcli.session.context import Conversation
+from agentcli.session.watchdog import Watchdog
+from agentcli.tools.base import ToolContext, ToolResult
+from agentcli.tools.registry import ToolRegistry, parse_arguments
+from agentcli.tools.workflow_tools import PlanStore
+from agentcli.workflow.model import ALL_TOOLS, CONTROL_TOOLS, Phase, Workflow
+
+if TYPE_CHECKING:
+    from statemachine import StateChart
+
+    from agentcli.snapshots import SnapshotStore
+
+INTERRUPTED = "Interrupted before it finished: the run was paused. Its effects may be partial."
+NOT_RUN = "Not run: the turn ended before this call was reached."
+
+
+@dataclass
+class Totals:
+    """Running usage of the session."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float | None = 0.0
+    """None once any call had an unknown price: a partial sum would understate the cost."""
+    steps: int = 0
+    """Model calls made in the current turn."""
+
+
+def _history_arguments(raw: str) -> str:
+    """Arguments as stored in the conversation: always a JSON object.
+
+    Some providers (Anthropic through litellm) reject a history whose arguments are not JSON, so
+    a malformed call is kept as an object that still shows the model what it sent.
+    """
+    try:
+        if isinstance(json.loads(raw or "{}"), dict):
+            return raw or "{}"
+    except (json.JSONDecodeError, RecursionError):
+        pass
+    return json.dumps({"_malformed_arguments": raw[:2000]})
+
+
+def assistant_message(text: str, calls: list[ToolCallRequest]) -> Message:
+    message: Message = {"role": "assistant", "content": text or None}
+    if calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _history_arguments(c.arguments)}}
+            for c in calls
+        ]
+    return message
+
+
+def tool_message(call_id: str, content: str) -> Message:
+    return {"role": "tool", "tool_call_id": call_id, "content": content}
+
+
+class Turn:
+    """One session's working state, shared by the work of every state."""
+
+    def __init__(
+        self,
+        *,
+        workspace: Path,
+        settings: Settings,
+        workflow: Workflow,
+        model_client: ModelClient,
+        tools: ToolRegistry,
+        emit: Callable[[Event], None],
+        plan: PlanStore,
+        policy: Policy,
+    ) -> None:
+        self.workspace = workspace
+        self.settings = settings
+        self.workflow = workflow
+        self.model_client = model_client
+        self.tools = tools
+        self.emit = emit
+        self.plan = plan
+        self.policy = policy
+        self.chart: StateChart | None = None
+        self.messages = Conversation()
+        """The conversation without the system prompt, which is rebuilt for every request."""
+        self.pending: deque[ToolCallRequest] = deque()
+        """Calls of the latest reply not yet run, in order."""
+        self.totals = Totals()
+        self.phase_steps = 0
+        """Model calls in the current visit of the active phase, against its ``max_steps``."""
+        self.verdicts: dict[str, bool] = {}
+        """The user's answers to permission requests, by call id, until the call runs."""
+        self._decisions: dict[str, Decision] = {}
+        self.redact = Redactor()
+        self.watchdog = Watchdog(workspace, settings.progress)
+        self.snapshots: SnapshotStore | None = None
+        """The snapshot store, when snapshots are on (the Session attaches it)."""
+        self.session_id = ""
+        self.resumed = False
+        """The session was rebuilt from its log by this process."""
+        self.captures = 0
+        """Captures this process has made (names the first one: session start or resumed)."""
+        self.clock: Callable[[], float] = time.monotonic
+        """Times tool calls; tests that compare screens fix it so durations do not vary."""
+        self.tool_context = ToolContext(workspace=workspace, settings=settings.tools, sandbox=settings.sandbox)
+        self.ending: TurnEnded | None = None
+        """How the turn ends, set by the transition into a waiting state and announced after it."""
+        self.task: asyncio.Task[Any] | None = None
+        """The task doing the current state's work (a pause waits for it to wind down)."""
+        self.doing: str | None = None
+        """What that work is doing, in words, for an error that cuts it short."""
+        self._deferred_notes: list[tuple[str, str]] = []
+        """Notes for the model held back until every call of the current reply has its result."""
+
+    # -- where the workflow is -----------------------------------------------------------------
+
+    @property
+    def active_phase(self) -> Phase:
+        if self.chart is None:
+            return self.workflow.phase(self.workflow.initial)
+        names = {state.id: state.name for state in self.chart.configuration}
+        for phase in reversed(self.workflow.phases):
+            if any(names[sid] == phase.name for sid in names if sid.startswith("phase_")):
+                return phase
+        return self.workflow.phase(self.workflow.initial)
+
+    def phase_tools(self, phase: Phase) -> list[str]:
+        """The tools a phase offers: its own list, plus the control tools, which always end a turn."""
+        if ALL_TOOLS in phase.tools:
+            return self.tools.names
+        chosen = [name for name in phase.tools if name in self.tools]
+        return chosen + [name for name in self.tools.names if name in CONTROL_TOOLS and name not in chosen]
+
+    def refusal(self, call: ToolCallRequest) -> str | None:
+        """Why ``call`` must not run, or None: not a tool of this phase, denied by a rule or by the user."""
+        if call.name not in self.tools:
+            return None  # the registry answers an unknown name with the list of tools
+        phase = self.active_phase
+        allowed = self.phase_tools(phase)
+        if call.name not in allowed:
+            return f"'{call.name}' is not available in the {phase.name} phase; its tools are: {', '.join(allowed)}"
+        verdict = self.verdicts.get(call.id)
+        decision = self.decision(call)
+        if verdict is False:
+            return decision.refusal(by_user=True)
+        if verdict is None and decision.denied:
+            return decision.refusal()
+        return None
+
+    def needs_approval(self, call: ToolCallRequest) -> bool:
+        """The policy asks the user about ``call`` and they have not answered yet."""
+        if call.id in self.verdicts or call.name not in self.tools or self.refusal(call) is not None:
+            return False
+        return self.decision(call).needs_approval
+
+    def decision(self, call: ToolCallRequest) -> Decision:
+        """The permission policy's verdict on ``call``, decided once per call."""
+        decision = self._decisions.get(call.id)
+        if decision is None:
+            arguments = parse_arguments(call.arguments)
+            decision = self.policy.decide(call.name, arguments if not isinstance(arguments, str) else None)
+            self._decisions[call.id] = decision
+        return decision
+
+    # -- the conversation ------------------------------------------------------------------------
+
+    def begin_turn(self, text: str | None) -> None:
+        """A user message (or a plain resume) starts a new turn with a fresh step count.
+
+        The caller has emitted the event that carries ``text`` (UserMessage, ClarificationAnswered).
+        """
+        self.new_turn()
+        if text is not None:
+            self.watchdog.reset("user message")
+            self.messages.append({"role": "user", "content": text})
+        elif not len(self.messages) or self.messages[-1]["role"] == "assistant":
+            self.add_note("continue", "Continue where you left off.")
+
+    def new_turn(self) -> None:
+        """The step count starts again (a verdict on a waiting call starts a turn too)."""
+        self.totals.steps = 0
+        self.ending = None
+
+    def add_note(self, kind: str, text: str) -> None:
+        """Tell the model something as a user message, recorded so a resume sees it too.
+
+        While calls of the last reply still wait for their results, the note waits too: a user
+        message between a call and its result would break the pairing providers require.
+        """
+        if self.pending:
+            self._deferred_notes.append((kind, text))
+            return
+        self.messages.append({"role": "user", "content": text})
+        self.emit(ModelNote(kind=kind, text=text))
+
+    def defer_note(self, kind: str, text: str) -> None:
+        """A note for the model once every call of the current reply has its result."""
+        self._deferred_notes.append((kind, text))
+
+    def flush_notes(self) -> None:
+        notes, self._deferred_notes = self._deferred_notes, []
+        for kind, text in notes:
+            self.add_note(kind, text)
+
+    def finish_call(self, call: ToolCallRequest, result: ToolResult, duration: float, *, interrupted: bool = False) -> None:
+        """Give a call its result: in the conversation, and as an event."""
+        self.messages.append(tool_message(call.id, result.output))
+        self._decisions.pop(call.id, None)
+        self.verdicts.pop(call.id, None)
+        self.emit(
+            ToolCallFinished(
+                call_id=call.id,
+                name=call.name,
+                ok=result.ok,
+                output=result.output,
+                error=result.error,
+                duration_s=round(duration, 6),
+                files_changed=list(result.files_changed),
+                interrupted=interrupted,
+            )
+        )
+
+    def drop_pending(self, why: str) -> None:
+        """Every call gets a result, even those a turn's end left unrun (no orphan calls)."""
+        while self.pending:
+            call = self.pending.popleft()
+            self.finish_call(call, ToolResult.failure(why), 0.0)
+
+    # -- the end of a turn -------------------------------------------------------------------------
+
+    def end_turn(self, outcome: Outcome, reason: str) -> None:
+        """The turn ends as the chart enters a waiting state; announced once the transition is done.
+
+        Calls still waiting get their results, except when the turn waits for an approval of the
+        first of them.
+        """
+        if outcome != "approval":
+            self.drop_pending(NOT_RUN)
+        self.ending = TurnEnded(outcome=outcome, reason=reason, steps=self.totals.steps)
+
+    def take_ending(self) -> TurnEnded | None:
+        ending, self.ending = self.ending, None
+        return ending
+
+    def start_work(self, doing: str) -> None:
+        """A state's work begins in the current task (the one a pause cancels and waits for)."""
+        self.task = asyncio.current_task()
+        self.doing = doing
+
+    def end_work(self) -> None:
+        self.doing = None
+
+    async def settle(self, timeout: float = 10.0) -> None:
+        """Wait for a cancelled state's work to wind down (a killed command to be reaped)."""
+        task = self.task
+        if task is not None and not task.done() and task is not asyncio.current_task():
+            await asyncio.wait([task], timeout=timeout)
