@@ -1,5 +1,6 @@
-"""The Session: the statechart, the runtime that does each state's work, and the commands."""
+"""The Session: the statechart, the work each state does, and the commands front ends send."""
 
-from agentcli.session.session import Session, SessionStateError
+from agentcli.session.errors import CommandFailed, SessionStateError
+from agentcli.session.session import Session
 
-__all__ = ["Session", "SessionStateError"]
+__all__ = ["CommandFailed", "Session", "SessionStateError"]

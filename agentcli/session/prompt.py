@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
-from datetime import date
+from datetime import date, datetime, timezone
 from pathlib import Path
 
 from agentcli.workflow.model import Phase, render_instructions
@@ -69,3 +69,29 @@ def system_prompt(
         text = render_instructions(phase, date=today, workspace=workspace, workspace_summary=summary, plan_text=plan_text)
         sections.append(f"Current phase: {phase.name}\n{text}")
     return "\n\n".join(sections)
+
+
+def answer_message(question: str, answer: str) -> str:
+    """How an answer to a clarify question reads to the model."""
+    return f"Answer to your question ({question}): {answer}"
+
+
+def resumed_note(last_event_at: datetime | None, interrupted: str | None) -> str:
+    """What a resumed session tells the model before its first turn: the world may have moved on."""
+    ago = ""
+    if last_event_at is not None:
+        seconds = (datetime.now(timezone.utc) - last_event_at).total_seconds()
+        ago = f" {_duration(seconds)} after its last event"
+    cut = f" It had been interrupted during {interrupted}." if interrupted else ""
+    return (f"This session was resumed{ago}.{cut} Time has passed and files in the workspace may "
+            "have changed since; re-read files before you edit them.")
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} seconds"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} minutes"
+    if seconds < 129600:
+        return f"{seconds / 3600:.0f} hours"
+    return f"{seconds / 86400:.0f} days"

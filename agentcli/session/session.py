@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +21,6 @@ from agentcli.events import (
     PermissionDecided,
     PermissionRequested,
     SessionStarted,
-    SnapshotRestored,
     StateChanged,
     TurnEnded,
     UserMessage,
@@ -32,57 +30,37 @@ from agentcli.permissions import ConfigWriteError, Mode, PermissionState, Policy
 
 if TYPE_CHECKING:
     from agentcli.session.resume import Rebuilt
-    from agentcli.snapshots import DiffResult, RestorePlan, RestoreResult, Snapshot, SnapshotStore
-from agentcli.session.capturing import snapshot_event
+    from agentcli.snapshots import SnapshotStore
 from agentcli.session.chart import (
-    CONTROL_STATES,
     DONE,
     WAITING_STATES,
     ChartGraph,
     chart_class,
     chart_graph,
-    control_events,
     initial_configuration,
 )
 from agentcli.session.explore import EXPLORE_MAX_STEPS, EXPLORE_WORKFLOW, Explore
+from agentcli.session.errors import SessionStateError
 from agentcli.session.log import SessionLog
+from agentcli.session.prompt import answer_message, resumed_note
 from agentcli.session.runtime import listeners
+from agentcli.session.timeline import TimelineCommands
 from agentcli.session.toolset import build_registry
 from agentcli.session.turn import Totals, Turn
-from agentcli.session.view import COMMAND_EVENTS, Command, SessionView
+from agentcli.session.view import SessionView, view_of
 from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.workflow_tools import PlanStore
 from agentcli.workflow.model import Workflow
 
 Subscriber = Callable[[Event], None]
 
-_CONTROL_IDS = frozenset(CONTROL_STATES)
-
-
-class SessionStateError(Exception):
-    """A command does not fit the state the session is in (e.g. an answer with no question)."""
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} seconds"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} minutes"
-    if seconds < 129600:
-        return f"{seconds / 3600:.0f} hours"
-    return f"{seconds / 86400:.0f} days"
-
-
-def answer_message(question: str, answer: str) -> str:
-    """How an answer to a clarify question reads to the model."""
-    return f"Answer to your question ({question}): {answer}"
 
 
 def new_session_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-class Session:
+class Session(TimelineCommands):
     """One agent run in one workspace."""
 
     def __init__(
@@ -181,22 +159,8 @@ class Session:
     def view(self) -> SessionView:
         """Where the session is and what the user may do now; before the chart starts, where it
         will start (a resumed session waiting for an answer is already waiting for it)."""
-        configuration = self.configuration or self._start_configuration
-        states = self._chart_class.states_map
-        control = next((sid for sid in configuration if sid in _CONTROL_IDS), "idle")
-        phases = [sid for sid in configuration if sid.startswith("phase_") and sid in states]
-        commands: set[Command] = {COMMAND_EVENTS[event] for event in control_events(self._chart_class, control)
-                                  if event in COMMAND_EVENTS}
-        if control in WAITING_STATES:
-            commands.add("restore")
-        return SessionView(
-            control=control,
-            phase=states[phases[-1]].name if phases else None,
-            configuration=tuple(configuration),
-            commands=frozenset(commands),
-            question=self.pending_question if "answer" in commands else None,
-            permission=self.pending_permission if "approve" in commands else None,
-        )
+        return view_of(self._chart_class, self.configuration or self._start_configuration,
+                       question=self.pending_question, permission=self.pending_permission)
 
     @property
     def control_state(self) -> str:
@@ -218,7 +182,7 @@ class Session:
         conds = [str(spec.func) for spec in transition.cond] if transition is not None and transition.cond else []
         self._emit(StateChanged(event=name, source=source.id, target=target.id, configuration=self.configuration,
                                 cond=" and ".join(conds) or None))
-        if target.id in _CONTROL_IDS and target.id in WAITING_STATES:
+        if target.id in WAITING_STATES:
             ending = self.turn.take_ending()
             if ending is not None:
                 self._emit(ending)
@@ -294,18 +258,8 @@ class Session:
     def _note_resume(self) -> None:
         """Once, before a resumed session's first turn: the world may have moved on."""
         rebuilt, self._resumed_from = self._resumed_from, None
-        if rebuilt is None:
-            return
-        ago = ""
-        if rebuilt.last_event_at is not None:
-            seconds = (datetime.now(timezone.utc) - rebuilt.last_event_at).total_seconds()
-            ago = f" {_duration(seconds)} after its last event"
-        cut = f" It had been interrupted during {rebuilt.interrupted}." if rebuilt.interrupted else ""
-        self.turn.add_note(
-            "resumed",
-            f"This session was resumed{ago}.{cut} Time has passed and files in the workspace may "
-            "have changed since; re-read files before you edit them.",
-        )
+        if rebuilt is not None:
+            self.turn.add_note("resumed", resumed_note(rebuilt.last_event_at, rebuilt.interrupted))
 
     async def _send(self, event: str) -> None:
         """Start a turn with a user event; its end resolves :meth:`wait_turn`."""
@@ -431,54 +385,6 @@ class Session:
         if self._turn_end is None:
             raise SessionStateError("no turn is running")
         return await asyncio.shield(self._turn_end)
-
-    # -- the snapshot timeline -----------------------------------------------------------------
-
-    @property
-    def snapshots_enabled(self) -> bool:
-        return self.turn.snapshots is not None
-
-    def _store(self) -> SnapshotStore:
-        store = self.turn.snapshots
-        if store is None:
-            raise SessionStateError("snapshots are off for this session ([snapshots] enabled = false)")
-        return store
-
-    async def timeline(self) -> list[Snapshot]:
-        """This session's snapshots, oldest first."""
-        return await asyncio.to_thread(self._store().timeline, self.id)
-
-    async def diff(self, a: str, b: str | None = None) -> DiffResult:
-        """Per-file diffs from snapshot ``a`` to snapshot ``b`` (or to the working tree)."""
-        store = self._store()
-        return await asyncio.to_thread(lambda: store.diff(store.resolve(a, self.id), store.resolve(b, self.id) if b else None))
-
-    async def plan_restore(self, ref: str) -> RestorePlan:
-        """Exactly which paths restoring snapshot ``ref`` would write, delete or re-mode."""
-        store = self._store()
-        return await asyncio.to_thread(lambda: store.plan_restore(store.resolve(ref, self.id)))
-
-    async def restore(self, ref: str) -> RestoreResult:
-        """Make the workspace match snapshot ``ref``; the state it replaces becomes a snapshot too.
-
-        Only while the agent waits (idle, asking, paused, halted): never under a running tool.
-        """
-        view = self.view
-        if not view.allows("restore"):
-            raise SessionStateError(f"cannot restore while the agent is {view.control}; pause it first")
-        store = self._store()
-        target = await asyncio.to_thread(store.resolve, ref, self.id)
-        result = await asyncio.to_thread(store.restore, target, session_id=self.id)
-        for snap in (result.undo, result.after):
-            if snap is not None and snap.session_id == self.id:
-                self._emit(snapshot_event(snap, [], 0.0))
-        plan = result.plan
-        self._emit(SnapshotRestored(target_id=target.id, target_seq=target.seq, undo_snapshot_id=result.undo.id,
-                                    written=plan.writes + plan.chmods, deleted=plan.deletes))
-        note = (f"The user restored the workspace to snapshot {target.seq} ({target.reason}); "
-                f"{len(plan.writes)} files were written and {len(plan.deletes)} deleted. Re-read files before editing.")
-        self.turn.add_note("restored", note)
-        return result
 
     def close(self) -> None:
         """Flush and close the log, pack the snapshot store's index; the session can be resumed later."""

@@ -7,10 +7,14 @@ the active states have transitions for, so a state added to the chart needs no f
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from statemachine import StateChart
+
 from agentcli.events import ClarificationRequested, PermissionRequested
+from agentcli.session.chart import CONTROL_STATES, WAITING_STATES, control_events
 
 Command = Literal["message", "answer", "approve", "deny", "pause", "resume", "restore"]
 """What a user can ask of a session: the Session method each names is the one to call."""
@@ -66,3 +70,27 @@ class SessionView:
 
     def allows(self, command: Command) -> bool:
         return command in self.commands
+
+
+def view_of(
+    chart: type[StateChart],
+    configuration: Sequence[str],
+    *,
+    question: ClarificationRequested | None = None,
+    permission: PermissionRequested | None = None,
+) -> SessionView:
+    """The view of a chart in ``configuration`` (active state ids, outermost first)."""
+    states = chart.states_map
+    control = next((sid for sid in configuration if sid in CONTROL_STATES), "idle")
+    phases = [sid for sid in configuration if sid.startswith("phase_") and sid in states]
+    commands: set[Command] = {COMMAND_EVENTS[event] for event in control_events(chart, control) if event in COMMAND_EVENTS}
+    if control in WAITING_STATES:
+        commands.add("restore")
+    return SessionView(
+        control=control,
+        phase=states[phases[-1]].name if phases else None,
+        configuration=tuple(configuration),
+        commands=frozenset(commands),
+        question=question if "answer" in commands else None,
+        permission=permission if "approve" in commands else None,
+    )

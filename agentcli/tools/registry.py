@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from pydantic import ValidationError
@@ -17,6 +18,7 @@ from agentcli.tools.control import Clarify, Complete, Pause
 from agentcli.tools.files import EditFile, ListFiles, ReadFile, WriteFile
 from agentcli.tools.search import Glob, Grep
 from agentcli.tools.shell import Bash
+from agentcli.tools.text import first_invalid_text, valid_text
 
 CONTROL_TOOLS = frozenset({"complete", "clarify", "pause"})
 
@@ -76,18 +78,25 @@ class ToolRegistry:
             return ToolResult.failure(
                 f"the arguments for {name} must be a JSON object, not {type(parsed).__name__}"
             )
+        invalid = first_invalid_text(parsed)
+        if invalid is not None:
+            return ToolResult.failure(
+                f"the arguments for {name} hold text that is not valid Unicode (a lone surrogate escape "
+                f"such as \\udcff in {invalid}); send plain UTF-8 text"
+            )
         try:
             args = tool.arguments.model_validate(parsed)
         except ValidationError as error:
             return ToolResult.failure(f"invalid arguments for {name}: {_describe(error)}")
         try:
-            return await tool.run(args, ctx)
+            result = await tool.run(args, ctx)
         except ToolError as error:
             return ToolResult.failure(str(error))
         except PermissionError as error:
             return ToolResult.failure(f"permission denied: {error.filename or error}")
         except OSError as error:
             return ToolResult.failure(f"{error.strerror or error} ({error.filename or name})")
+        return replace(result, output=valid_text(result.output))
 
 
 def parse_arguments(raw: str) -> Mapping[str, object] | str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
@@ -147,7 +148,7 @@ class Grep(BlockingTool[GrepArgs]):
                 continue
             if searched_directory and is_secret_path(rel):
                 continue  # a secret file is searched only when named: reading it may need approval
-            for number, line in _text_lines(ctx.workspace / rel):
+            for number, line in _text_lines(ctx.workspace, ctx.workspace / rel):
                 if regex.search(line):
                     hits.append(f"{rel}:{number}:{line[:500]}")
                     if len(hits) > limit:
@@ -162,13 +163,23 @@ class Grep(BlockingTool[GrepArgs]):
         return ToolResult(ok=True, output=truncate_middle(output, ctx.settings.max_output_chars))
 
 
-def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Numbered lines of a text file; binary, huge and unreadable files yield nothing."""
+def _text_lines(workspace: Path, path: Path) -> Iterator[tuple[int, str]]:
+    """Numbered lines of a text file; binary, huge, unreadable and special files yield nothing.
+
+    Only regular files are opened, and a symlink only when it leads to one inside the workspace:
+    a FIFO would block the search forever, and a link to ``/dev/zero`` or ``~/.ssh`` is not the
+    project's text.
+    """
     try:
-        if path.stat().st_size > MAX_GREP_FILE_BYTES:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_GREP_FILE_BYTES:
             return
-        data = path.read_bytes()
-    except OSError:
+        if path.is_symlink() and not Path(os.path.realpath(path)).is_relative_to(workspace):
+            return
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with open(descriptor, "rb") as handle:
+            data = handle.read(MAX_GREP_FILE_BYTES + 1)
+    except (OSError, ValueError):
         return
     if looks_binary(data):
         return

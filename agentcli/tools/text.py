@@ -53,3 +53,46 @@ def truncate_middle(text: str, limit: int) -> str:
     head, tail = text[:keep], text[-keep:]
     cut = text[keep : len(text) - keep]
     return f"{head}\n[... {cut.count(chr(10)) + 1} lines, {len(cut):,} characters cut ...]\n{tail}"
+
+
+def valid_text(text: str) -> str:
+    """``text`` as valid Unicode that can be sent on as UTF-8.
+
+    File names and command output can hold bytes that are not UTF-8: Python keeps them as lone
+    surrogates (``\\udcff``), which a model API would refuse to encode. They are shown as the
+    escaped bytes they stand for (``\\xff``), other lone surrogates as ``\\udXXX``.
+    """
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def first_invalid_text(value: object, where: str = "arguments") -> str | None:
+    """Where a JSON value holds a string that is not valid Unicode (a lone surrogate), if anywhere.
+
+    Returns:
+        A description such as ``content, position 4`` or None when every string is valid.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            return f"{where}, position {error.start}"
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = first_invalid_text(str(key), where) or first_invalid_text(item, str(key) if where == "arguments" else f"{where}.{key}")
+            if found:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = first_invalid_text(item, f"{where}[{index}]")
+            if found:
+                return found
+    return None
