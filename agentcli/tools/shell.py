@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from pydantic import Field
 
-from agentcli.tools.base import Arguments, Tool, ToolContext, ToolResult
+from agentcli.tools.base import Arguments, Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.sandbox import sandbox_status, wrap_command
 from agentcli.tools.process import die_with_agent, kill_group
 from agentcli.tools.text import truncate_middle
@@ -39,6 +39,8 @@ class Bash(Tool[BashArgs]):
         return f"Run `{shown}`"
 
     async def run(self, args: BashArgs, ctx: ToolContext) -> ToolResult:
+        if "\x00" in args.command:
+            raise ToolError("the command holds a NUL byte, which no command line can carry; remove it")
         timeout = min(args.timeout_s or ctx.settings.bash_timeout_s, ctx.settings.bash_max_timeout_s)
         argv = ["bash", "-c", args.command]
         if ctx.sandbox:
