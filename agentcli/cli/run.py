@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn
 
 import typer
 
@@ -162,31 +162,12 @@ def resume(
         raise fail(str(error)) from None
     if in_tui:
         open_tui(folder, settings, session=session, theme=options.theme)
-    state = session.view.control
-    if (approve or deny) and state != "awaitingPermission":
-        raise fail(f"no tool call is waiting for approval (the session is {state})")
-    if state == "awaitingPermission":
-        if not (approve or deny):
-            request = session.pending_permission
-            what = request.summary if request else "(unknown)"
-            raise fail(f"the session waits for approval of: {what}\nuse --approve or --deny (with --scope)")
-        start: Callable[[], Awaitable[None]] = (
-            (lambda: session.approve(scope.value)) if approve else (lambda: session.deny(scope.value))
-        )
-    elif state == "awaitingClarification":
-        reply = answer if answer is not None else prompt
-        if reply is None:
-            question = session.pending_question.question if session.pending_question else "(unknown)"
-            raise fail(f"the session waits for an answer to: {question}\nuse --answer TEXT")
-        start = lambda: session.answer(reply)  # noqa: E731
-    elif answer is not None:
-        raise fail(f"the session is not waiting for an answer (it is {state})")
-    elif state in ("paused", "halted"):
-        start = lambda: session.resume(prompt)  # noqa: E731
-    elif prompt is None:
-        raise fail("the session's last turn completed; give a PROMPT for the next task")
-    else:
-        start = lambda: session.send_user_message(prompt)  # noqa: E731
+    verdict: Literal["approve", "deny"] | None = "approve" if approve else "deny" if deny else None
+    try:
+        start = _next_turn(session, prompt=prompt, answer=answer, verdict=verdict, scope=scope)
+    except typer.Exit:
+        session.close()
+        raise
     raise typer.Exit(asyncio.run(drive(session, start, options.output)))
 
 
@@ -203,6 +184,34 @@ def _session_to_resume(session_ref: str | None, last: bool, cwd: Path | None) ->
     if session_ref is None:
         raise fail("give a session ID or --last")
     return find_session(session_ref)
+
+
+def _next_turn(session: Session, *, prompt: str | None, answer: str | None,
+               verdict: Literal["approve", "deny"] | None, scope: Scope) -> Callable[[], Awaitable[None]]:
+    """The Session command that starts the next turn, from what the session waits for (its
+    view) and what the user gave; exit 2 naming the flag to use when they do not fit.
+
+    The words go to ``Session.respond``, which knows whether they answer a question, guide a
+    paused or halted session on, or are the next task; only the checks that name flags are here.
+    """
+    view = session.view
+    if verdict is not None:
+        if not view.allows(verdict):
+            raise fail(f"no tool call is waiting for approval (the session is {view.control})")
+        decide = session.approve if verdict == "approve" else session.deny
+        return lambda: decide(scope.value)
+    if view.waiting_for == "approval":
+        what = view.permission.summary if view.permission else "(unknown)"
+        raise fail(f"the session waits for approval of: {what}\nuse --approve or --deny (with --scope)")
+    if answer is not None and view.waiting_for != "answer":
+        raise fail(f"the session is not waiting for an answer (it is {view.control})")
+    words = answer if answer is not None else prompt
+    if words is None and view.waiting_for == "answer":
+        question = view.question.question if view.question else "(unknown)"
+        raise fail(f"the session waits for an answer to: {question}\nuse --answer TEXT")
+    if words is None and view.waiting_for == "task":
+        raise fail("the session's last turn completed; give a PROMPT for the next task")
+    return lambda: session.respond(words)
 
 
 def open_tui(folder: Path, settings: Settings | None = None, *, overrides: Mapping[str, Any] | None = None,
