@@ -1,0 +1,98 @@
+"""The headless driver: one turn of a Session, printed, turned into the command's exit code.
+
+Whatever happens, the user sees a line, not a traceback, and the session is closed, so its log
+is flushed and the session can be resumed:
+
+- the turn ends: its outcome's exit code (0 completed, 1 error, 3 question, 4 halted, 5 paused
+  or waiting for approval);
+- the session refuses the command (``SessionStateError``): its message, exit 2;
+- anything else escapes the session: ``agentcli: internal error: <Type>: <message> (details in
+  the session log)``, exit 1, the traceback written to the log as an ``error`` event;
+- Ctrl-C pauses the turn cleanly (exit 5); a second Ctrl-C quits at once (130).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import traceback
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+import typer
+
+from agentcli.cli.common import EXIT_ERROR, EXIT_USAGE
+from agentcli.cli.options import OutputFormat
+
+if TYPE_CHECKING:
+    from agentcli.session import Session
+
+EXIT_QUIT = 130
+"""A second Ctrl-C: the shell's code for a process ended by SIGINT."""
+
+
+class _Refused(Exception):
+    """The session refused the command that was to start the turn."""
+
+
+async def drive(session: Session, start: Callable[[], Awaitable[None]], output: OutputFormat) -> int:
+    """Start a turn with ``start`` (a Session command), print its events, return the exit code."""
+    from agentcli.headless import JsonLinesPrinter, TextPrinter
+
+    session.subscribe(JsonLinesPrinter() if output is OutputFormat.jsonl else TextPrinter())
+    loop = asyncio.get_running_loop()
+    interrupts = 0
+
+    def on_interrupt() -> None:
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts > 1:
+            session.close()
+            os._exit(EXIT_QUIT)
+        loop.create_task(session.pause("interrupted with Ctrl-C"))
+
+    loop.add_signal_handler(signal.SIGINT, on_interrupt)
+    try:
+        return await _turn(session, start)
+    except _Refused as refused:
+        typer.echo(f"agentcli: {refused}", err=True)
+        return EXIT_USAGE
+    except Exception as error:  # a bug, not the user's doing: one line here, the traceback in the log
+        where = "details in the session log" if _record(session, error) else "the session log could not record it"
+        message = " ".join(str(error).split())  # one line, whatever the exception says
+        typer.echo(f"agentcli: internal error: {type(error).__name__}{': ' + message if message else ''} ({where})",
+                   err=True)
+        return EXIT_ERROR
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        session.close()
+
+
+async def _turn(session: Session, start: Callable[[], Awaitable[None]]) -> int:
+    from agentcli.headless import EXIT_CODES
+    from agentcli.session import SessionStateError
+
+    try:
+        await start()
+    except SessionStateError as error:
+        raise _Refused(str(error)) from None
+    ended = await session.wait_turn()
+    return EXIT_CODES[ended.outcome]
+
+
+def _record(session: Session, error: Exception) -> bool:
+    """Write the failure, with its traceback, to the session's log (and to no one else: the
+    printers would show it, and the user gets one line). False if there is no log to write."""
+    from agentcli.events import ErrorOccurred
+
+    # The Session has no command for a front end's own failure; its log is the subscriber that
+    # records every event, so the event goes to it directly.
+    if session.log is None:
+        return False
+    try:
+        session.log(ErrorOccurred(kind="internal", message=str(error), fatal=True, exception=type(error).__name__,
+                                  traceback="".join(traceback.format_exception(error))))
+    except (OSError, ValueError):  # a full disk, or the log already closed
+        return False
+    return True

@@ -1,0 +1,63 @@
+"""``agentcli workflows``: list, check and draw the workflows that apply in a workspace."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from agentcli.cli.common import EXIT_USAGE, fail, workspace
+from agentcli.cli.options import CommonOptions, shared_options
+
+app = typer.Typer(help="List, check and draw workflows.", no_args_is_help=False)
+
+
+@app.callback(invoke_without_command=True)
+@shared_options("workflows")
+def workflows_list(ctx: typer.Context, *, options: CommonOptions) -> None:
+    """List the workflows that apply here, where each comes from, and any errors in their files."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from agentcli.session.factory import workflow_catalog
+
+    catalog = workflow_catalog(workspace(options.cwd))
+    broken = False
+    for entry in catalog.active:
+        description = entry.workflow.description if entry.workflow else ""
+        mark = "✓" if entry.valid else "✗"
+        typer.echo(f"{mark} {entry.name:<16} {entry.origin}")
+        if description:
+            typer.echo(f"    {description}")
+        hidden = catalog.overridden(entry)
+        if hidden is not None:
+            typer.echo(f"    overrides {hidden.origin}")
+        for problem in entry.errors:
+            broken = True
+            typer.echo(f"    error: {problem}")
+        for problem in entry.warnings:
+            typer.echo(f"    warning: {problem}")
+    for entry in catalog.invalid:
+        if catalog.get(entry.name) is not entry:  # an invalid file hidden by another definition
+            broken = True
+            typer.echo(f"✗ {entry.name:<16} {entry.origin} (overridden)")
+            for problem in entry.errors:
+                typer.echo(f"    error: {problem}")
+    if broken:
+        raise typer.Exit(EXIT_USAGE)
+
+
+@app.command("show")
+@shared_options("workflows show")
+def workflows_show(
+    name: Annotated[str, typer.Argument(help="The workflow's name.")], *, options: CommonOptions
+) -> None:
+    """Draw a workflow's phases and transitions, from the chart it compiles to."""
+    from agentcli.session.chart import chart_class, chart_graph
+    from agentcli.session.factory import SessionSetupError, workflow_for
+    from agentcli.workflow.render import render_workflow
+
+    try:
+        workflow = workflow_for(name, workspace(options.cwd))
+    except SessionSetupError as error:
+        raise fail(str(error)) from None
+    typer.echo(render_workflow(chart_graph(chart_class(workflow)), workflow), nl=False)
