@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentcli.ignore.rules import ExcludeSource, IgnoreRules
+from agentcli.ignore.wildmatch import parse_ignore_file
 
 if TYPE_CHECKING:
     import pygit2
@@ -86,17 +87,35 @@ class IgnoreSources:
 
         The snapshot store's shadow repository is rooted at the workspace, and libgit2 reads
         `info/exclude` from the repository it opened, so the store copies this text there.
-        Lines of a repository rooted above the workspace are relative to another directory and
-        are left out: the store then asks :meth:`rules` about every path it adds.
+        For a workspace below its repository's root, the lines of the repository's
+        `info/exclude` and of the `.gitignore` files above the workspace are relative to
+        another directory: only those without a `/` (which mean the same at any depth) are
+        kept, lowest precedence first, so libgit2 skips a `node_modules/` the root ignores
+        without walking it. The store then asks :meth:`rules` about every path it adds.
         """
         if self.info_exclude is None:
             return NOT_A_REPOSITORY_EXCLUDES
-        if self.workspace:
+        if not self.workspace:
+            return _read(self.info_exclude, follow_symlinks=True)
+        lines: list[str] = []
+        parts = self.workspace.split("/")
+        outer = [(self.info_exclude, True)] + [
+            (self.root.joinpath(*parts[:k], ".gitignore"), False) for k in range(len(parts))
+        ]
+        for path, follow in outer:
+            text = _read(path, follow_symlinks=follow)
+            lines.extend(f"{p.text}\n" for p in parse_ignore_file(text) if p.basename_only)
+        return "".join(lines)
+
+
+def _read(path: Path, *, follow_symlinks: bool) -> str:
+    """An ignore file's text; empty when missing, unreadable or (unfollowed) a symlink."""
+    try:
+        if not follow_symlinks and path.is_symlink():
             return ""
-        try:
-            return self.info_exclude.read_bytes().decode("utf-8", "surrogateescape")
-        except OSError:
-            return ""
+        return path.read_bytes().decode("utf-8", "surrogateescape")
+    except OSError:
+        return ""
 
 
 def discover(workspace: Path) -> IgnoreSources:
