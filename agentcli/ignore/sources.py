@@ -125,12 +125,15 @@ def discover(workspace: Path) -> IgnoreSources:
     rather than failing a search or a capture; git itself would refuse to run.
 
     Args:
-        workspace: The resolved workspace directory.
+        workspace: The workspace directory (symlinks are resolved here, as libgit2 resolves
+            the repository's work tree).
 
     Returns:
         The sources, read now (call again to see a changed config).
     """
     import pygit2  # lazy: a heavy import that only walks and captures need
+
+    workspace = workspace.resolve()
 
     try:
         gitdir = pygit2.discover_repository(os.fsdecode(workspace))

@@ -104,3 +104,13 @@ def _check_ignore(cwd: Path, paths: list[str]) -> set[str]:
         ["git", "check-ignore", "--stdin", "-z"], cwd=cwd, input="\0".join(paths) + "\0", capture_output=True, text=True
     )
     return {p for p in proc.stdout.split("\0") if p}
+
+
+def test_a_workspace_reached_through_a_symlink_is_its_repository_root(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", str(repo))
+    (tmp_path / "link").symlink_to(repo)
+
+    sources = discover(tmp_path / "link")
+
+    assert sources.root == repo.resolve() and sources.workspace == "" and sources.in_repository
