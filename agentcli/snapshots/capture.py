@@ -24,15 +24,14 @@ import os
 import stat
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pygit2
 from pygit2 import C, ffi
 from pygit2.enums import DeltaStatus, DiffOption, FileMode
 
+from agentcli.ignore import IgnoreRules, discover
 from agentcli.snapshots._libgit2 import diff_index_to_workdir
 from agentcli.snapshots.guards import safe_relative_path
-from agentcli.snapshots.ignores import GitIgnoreRules
 from agentcli.snapshots.models import SkippedPath, SkipReason
 from agentcli.snapshots.shadow import ShadowRepo
 
@@ -42,7 +41,7 @@ REFRESH_FLAGS = (
     | DiffOption.RECURSE_UNTRACKED_DIRS
     | DiffOption.INCLUDE_TYPECHANGE
     # Ignored entries are listed (not recursed) so the few libgit2 gets wrong can be
-    # corrected; see ignores.py.
+    # corrected; see `_suspect`.
     | DiffOption.INCLUDE_IGNORED
     | DiffOption.INCLUDE_UNREADABLE
 )
@@ -81,7 +80,7 @@ class IndexRefresher:
     def __init__(self, shadow: ShadowRepo, limits: Limits) -> None:
         self._shadow = shadow
         self._limits = limits
-        self._rules = GitIgnoreRules(shadow.workspace, shadow.path / "info" / "exclude", None, False)
+        self._rules: IgnoreRules | None = None
         self._last_index_write: float | None = None
 
     def refresh(self, paths_hint: list[str] | None = None) -> Refreshed:
@@ -95,9 +94,12 @@ class IndexRefresher:
             The tree id and the paths left out.
         """
         shadow = self._shadow
-        shadow.sync_excludes()
+        sources = discover(shadow.workspace)
+        shadow.sync_excludes(sources.workspace_excludes())
+        # A fresh engine per capture: it sees ignore files as they are now (compiled files are
+        # cached process-wide while unchanged).
+        self._rules = sources.rules(shadow.own_excludes())
         repo = shadow.repo
-        self._rules.configure(*_ignore_settings(repo))
         index = shadow.index()
         flags = REFRESH_FLAGS
         paths: list[str] | None = None
@@ -169,7 +171,7 @@ class IndexRefresher:
 
         untracked.extend(self._wrongly_ignored(repo, index, ignored))
         untracked.sort()
-        nested = [n for n in nested if not (self._rules.negations_apply(n) and self._rules.is_ignored(n, True))]
+        nested = [n for n in nested if not (self._suspect_dir(n) and self.rules.is_ignored(n, True))]
 
         accepted, dir_skips = self._guard_untracked_dirs(index, untracked)
         skipped.extend(dir_skips)
@@ -201,27 +203,45 @@ class IndexRefresher:
                     raise
         return skipped, removed or bool(to_add) or bool(nested)
 
+    @property
+    def rules(self) -> IgnoreRules:
+        """The shared ignore engine (`agentcli.ignore`) as of the current capture."""
+        if self._rules is None:
+            raise RuntimeError("IndexRefresher.rules is set by refresh(); nothing asked before it")
+        return self._rules
+
     def _suspect(self, path: str, mode: int) -> bool:
-        """Tells whether libgit2's ignore verdict on `path` may differ from git's."""
+        """Tells whether libgit2's ignore verdict on `path` may differ from git's.
+
+        libgit2 is the fast first judge; the shared engine corrects it where it is known to
+        be wrong: symlinks to directories (libgit2 follows them, so `build/` ignores a link
+        `build -> out/`; git uses lstat), negations (libgit2 drops a `!pattern` that negates
+        another file's pattern, libgit2 issue #7284, and lets `!d/sub/*` re-include files below
+        an ignored `d/`, #7283), and a workspace below its repository's root (the shadow
+        repository, rooted at the workspace, never reads the `.gitignore` files above it).
+        """
         if mode == FileMode.LINK and os.path.isdir(self._shadow.workspace / path):
             return True
-        return self._rules.negations_apply(path)
+        return self._suspect_dir(path)
+
+    def _suspect_dir(self, path: str) -> bool:
+        return not self.rules.workspace_is_root or self.rules.negations_apply(path)
 
     def _git_ignores(self, path: str, mode: int) -> bool:
         """For a path libgit2 reports untracked: does git ignore it after all?"""
-        return self._suspect(path, mode) and self._rules.is_ignored(path, is_dir=False)
+        return self._suspect(path, mode) and self.rules.is_ignored(path, is_dir=False)
 
     def _wrongly_ignored(
         self, repo: pygit2.Repository, index: pygit2.Index, ignored: list[str]
     ) -> list[tuple[str, int]]:
         """Paths libgit2 reports ignored that `git add -A` would record."""
-        rules = self._rules
+        rules = self.rules
         workspace = self._shadow.workspace
         out: list[tuple[str, int]] = []
         for path in ignored:
             if path.endswith("/"):
                 directory = path.rstrip("/")
-                if not rules.negations_apply(directory) or rules.is_ignored(directory, True):
+                if not self._suspect_dir(directory) or rules.is_ignored(directory, True):
                     continue
                 # git re-includes this directory: look at every file libgit2 skipped inside it.
                 inner = diff_index_to_workdir(
@@ -310,20 +330,3 @@ def _index_has_prefix(index: pygit2.Index, prefix: str) -> bool:
     if lo == C.git_index_entrycount(raw):
         return False
     return ffi.string(C.git_index_get_byindex(raw, lo).path).startswith(key)
-
-
-def _ignore_settings(repo: pygit2.Repository) -> tuple[Path | None, bool]:
-    """The global excludes file and core.ignorecase, as libgit2 resolves them for `repo`."""
-    config = repo.config
-    try:
-        excludes: Path | None = Path(os.path.expanduser(config["core.excludesFile"]))
-    except KeyError:
-        # libgit2's default, like git's: $XDG_CONFIG_HOME/git/ignore.
-        xdg = pygit2.settings.search_path[pygit2.enums.ConfigLevel.XDG] or ""
-        first = xdg.split(os.pathsep)[0] if xdg else ""
-        excludes = Path(first) / "ignore" if first else None
-    try:
-        ignore_case = config.get_bool("core.ignorecase")
-    except (KeyError, pygit2.GitError):
-        ignore_case = False
-    return excludes, bool(ignore_case)

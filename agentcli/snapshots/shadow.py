@@ -6,7 +6,7 @@ Layout, under `<data_dir>/snapshots/<name>-<hash>/` (a git directory):
     index                        our own index: a stat cache of the workspace, never the user's
     index.z                      the same, zlib-compressed, while no process uses the store
     info/attributes              disables every content filter, so files round-trip byte for byte
-    info/exclude                 the user's .git/info/exclude, copied before each capture
+    info/exclude                 the workspace's exclude lines (see sync_excludes), before each capture
     objects/info/alternates      the user's .git/objects, so their blobs are not stored twice
     refs/agentcli/<session>/<n>  one ref per snapshot, so `git gc` keeps every tree
     agentcli/                    timeline metadata, the lock file, workspace.json
@@ -59,7 +59,6 @@ class UserRepo:
     """`.git`, or the directory a `.git` file points to (worktrees, submodules)."""
     objects: Path
     index: Path
-    info_exclude: Path
     config: Path
 
 
@@ -96,7 +95,6 @@ def find_user_repo(workspace: Path) -> UserRepo | None:
         gitdir=gitdir,
         objects=objects,
         index=gitdir / "index",
-        info_exclude=common / "info" / "exclude",
         config=common / "config",
     )
 
@@ -241,20 +239,27 @@ class ShadowRepo:
 
     # -- ignore rules --------------------------------------------------------------------------
 
-    def sync_excludes(self) -> None:
-        """Copies the user's `.git/info/exclude` (and repo-local `core.excludesFile`) into the store.
+    def own_excludes(self) -> str:
+        """agentcli's own exclude lines, relative to the workspace: its data directory, when inside."""
+        return "".join(f"/{_escape_ignore(rel)}/\n" for rel in self._extra_excludes)
 
-        libgit2 reads `info/exclude` from the repository it opened — ours — so without the copy
+    def sync_excludes(self, inherited: str) -> None:
+        """Writes the store's `info/exclude` (and copies a repo-local `core.excludesFile`).
+
+        libgit2 reads `info/exclude` from the repository it opened — ours — so without a copy
         a locally excluded `.env` would be snapshotted. Global excludes (`core.excludesFile` in
         the user's global config) are read by libgit2 itself.
+
+        Args:
+            inherited: The workspace's own exclude lines (`IgnoreSources.workspace_excludes`:
+                the user's `.git/info/exclude`, or agentcli's stand-in outside a repository);
+                agentcli's own lines follow them.
         """
         self.repo  # noqa: B018 - creates the repository on first use
-        parts = ["# Managed by agentcli: the user's .git/info/exclude, then agentcli's own.\n"]
-        if self.user is not None and self.user.info_exclude.is_file():
-            text = self.user.info_exclude.read_bytes().decode("utf-8", "surrogateescape")
-            parts.append(text if text.endswith("\n") else text + "\n")
-        for rel in self._extra_excludes:
-            parts.append(f"/{_escape_ignore(rel)}/\n")
+        parts = ["# Managed by agentcli: the workspace's info/exclude, then agentcli's own.\n"]
+        if inherited:
+            parts.append(inherited if inherited.endswith("\n") else inherited + "\n")
+        parts.append(self.own_excludes())
         wanted = "".join(parts).encode("utf-8", "surrogateescape")
         target = self.path / "info" / "exclude"
         current = target.read_bytes() if target.is_file() else None

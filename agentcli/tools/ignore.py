@@ -1,47 +1,35 @@
-"""Which paths the listing and search tools skip: .git always, plus what git ignores."""
+"""Which paths the listing and search tools skip: what git ignores, judged by `agentcli.ignore`.
+
+The snapshot store asks the same engine, so a file `list_files`, `glob` or `grep` shows is a
+file a snapshot records, and the reverse. There is no separate list of always-skipped names:
+`.git` is never content for git, and in a folder that is not a git repository the engine's
+stand-in for `info/exclude` (`NOT_A_REPOSITORY_EXCLUDES`: `node_modules/`, `.venv/`,
+`__pycache__/`...) keeps dependencies and caches out. Inside a repository the repository's own
+rules decide, so a vendored `node_modules` that the project tracks is searched like any source.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
 from pathlib import Path
 
-# Skipped even outside a git repository: nobody wants these in a listing or a search.
-ALWAYS_SKIPPED = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".mypy_cache"})
-
-
-@lru_cache(maxsize=8)
-def _ignore_checker(workspace: Path) -> Callable[[str], bool] | None:
-    import pygit2  # lazy: a heavy import that only listing and searching need
-
-    try:
-        repo = pygit2.Repository(str(workspace))
-    except pygit2.GitError:
-        return None
-    if repo.is_bare or repo.workdir is None:
-        return None
-    root = Path(repo.workdir).resolve()
-
-    def ignored(rel_to_workspace: str) -> bool:
-        try:
-            rel = (workspace / rel_to_workspace).relative_to(root).as_posix()
-            return repo.path_is_ignored(rel)
-        except (ValueError, pygit2.GitError):
-            return False
-
-    return ignored
+from agentcli.ignore import discover
 
 
 def make_filter(workspace: Path) -> Callable[[str, bool], bool]:
-    """A predicate ``(relative_path, is_dir) -> keep`` for walks of the workspace."""
-    checker = _ignore_checker(workspace)
+    """A predicate ``(relative_path, is_dir) -> keep`` for one walk of the workspace.
+
+    Args:
+        workspace: The resolved workspace.
+
+    Returns:
+        The predicate. ``is_dir`` must come from ``lstat``: a symlink to a directory is not a
+        directory (git records the link). It reads ignore files as they are now: make a new
+        one per walk.
+    """
+    rules = discover(workspace).rules()
 
     def keep(rel: str, is_dir: bool) -> bool:
-        name = rel.rsplit("/", 1)[-1]
-        if name in ALWAYS_SKIPPED:
-            return False
-        if checker is None:
-            return True
-        return not checker(rel + "/" if is_dir else rel)
+        return not rules.is_ignored(rel, is_dir)
 
     return keep

@@ -1,4 +1,4 @@
-"""The search tools: glob and grep. Both skip .git and git-ignored paths."""
+"""The search tools: glob and grep. Both skip what git ignores (see tools/ignore.py)."""
 
 from __future__ import annotations
 
@@ -20,12 +20,18 @@ MAX_GREP_FILE_BYTES = 5 * 1024 * 1024
 
 
 def walk_files(root: Path, workspace: Path, keep: Callable[[str, bool], bool]) -> Iterator[str]:
-    """Workspace-relative paths of the files under ``root``, in a stable order, pruning early."""
+    """Workspace-relative paths of the files under ``root``, in a stable order, pruning early.
+
+    A symlink is an entry of its own, even one to a directory: git records the link, so
+    ``keep`` is asked with ``is_dir=False`` and the walk does not follow it.
+    """
     for folder, dirs, files in os.walk(root):
-        folder_path = Path(folder)
-        dirs[:] = sorted(d for d in dirs if keep(relative(workspace, folder_path / d), True))
-        for name in sorted(files):
-            rel = relative(workspace, folder_path / name)
+        base = relative(workspace, Path(folder))
+        prefix = "" if base == "." else base + "/"
+        links = {d for d in dirs if os.path.islink(os.path.join(folder, d))}
+        dirs[:] = sorted(d for d in dirs if d not in links and keep(prefix + d, True))
+        for name in sorted([*files, *links]):
+            rel = prefix + name
             if keep(rel, False):
                 yield rel
 

@@ -9,38 +9,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import pygit2
 import pytest
 
 from agentcli.snapshots import SnapshotStore
 from snaphelpers import commit_all, git, write
+from tests.support.gitenv import isolated_git_home
 
 
 @pytest.fixture(autouse=True)
 def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Gives git and libgit2 an empty home and global config for the duration of a test."""
-    home = tmp_path_factory.mktemp("home")
-    for key, value in {
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_AUTHOR_NAME": "Test",
-        "GIT_AUTHOR_EMAIL": "test@example.com",
-        "GIT_COMMITTER_NAME": "Test",
-        "GIT_COMMITTER_EMAIL": "test@example.com",
-        "GIT_TERMINAL_PROMPT": "0",
-    }.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("GIT_DIR", raising=False)
-    monkeypatch.delenv("GIT_INDEX_FILE", raising=False)
-    levels = (pygit2.enums.ConfigLevel.GLOBAL, pygit2.enums.ConfigLevel.XDG, pygit2.enums.ConfigLevel.SYSTEM)
-    saved = {level: pygit2.settings.search_path[level] for level in levels}
-    pygit2.settings.search_path[pygit2.enums.ConfigLevel.GLOBAL] = str(home)
-    pygit2.settings.search_path[pygit2.enums.ConfigLevel.XDG] = str(home / ".config" / "git")
-    pygit2.settings.search_path[pygit2.enums.ConfigLevel.SYSTEM] = str(home / "nosystem")
-    yield home
-    for level, value in saved.items():
-        pygit2.settings.search_path[level] = value
+    with isolated_git_home(tmp_path_factory.mktemp("home"), monkeypatch) as home:
+        yield home
 
 
 @pytest.fixture
