@@ -45,11 +45,11 @@ _PERMISSION_WORDS = {"y": "once", "yes": "once", "s": "session", "a": "always", 
 _MODES = {"answer": "answer", "approval": "permission", "guidance": "guidance", "task": "task", None: "busy"}
 """The prompt's mode for what the agent waits for (None: it works)."""
 _NEXT_STEP = {
-    "paused": "ctrl+s resumes; or type guidance and press enter",
-    "halted": "type guidance and press enter to continue",
-    "error": "type a message to try again",
+    "turn-paused": "ctrl+s resumes; or type guidance and press enter",
+    "turn-halted": "type guidance and press enter to continue",
+    "turn-error": "type a message to try again",
 }
-"""What the user can do after a turn ended this way (the stream already says it ended)."""
+"""What the user can do after a turn ended this way, by the describer's role for it."""
 
 
 class PromptArea(Vertical):
@@ -133,12 +133,13 @@ class PromptArea(Vertical):
             self.hint = self._turn_hint
 
     def show_turn_end(self, event: TurnEnded) -> None:
-        """Say how the turn ended and what to do now (a question or an approval says it itself)."""
-        if event.outcome in ("clarify", "approval"):
-            return
-        next_step = _NEXT_STEP.get(event.outcome)
+        """Say how the turn ended and what to do now; a completed turn clears the hint (the stream
+        says it), a question or an approval says what to do itself."""
         description = describe(event)
-        self._turn_hint = f"{description.headline} — {next_step}" if next_step and description else ""
+        if description is None or description.role in ("turn-clarify", "turn-approval"):
+            return
+        next_step = _NEXT_STEP.get(description.role)
+        self._turn_hint = f"{description.headline} — {next_step}" if next_step else ""
         if self.mode in ("task", "guidance"):
             self.hint = self._turn_hint
 
