@@ -11,11 +11,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
+from agentcli.describe import call_preview
 from agentcli.events import ToolCallFinished, ToolCallStarted
 
 CallStatus = Literal["running", "ok", "error", "interrupted"]
-
-_PREVIEW_KEYS = ("path", "command", "pattern", "summary", "question", "reason", "thought", "query")
 
 
 @dataclass
@@ -28,6 +27,8 @@ class ToolCallInfo:
     """The raw JSON text the model sent."""
     started: float
     """Clock reading when the call started (the app's clock, so tests can freeze it)."""
+    preview: str = ""
+    """The arguments on one line, as the headless printer shows them (``describe.call_preview``)."""
     status: CallStatus = "running"
     output: str = ""
     error: str | None = None
@@ -37,11 +38,6 @@ class ToolCallInfo:
     def elapsed(self, now: float) -> float:
         """Seconds the call took, or has been running so far."""
         return self.duration_s if self.duration_s is not None else max(0.0, now - self.started)
-
-    @property
-    def preview(self) -> str:
-        """A one-line summary of the arguments (the path, the command...)."""
-        return preview_arguments(self.arguments)
 
     @property
     def pretty_arguments(self) -> str:
@@ -81,7 +77,8 @@ class ToolCalls:
         self._calls.clear()
 
     def started(self, event: ToolCallStarted) -> ToolCallInfo:
-        info = ToolCallInfo(event.call_id, event.name, event.arguments, started=self._clock())
+        info = ToolCallInfo(event.call_id, event.name, event.arguments, started=self._clock(),
+                            preview=call_preview(event, limit=80))
         self._calls[event.call_id] = info
         return info
 
@@ -96,25 +93,6 @@ class ToolCalls:
         info.duration_s = event.duration_s
         info.files_changed = tuple(event.files_changed)
         return info
-
-
-def preview_arguments(raw: str, limit: int = 80) -> str:
-    """The most telling argument of a call on one line, like the headless printer shows."""
-    try:
-        args = json.loads(raw) if raw.strip() else {}
-    except json.JSONDecodeError:
-        return _one_line(raw, limit)
-    if not isinstance(args, dict):
-        return _one_line(raw, limit)
-    for key in _PREVIEW_KEYS:
-        if key in args:
-            return _one_line(str(args[key]), limit)
-    return _one_line(", ".join(f"{k}={v!r}" for k, v in args.items()), limit)
-
-
-def _one_line(text: str, limit: int) -> str:
-    first = text.strip().splitlines()[0] if text.strip() else ""
-    return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
 def format_duration(seconds: float) -> str:

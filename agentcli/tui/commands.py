@@ -1,21 +1,59 @@
-"""Command-palette providers for what depends on context: sessions, snapshots, themes.
+"""The command palette: the app's global actions, and providers for what depends on context.
 
-Global actions come from ``AgentApp.get_system_commands``; these providers list things that
-change while the app runs. Titles read ``group: action``.
+``system_commands`` lists every action that has a key (so the palette finds each one by name);
+the providers list things that change while the app runs: sessions, snapshots, themes. Titles
+read ``group: action``.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from textual.app import SystemCommand
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 if TYPE_CHECKING:
     from agentcli.tui.app import AgentApp
 
 MAX_SESSIONS = 50
+
+
+def system_commands(app: AgentApp) -> Iterable[SystemCommand]:
+    """The app's own actions, each titled ``group: action`` with its key in the help."""
+    yield SystemCommand("agent: pause", "Stop the agent now (ctrl+s / esc)", app.action_pause)
+    yield SystemCommand("agent: resume", "Continue a paused or halted run (ctrl+s)", app.action_resume)
+    for title, choice, help_text in (
+        ("permission: allow once", "once", "Let the waiting tool call run"),
+        ("permission: allow for this session", "session", "Allow it and calls like it until the session ends"),
+        ("permission: always allow", "always", "Allow it and save the rule in .agentcli.toml"),
+        ("permission: deny", "deny", "Refuse the waiting tool call; the agent is told"),
+    ):
+        yield SystemCommand(title, help_text, lambda choice=choice: app.send_prompt(choice, "permission"))
+    yield SystemCommand("session: new", "Start a new session in this workspace (ctrl+n)",
+                        app.action_new_session)
+    yield SystemCommand("view: toggle side panes", "Show or hide graph, tools and snapshots (ctrl+b)",
+                        app.action_toggle_sidebar)
+    for pane, key, label in (("graph", "ctrl+g", "state graph"), ("tools", "ctrl+t", "tool-call panel"),
+                             ("timeline", "ctrl+l", "snapshot timeline")):
+        yield SystemCommand(f"view: toggle {label}", f"Show or hide the {label} ({key})",
+                            lambda pane=pane: app.action_toggle_pane(pane))
+    yield SystemCommand("focus: prompt", "Move to the prompt (f4)", app.action_focus_prompt)
+    yield SystemCommand("focus: message stream", "Move to the messages to read and expand tool calls",
+                        app.action_focus_stream)
+    yield SystemCommand("focus: tool calls", "Move to the tool-call list (f3)", app.action_focus_tools)
+    yield SystemCommand("focus: snapshot timeline", "Scrub snapshots and restore (f2)",
+                        app.action_focus_timeline)
+    yield SystemCommand("snapshot: undo last restore", "Restore what the last restore replaced (u on the timeline)",
+                        app.action_undo_restore)
+    yield SystemCommand("snapshot: toggle diff base", "Compare with the working tree or the previous snapshot (d)",
+                        app.timeline.action_toggle_base)
+    yield SystemCommand("stream: show earlier messages", "Load older messages that were unloaded (ctrl+u)",
+                        app.conversation.action_show_earlier)
+    yield SystemCommand("stream: jump to the newest message", "Follow the stream again (end in the stream)",
+                        app.conversation.action_jump_to_end)
 
 
 def _session_title(meta: Any, status: str) -> str:

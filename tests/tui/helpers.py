@@ -83,6 +83,7 @@ def make_session(
     data_dir: Path | None = None,
     snapshots: bool = False,
     permission_mode: str | None = None,
+    workflow: str = "single",
     **settings: Any,
 ) -> Session:
     """A real Session on a scripted model (optionally logged and snapshotted, like the factory does)."""
@@ -98,7 +99,7 @@ def make_session(
     session = Session(
         workspace=workspace,
         settings=Settings(**fields),
-        workflow=builtin_workflow("single"),
+        workflow=builtin_workflow(workflow),
         model_client=client,
         session_id=session_id,
         **extra,
@@ -107,10 +108,36 @@ def make_session(
     session.turn.clock = frozen_clock
     if record:
         assert data_dir is not None
-        log = SessionLog.create(data_dir, session_id, session.workspace, model=fields["model"], workflow="single")
+        log = SessionLog.create(data_dir, session_id, session.workspace, model=fields["model"], workflow=workflow)
         session.subscribe(log)
         session.log = log
     return session
+
+
+async def logged_then_resumed(workspace: Path, rec: Recording, recording_file: Path, task: str, *,
+                              session_id: str = "01d5e5510000", **kwargs: Any) -> Session:
+    """Run ``task`` to the end of its turn in a logged session, close it, and resume it as
+    ``agentcli resume`` does (``factory.resume_session``): nothing has run in the new one yet."""
+    from agentcli.session import factory
+    from agentcli.session.log import find_session
+
+    model = write_recording(recording_file, rec)
+    old = make_session(workspace, ReplayModel(rec), session_id=session_id, record=True, data_dir=data_home(),
+                       model=model, **kwargs)
+    await old.run_turn(task)
+    old.close()
+    entry = find_session(data_home(), session_id)
+    settings = Settings(**{**factory.resume_settings_overrides(entry, {}), "retry": old.settings.retry})
+    return factory.resume_session(entry, settings, default_permission_mode="ask")
+
+
+def logged_outcomes(session: Session) -> list[tuple[str, str]]:
+    """(outcome, reason) of every turn's end in the session's log."""
+    from agentcli.events import TurnEnded
+    from agentcli.session.log import read_events
+
+    assert session.log is not None
+    return [(e.outcome, e.reason) for e in read_events(session.log.directory) if isinstance(e, TurnEnded)]
 
 
 def make_app(workspace: Path, session: Session | None, settings: Settings | None = None, **kwargs: Any) -> AgentApp:
@@ -148,7 +175,7 @@ async def wait_idle(pilot: Pilot, app: AgentApp, timeout: float = 10.0) -> None:
     await wait_for(
         pilot,
         lambda: app.session is not None and app.session.last_turn is not None
-        and app.control_state in ("idle", "paused", "halted", "awaitingClarification"),
+        and app.view is not None and app.view.waiting_for in ("task", "guidance", "answer"),
         timeout,
         "the turn to end",
     )
@@ -163,6 +190,8 @@ __all__ = [
     "Usage",
     "demo_project",
     "frozen_clock",
+    "logged_outcomes",
+    "logged_then_resumed",
     "make_app",
     "make_session",
     "recording",

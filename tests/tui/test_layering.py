@@ -38,3 +38,15 @@ def test_the_app_module_leaves_the_session_layer_for_after_the_first_frame() -> 
     loaded = _modules_after("import agentcli.tui.app")
     for name in (*FORBIDDEN, "agentcli.session.factory", "statemachine"):
         assert not any(m == name or m.startswith(name + ".") for m in loaded), f"importing the app loaded {name}"
+
+
+def test_the_tui_names_no_control_state() -> None:
+    """Where the session is comes from ``session.view``: a state added to the chart (a baseline
+    capture, a reminder, a progress review) needs no TUI change, so no TUI code names one."""
+    from agentcli.session.chart import CONTROL_STATES
+
+    for path in TUI.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        named = {node.value for node in ast.walk(tree)
+                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in CONTROL_STATES}
+        assert not named, f"{path.name} names control states {sorted(named)}"

@@ -7,6 +7,7 @@ input cursor does not blink, so the pictures are the same on every run. Update t
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -18,7 +19,15 @@ from agentcli.llm.replay import ReplayModel
 from agentcli.tui.app import AgentApp
 from agentcli.tui.screens import ConfirmRestore
 from agentcli.tui.widgets import ToolCallBlock
-from tests.tui.helpers import GatedModel, make_app, make_session, recording, wait_for, wait_idle
+from tests.tui.helpers import (
+    GatedModel,
+    logged_then_resumed,
+    make_app,
+    make_session,
+    recording,
+    wait_for,
+    wait_idle,
+)
 
 FIXED = recording(
     ("I'll read the implementation first.", [("read_file", {"path": "textstats.py"})]),
@@ -136,3 +145,36 @@ def test_themes(project: Path, snap_compare, theme: str) -> None:
     """You should see the idle screen of test_idle_after_a_turn in the light theme (dark text on a
     paper background) or the high-contrast theme (white on black, yellow active state)."""
     assert snap_compare(idle_app(project, theme=theme), terminal_size=(130, 40), run_before=settle)
+
+
+def test_new_plan_build_session(project: Path, snap_compare) -> None:
+    """You should see a new plan-build session before its first task: "○ idle · phase
+    plan.analyze" in the status line, and in the graph's phase region only `analyze` lit (research,
+    design, implement, validate and done dark), and the prompt ready for a task."""
+    app = make_app(project, make_session(project, ReplayModel(FIXED), workflow="plan-build"))
+
+    async def ready(pilot: Pilot) -> None:
+        still(app)
+        await wait_for(pilot, lambda: app.session_ready, what="the session")
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=(130, 40), run_before=ready)
+
+
+def test_resumed_into_a_pause(project: Path, tmp_path: Path, snap_compare) -> None:
+    """You should see a session reopened after a pause (as `agentcli resume --last` opens it): its
+    history (the task, the agent's reply, the `pause` call and "⏸ paused: need a review"),
+    "○ paused" in the status line and `paused` lit in the graph, the hint "⏸ paused: need a review
+    — ctrl+s resumes; …" above the input in guidance mode, and ^s Resume in the footer."""
+    rec = recording(("I changed the splitting; a person should look before I go on.",
+                     [("pause", {"reason": "need a review"})]),
+                    ("Done.", [("complete", {"summary": "reviewed"})]))
+    session = asyncio.run(logged_then_resumed(project, rec, tmp_path / "rec.json", "Fix the word splitting"))
+    app = make_app(project, session)
+
+    async def ready(pilot: Pilot) -> None:
+        still(app)
+        await wait_for(pilot, lambda: app.session_ready, what="the session")
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=(120, 36), run_before=ready)

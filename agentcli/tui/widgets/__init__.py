@@ -2,7 +2,8 @@
 
 from typing import TYPE_CHECKING, Any
 
-from agentcli.tui.widgets._conversation import Conversation, NoticeBlock, ToolCallBlock, UserBlock
+from agentcli.tui.widgets._blocks import NoticeBlock, ToolCallBlock, UserBlock
+from agentcli.tui.widgets._conversation import Conversation
 from agentcli.tui.widgets._plan import PlanPane
 from agentcli.tui.widgets._prompt import PromptArea
 from agentcli.tui.widgets._state_graph import StateGraph

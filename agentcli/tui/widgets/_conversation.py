@@ -1,56 +1,72 @@
 """The message stream: what the user said, what the agent says (streamed), what it did.
 
 One ``Markdown`` widget per agent message, streamed with ``Markdown.get_stream``; tool calls are
-keyed blocks updated per status change, never per token. Every block is first a light record;
-only a window of them are widgets (the newest, while the view follows the stream), so the DOM
-stays bounded however long the session. Scrolling past either end of the window mounts the next
-page there and unloads one at the other end.
+keyed blocks updated per status change, never per token. Every block is first a light record
+(``_records``); only a window of them are widgets (the newest, while the view follows the
+stream), so the DOM stays bounded however long the session. Scrolling past either end of the
+window mounts the next page there and unloads one at the other end.
+
+Over 400 lines on purpose: the window and the reply being streamed into it are one piece of
+state (a streamed chunk is a record that must not be unloaded while it renders, and a reply
+that outgrows a chunk moves on to a new record in the window); split, each half would reach
+into the other's fields. The blocks are in ``_blocks``, what an event reads as in ``_records``.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual import on
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.geometry import Region
 from textual.message import Message
-from textual.reactive import var
 from textual.widget import Widget
-from textual.widgets import Static
 
 from agentcli.events import (
     AssistantMessage,
     ClarificationAnswered,
-    ClarificationRequested,
-    ErrorOccurred,
     Event,
-    Notice,
-    PermissionDecided,
-    PermissionRequested,
-    PlanUpdated,
-    ProgressReported,
-    RetryScheduled,
-    SessionStarted,
-    SnapshotRestored,
-    StuckDetected,
     TextDelta,
-    ThoughtRecorded,
     ToolCallFinished,
     ToolCallStarted,
-    TurnEnded,
     UserMessage,
 )
-from agentcli.tui.calls import ToolCallInfo, ToolCalls, format_duration
+from agentcli.tui.calls import ToolCalls
 from agentcli.tui.messages import SessionEventPosted
+from agentcli.tui.widgets._blocks import (
+    EarlierMarker,
+    NoticeBlock,
+    ToolCallBlock,
+    UserBlock,
+    call_widget_id,
+    render_call,
+    status_mark,
+)
+from agentcli.tui.widgets._records import CHUNK_CHARS, Record, agent_records, chunk_markdown, record_for, split_point
 
 if TYPE_CHECKING:
     from agentcli.tui.widgets._agent_block import AgentBlock, SlicedStream
+
+__all__ = [
+    "CHUNK_CHARS",
+    "INITIAL",
+    "MAX_MOUNTED",
+    "MAX_WEIGHT",
+    "PAGE",
+    "Conversation",
+    "EarlierMarker",
+    "NoticeBlock",
+    "Record",
+    "ToolCallBlock",
+    "UserBlock",
+    "call_widget_id",
+    "chunk_markdown",
+    "render_call",
+    "split_point",
+    "status_mark",
+]
 
 
 def _agent_block() -> type[AgentBlock]:
@@ -59,6 +75,7 @@ def _agent_block() -> type[AgentBlock]:
     from agentcli.tui.widgets._agent_block import AgentBlock
 
     return AgentBlock
+
 
 MAX_MOUNTED = 80
 """Blocks kept as widgets; the others are records only until scrolled back to."""
@@ -69,227 +86,6 @@ PAGE = 25
 MAX_WEIGHT = 400
 """Markdown blocks (paragraphs, list items, code...) kept mounted across all messages: a long
 reply is many widgets, and every append lays out all of them."""
-CHUNK_CHARS = 4000
-"""A long agent message is shown as several Markdown widgets of about this size, split between
-paragraphs, so its older parts can be unloaded like older messages."""
-
-
-def split_point(before: str, text: str, start: int = 0) -> int | None:
-    """Where to end a message chunk in ``text``: just after a blank line outside a code fence.
-
-    Args:
-        before: The chunk's text so far (decides whether ``text`` starts inside a fence).
-        text: The new text.
-        start: Look for a blank line from here on.
-
-    Returns:
-        The index in ``text`` to cut at, or None if there is no safe place.
-    """
-    inside = before.count("```") % 2 == 1
-    position = 0
-    while (index := text.find("\n\n", max(position, start))) != -1:
-        inside ^= text.count("```", position, index) % 2 == 1
-        if not inside and index > 0:
-            return index + 2
-        position = index + 2
-    return None
-
-
-def chunk_markdown(text: str, size: int = CHUNK_CHARS) -> list[str]:
-    """A long message cut into chunks of about ``size`` at safe places (whole if there are none)."""
-    chunks: list[str] = []
-    while len(text) > size:
-        cut = split_point(text[:size], text[size:])
-        if cut is None:
-            break
-        chunks.append(text[: size + cut])
-        text = text[size + cut :]
-    chunks.append(text)
-    return chunks
-OUTPUT_LINES = 24
-"""Lines of a tool's result shown inline when expanded; the panel shows all of it."""
-
-_ID_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
-
-
-def call_widget_id(call_id: str) -> str:
-    """A DOM id for a tool call's block (call ids may hold characters ids may not)."""
-    return "call-" + _ID_UNSAFE.sub("_", call_id)
-
-
-# -- blocks ------------------------------------------------------------------------------
-
-
-class UserBlock(Static):
-    """Something the user said: a task, an answer, guidance."""
-
-    DEFAULT_CSS = """
-    UserBlock {
-        margin: 1 0 0 0;
-        padding: 0 1;
-        border-left: outer $primary;
-        background: $boost;
-    }
-    UserBlock.-answer { border-left: outer $secondary; }
-    """
-
-
-class NoticeBlock(Static):
-    """A notice, retry, error, stuck warning, progress summary or turn end."""
-
-    DEFAULT_CSS = """
-    NoticeBlock { padding: 0 1; color: $text-muted; }
-    NoticeBlock.-warning { color: $warning; }
-    NoticeBlock.-error { color: $error; text-style: bold; }
-    NoticeBlock.-stuck { color: $warning; border-left: outer $warning; }
-    NoticeBlock.-turn { margin: 1 0 0 0; text-style: bold; }
-    NoticeBlock.-completed { color: $success; }
-    NoticeBlock.-paused { color: $warning; }
-    NoticeBlock.-halted, NoticeBlock.-error { color: $error; }
-    NoticeBlock.-question { color: $secondary; text-style: bold; border-left: outer $secondary; }
-    NoticeBlock.-restore { color: $accent; }
-    """
-
-
-class EarlierMarker(Widget):
-    """A line at an end of the window saying how many blocks are not shown there; click to load.
-
-    Not a ``Static``: ``Static.update`` repaints the whole widget, and finding how big it is
-    when it is off screen (the marker under the window, while paging back) arranges every
-    mounted block, the same work again as the layout that follows. ``show`` repaints a region.
-    """
-
-    DEFAULT_CSS = """
-    EarlierMarker { height: auto; color: $text-muted; text-align: center; width: 1fr; }
-    EarlierMarker:hover { color: $accent; }
-    """
-
-    class Clicked(Message):
-        """The user asked for the blocks beyond this marker."""
-
-        def __init__(self, later: bool) -> None:
-            super().__init__()
-            self.later = later
-            """True for the marker under the window (newer blocks)."""
-
-    def __init__(self, *, later: bool = False) -> None:
-        super().__init__()
-        self.later = later
-        self._text = ""
-
-    def render(self) -> Content:
-        return Content(self._text)
-
-    def show(self, text: str) -> None:
-        """Say ``text``, laying out again only if its length changed (it may wrap differently)."""
-        if text != self._text:
-            relayout = len(text) != len(self._text)
-            self._text = text
-            # Any region: repainting the widget is the point, and a region spares _set_dirty
-            # from asking for the widget's size.
-            self.refresh(Region(0, 0, 10_000, 10), layout=relayout)
-
-    def on_click(self) -> None:
-        self.post_message(self.Clicked(self.later))
-
-
-class ToolCallBlock(Static, can_focus=True):
-    """A tool call inline in the stream: one line collapsed; arguments and result expanded."""
-
-    DEFAULT_CSS = """
-    ToolCallBlock { padding: 0 1; margin: 0 0 0 2; color: $text-muted; }
-    ToolCallBlock:focus { background: $boost; color: $foreground; }
-    ToolCallBlock.-expanded { color: $foreground; border-left: outer $panel-lighten-2; }
-    """
-    BINDINGS = [
-        Binding("enter,space", "toggle", "Expand", id="agentcli.call.toggle",
-                tooltip="Show or hide this tool call's arguments and result"),
-    ]
-
-    expanded: var[bool] = var(False, toggle_class="-expanded")
-    """Whether arguments and result are shown."""
-
-    class Selected(Message):
-        """The user moved to this call in the stream."""
-
-        def __init__(self, call_id: str) -> None:
-            super().__init__()
-            self.call_id = call_id
-            """The tool call's id."""
-
-    def __init__(self, info: ToolCallInfo, clock: Callable[[], float]) -> None:
-        super().__init__(id=call_widget_id(info.call_id))
-        self.info = info
-        self._clock = clock
-
-    def render(self) -> Content:
-        return render_call(self.info, self._clock(), expanded=self.expanded)
-
-    def watch_expanded(self) -> None:
-        self.refresh(layout=True)
-
-    def action_toggle(self) -> None:
-        self.expanded = not self.expanded
-
-    def on_click(self) -> None:
-        self.expanded = not self.expanded
-
-    def on_focus(self) -> None:
-        self.post_message(self.Selected(self.info.call_id))
-
-
-def status_mark(info: ToolCallInfo) -> Content:
-    return {
-        "running": Content.styled("◌", "$tool-running"),
-        "ok": Content.styled("✓", "$tool-ok"),
-        "error": Content.styled("✗", "bold $tool-error"),
-        "interrupted": Content.styled("⏸", "$warning"),
-    }[info.status]
-
-
-def render_call(info: ToolCallInfo, now: float, *, expanded: bool) -> Content:
-    """A call's line (and, expanded, its arguments and result)."""
-    elapsed = format_duration(info.elapsed(now))
-    timing = f"running {elapsed}" if info.status == "running" else elapsed
-    head = Content.assemble(
-        status_mark(info), " ", (info.name, "bold"), "  ", info.preview, "  ", (timing, "$text-muted")
-    )
-    if not expanded:
-        return head
-    parts = [head, Content.styled("arguments", "italic $text-muted"), Content(info.pretty_arguments)]
-    if info.status != "running":
-        lines = (info.output or "").rstrip().splitlines()
-        parts.append(Content.styled("result" if info.status == "ok" else f"result ({info.status})", "italic $text-muted"))
-        parts.append(Content("\n".join(lines[:OUTPUT_LINES])))
-        if len(lines) > OUTPUT_LINES:
-            parts.append(Content.styled(f"… {len(lines) - OUTPUT_LINES} more lines in the tool panel", "$text-muted"))
-        if info.error and info.error not in info.output:
-            parts.append(Content.styled(info.error, "$tool-error"))
-    return Content("\n").join(parts)
-
-
-# -- records -----------------------------------------------------------------------------
-
-
-@dataclass
-class Record:
-    """One block of the stream, whether or not it is mounted."""
-
-    kind: str
-    """user, answer, agent, call, notice."""
-    text: str = ""
-    classes: str = ""
-    call_id: str | None = None
-    widget: Widget | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    sealed: bool = False
-    """An agent chunk ended at a chunk boundary: its reply goes on in the next record, so its text
-    never changes again and, once rendered, it can be drawn by one widget instead of Markdown."""
-
-    @property
-    def weight(self) -> int:
-        """Roughly how many widgets the block becomes (a Markdown block per paragraph)."""
-        return self.text.count("\n\n") + 1 if self.kind == "agent" else 1
 
 
 class Conversation(VerticalScroll, can_focus=True):
@@ -362,11 +158,6 @@ class Conversation(VerticalScroll, can_focus=True):
         """
         return self._window_at_end
 
-    def _agent_records(self, text: str, classes: str = "") -> list[Record]:
-        chunks = chunk_markdown(text)
-        return [Record("agent", chunk, " ".join(filter(None, (classes, "-cont" if n else ""))))
-                for n, chunk in enumerate(chunks)]
-
     async def clear(self) -> None:
         """Forget every block (switching sessions)."""
         self._end_stream(interrupted=False)
@@ -389,11 +180,11 @@ class Conversation(VerticalScroll, can_focus=True):
                 text = event.text or "".join(streamed)
                 streamed.clear()
                 if text:
-                    self.records += self._agent_records(text, "-interrupted" if event.interrupted else "")
+                    self.records += agent_records(text, "-interrupted" if event.interrupted else "")
                 continue
             self._record_event(event)
         if streamed:
-            self.records += self._agent_records("".join(streamed), "-interrupted")
+            self.records += agent_records("".join(streamed), "-interrupted")
         self._first_mounted = self._window_start(len(self.records), INITIAL)
         self._last_mounted = len(self.records)
         widgets = [self._widget_for(record) for record in self.records[self._first_mounted :]]
@@ -455,6 +246,8 @@ class Conversation(VerticalScroll, can_focus=True):
     # -- events --------------------------------------------------------------------------
 
     async def on_session_event_posted(self, message: SessionEventPosted) -> None:
+        if not self.is_attached:
+            return  # posted before the app began to close: there is no stream left to draw in
         event = message.event
         if isinstance(event, TextDelta):
             await self._write(event.text)
@@ -464,10 +257,10 @@ class Conversation(VerticalScroll, can_focus=True):
             self._continuing = False
             self._end_stream(interrupted=event.interrupted)
             if streamed is None and event.text:
-                for record in self._agent_records(event.text, "-interrupted" if event.interrupted else ""):
+                for record in agent_records(event.text, "-interrupted" if event.interrupted else ""):
                     await self._add(record)
-            if event.interrupted:
-                await self._add(Record("notice", "… reply interrupted", "-warning"))
+            if (notice := record_for(event)) is not None:  # "… reply interrupted"
+                await self._add(notice)
             return
         if isinstance(event, ToolCallFinished):
             record = self._call_records.get(event.call_id)
@@ -487,12 +280,7 @@ class Conversation(VerticalScroll, can_focus=True):
 
     def _record_event(self, event: Event) -> Record | None:
         """Turn an event into a record (appended), or None when the stream does not show it."""
-        record: Record | None = None
-        if isinstance(event, UserMessage):
-            record = Record("user", event.text)
-        elif isinstance(event, ClarificationAnswered):
-            record = Record("answer", event.answer)
-        elif isinstance(event, (ToolCallStarted, ToolCallFinished)):
+        if isinstance(event, (ToolCallStarted, ToolCallFinished)):
             if event.call_id in self._call_records:
                 return None
             if event.call_id not in self.calls:
@@ -502,47 +290,8 @@ class Conversation(VerticalScroll, can_focus=True):
                     self.calls.finished(event)
             record = Record("call", call_id=event.call_id)
             self._call_records[event.call_id] = record
-        elif isinstance(event, RetryScheduled):
-            record = Record("notice", f"⟳ retry {event.attempt}/{event.max_attempts - 1} in {event.delay_s:.1f}s: "
-                            f"{event.error}", "-warning")
-        elif isinstance(event, Notice):
-            record = Record("notice", f"! {event.text}", "-warning")
-        elif isinstance(event, ErrorOccurred):
-            record = Record("notice", f"✗ {event.kind} error: {event.message}", "-error")
-        elif isinstance(event, StuckDetected):
-            verb = "halting" if event.severity == "halt" else "sent a recovery hint"
-            record = Record("notice", f"⚠ stuck ({event.rule}), {verb}: {event.evidence}", "-stuck")
-        elif isinstance(event, ProgressReported):
-            files = ", ".join(event.files_modified[:5]) or "no files"
-            record = Record("notice", f"progress: {event.actions} actions, {event.successes} ok, {event.failures} "
-                            f"failed, {event.checks_passing} checks passing · {files}")
-        elif isinstance(event, ClarificationRequested):
-            options = "".join(f"\n  {n}. {option}" for n, option in enumerate(event.options, start=1))
-            record = Record("notice", f"? {event.question}{options}", "-question")
-        elif isinstance(event, TurnEnded) and event.outcome == "approval":
-            return None  # the permission notice already says what the turn waits for
-        elif isinstance(event, TurnEnded):
-            labels = {"completed": "✓ completed", "clarify": "? waiting for your answer", "paused": "⏸ paused",
-                      "halted": "■ halted", "error": "✗ error"}
-            text = labels[event.outcome] + (f": {event.reason}" if event.reason and event.outcome != "clarify" else "")
-            record = Record("notice", text, f"-turn -{event.outcome}")
-        elif isinstance(event, SnapshotRestored):
-            undo = f" — undo with u on the timeline (snapshot {event.undo_snapshot_id})" if event.undo_snapshot_id else ""
-            record = Record("notice", f"↶ restored the workspace to snapshot #{event.target_seq}: {len(event.written)} "
-                            f"written, {len(event.deleted)} deleted{undo}", "-restore")
-        elif isinstance(event, ThoughtRecorded):
-            record = Record("notice", f"💭 {event.number}/{event.total} {event.thought}")
-        elif isinstance(event, PlanUpdated):
-            steps = "\n".join(f"  {'☑' if step.done else '☐'} {step.title}" for step in event.steps)
-            record = Record("notice", f"plan\n{steps}")
-        elif isinstance(event, PermissionRequested):
-            record = Record("notice", f"🔒 {event.tool} wants to run: {event.summary}", "-question")
-        elif isinstance(event, PermissionDecided):
-            verdict = {"once": "allowed once", "session": "allowed for this session", "always": "always allowed"}[
-                event.scope] if event.allowed else "denied"
-            record = Record("notice", f"🔒 {verdict}" + (f": {', '.join(event.rules)}" if event.rules else ""))
-        elif isinstance(event, SessionStarted) and event.resumed:
-            record = Record("notice", f"resumed session {event.session_id}")
+        else:
+            record = record_for(event)
         if record is not None:
             self.records.append(record)
         return record

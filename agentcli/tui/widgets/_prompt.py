@@ -1,12 +1,14 @@
 """The prompt: a task box that turns into the answer box when the agent asks a question.
 
 Above the input sit the question and its options (when the agent calls ``clarify``) and a hint
-line that says what submitting does now: start a task, answer, resume with guidance.
+line that says what submitting does now: start a task, answer, resume with guidance. What it is
+for comes from the session view's ``waiting_for``, never from the names of chart states.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from textual import on
 from textual.containers import Vertical
@@ -17,7 +19,11 @@ from textual.widget import Widget
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from agentcli.events import ClarificationRequested, PermissionRequested
+from agentcli.describe import describe
+from agentcli.events import ClarificationRequested, PermissionRequested, TurnEnded
+
+if TYPE_CHECKING:  # the session layer is imported after the first frame, not for a type
+    from agentcli.session.view import SessionView
 
 PromptMode = str
 """``task`` (idle), ``busy`` (running), ``answer`` (a question waits), ``permission`` (a tool call
@@ -35,6 +41,15 @@ _PLACEHOLDERS = {
 PERMISSION_CHOICES = ("once", "session", "always", "deny")
 """What the permission options send, in the order they are listed."""
 _PERMISSION_WORDS = {"y": "once", "yes": "once", "s": "session", "a": "always", "n": "deny", "no": "deny"}
+
+_MODES = {"answer": "answer", "approval": "permission", "guidance": "guidance", "task": "task", None: "busy"}
+"""The prompt's mode for what the agent waits for (None: it works)."""
+_NEXT_STEP = {
+    "turn-paused": "ctrl+s resumes; or type guidance and press enter",
+    "turn-halted": "type guidance and press enter to continue",
+    "turn-error": "type a message to try again",
+}
+"""What the user can do after a turn ended this way, by the describer's role for it."""
 
 
 class PromptArea(Vertical):
@@ -80,6 +95,8 @@ class PromptArea(Vertical):
         self._question_text = Static(id="question-text")
         self._options = OptionList(id="question-options")
         self._hint = Static(id="prompt-hint")
+        self._turn_hint = ""
+        """How the last turn ended and what to do next; shown while the agent waits for a task or guidance."""
 
     def compose(self) -> Iterable[Widget]:
         with Vertical(id="question"):
@@ -87,6 +104,44 @@ class PromptArea(Vertical):
             yield self._options
         yield self._hint
         yield self.input
+
+    def reset(self) -> None:
+        """Forget the last session's question, request and hints (a new or another session)."""
+        self.question = None
+        self.permission = None
+        self._turn_hint = ""
+        self.hint = ""
+        self.mode = "task"
+
+    def show_view(self, view: SessionView) -> None:
+        """Become what the session waits for: the answer box, the approval, guidance or a task."""
+        waiting = view.waiting_for
+        pause = " (ctrl+s pauses instead)" if view.allows("pause") else ""
+        if waiting == "answer" and view.question is not None and self.question is not view.question:
+            self.ask(view.question)
+        elif waiting == "approval" and view.permission is not None and self.permission is not view.permission:
+            self.ask_permission(view.permission)
+        self.mode = _MODES[waiting]
+        if waiting == "answer":
+            self.hint = "The agent asks you — answer below" + pause
+        elif waiting == "approval":
+            self.hint = "A tool call waits for your approval" + pause
+        elif waiting is None:
+            self._turn_hint = ""  # a new turn: how the last one ended no longer matters
+            self.hint = f"{view.control}… ctrl+s or esc pauses" if view.allows("pause") else f"{view.control}…"
+        else:
+            self.hint = self._turn_hint
+
+    def show_turn_end(self, event: TurnEnded) -> None:
+        """Say how the turn ended and what to do now; a completed turn clears the hint (the stream
+        says it), a question or an approval says what to do itself."""
+        description = describe(event)
+        if description is None or description.role in ("turn-clarify", "turn-approval"):
+            return
+        next_step = _NEXT_STEP.get(description.role)
+        self._turn_hint = f"{description.headline} — {next_step}" if next_step else ""
+        if self.mode in ("task", "guidance"):
+            self.hint = self._turn_hint
 
     def ask(self, question: ClarificationRequested) -> None:
         """Show the agent's question and options; the input becomes the answer box."""

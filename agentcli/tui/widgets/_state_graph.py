@@ -19,7 +19,8 @@ if TYPE_CHECKING:  # the session layer is imported after the first frame, not fo
 
 
 class StateGraph(Widget):
-    """Draws the chart from its own definition (``Session.graph``) and follows its transitions.
+    """Draws the chart from its own definition (``Session.graph``), counts its transitions and
+    lights the states the session view says are active.
 
     The layout is computed once per graph; a transition only changes which spans are lit and
     the counts written into their slots, so an update is a repaint, never a relayout.
@@ -62,24 +63,21 @@ class StateGraph(Widget):
         if self.is_mounted:
             self.refresh(layout=True)
 
-    def reset(self, configuration: list[str]) -> None:
-        """Forget counts and show ``configuration`` (a new session)."""
-        self.counts.clear()
-        self.visited = set(configuration)
-        self.last_edge = None
+    def show(self, configuration: tuple[str, ...] | list[str]) -> None:
+        """Light ``configuration``: every active state id (the session view's)."""
+        self.visited.update(configuration)
         self.configuration = tuple(configuration)
         self.refresh()
 
     # -- following the chart -------------------------------------------------------------
 
     def record(self, event: StateChanged) -> None:
-        """Count a transition and light the new configuration."""
+        """Count a transition; which states are lit is the session view's (:meth:`show`)."""
         key = self._edge_key(event.source, event.target)
         if key is not None:
             self.counts[key] += 1
             self.last_edge = key
         self.visited.update(event.configuration)
-        self.configuration = tuple(event.configuration)
         self.refresh()
 
     def _edge_key(self, source: str, target: str) -> tuple[str, str] | None:

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from agentcli.events import SessionStarted, StateChanged, UsageReported
+from agentcli.events import SessionStarted, UsageReported
 from agentcli.tui.calls import format_cost, format_tokens
 from agentcli.tui.messages import SessionEventPosted
 
-RUNNING_STATES = frozenset({"thinking", "executingTool", "capturingSnapshot"})
+if TYPE_CHECKING:  # the session layer is imported after the first frame, not for a type
+    from agentcli.session.view import SessionView
 
 
 def display_path(path: Path) -> str:
@@ -50,39 +51,26 @@ class StatusHeader(Static):
     model: reactive[str] = reactive("")
     """The model string as shown."""
     session_id: reactive[str] = reactive("")
-    state: reactive[str] = reactive("idle")
-    """The control state."""
+    state: reactive[str] = reactive("")
+    """The control state, as the session view says (empty before a session is attached)."""
     phase: reactive[str] = reactive("")
     """The active workflow phase (innermost), by name."""
+    waiting_for: reactive[str | None] = reactive("task")
+    """What the agent waits for (``task``, ``answer``, ``approval``, ``guidance``); None while it works."""
     input_tokens: reactive[int] = reactive(0)
     output_tokens: reactive[int] = reactive(0)
     cost: reactive[float | None] = reactive(0.0)
     """Total dollars; None when any call had no known price."""
 
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.phase_names: dict[str, str] = {}
-        """Phase state id -> phase name, from the chart's graph."""
-        self.control_states: frozenset[str] = frozenset()
-        """The control region's states, from the chart's graph."""
-
-    def set_graph(self, graph: Any) -> None:
-        """Learn the chart's control states and phases (from ``Session.graph``)."""
-        nodes = list(graph.nodes)
-        self.control_states = frozenset(n.id for n in nodes if n.parent == "control")
-        self.phase_names = {n.id: n.name for n in nodes if n.id.startswith("phase_")}
-
-    def show_configuration(self, configuration: list[str]) -> None:
-        self.state = next((s for s in configuration if s in self.control_states), self.state)
-        phases = [s for s in configuration if s in self.phase_names]
-        if phases:
-            self.phase = self.phase_names[phases[-1]]
+    def show_view(self, view: SessionView) -> None:
+        """Show where the session is (from ``Session.view``)."""
+        self.state = view.control
+        self.phase = view.phase or ""
+        self.waiting_for = view.waiting_for
 
     def on_session_event_posted(self, message: SessionEventPosted) -> None:
         event = message.event
-        if isinstance(event, StateChanged):
-            self.show_configuration(event.configuration)
-        elif isinstance(event, UsageReported):
+        if isinstance(event, UsageReported):
             self.input_tokens = event.total_input_tokens
             self.output_tokens = event.total_output_tokens
             self.cost = event.total_cost
@@ -90,11 +78,13 @@ class StatusHeader(Static):
             self.session_id = event.session_id
 
     def render(self) -> Content:
-        state_style = "bold $graph-active" if self.state in RUNNING_STATES else (
-            "bold $warning" if self.state in ("paused", "halted", "awaitingClarification") else "bold $success")
-        mark = "●" if self.state in RUNNING_STATES else "○"
+        running = self.waiting_for is None
+        # Working: lit like the graph; waiting on the user (an answer, a verdict, guidance): a
+        # warning; ready for a task: calm.
+        state_style = "bold $graph-active" if running else (
+            "bold $success" if self.waiting_for == "task" else "bold $warning")
         parts = [
-            Content.styled(f"{mark} {self.state}", state_style),
+            Content.styled(f"{'●' if running else '○'} {self.state}", state_style) if self.state else Content(""),
             Content.assemble(("phase ", "$text-muted"), (self.phase or "-", "bold")),
             Content(f"{format_tokens(self.input_tokens)} in / {format_tokens(self.output_tokens)} out"),
             Content(format_cost(self.cost)),

@@ -15,7 +15,7 @@ from textual.widgets.option_list import Option
 from agentcli.events import ToolCallFinished, ToolCallStarted
 from agentcli.tui.calls import ToolCallInfo, ToolCalls, format_duration
 from agentcli.tui.messages import SessionEventPosted
-from agentcli.tui.widgets._conversation import status_mark
+from agentcli.tui.widgets._blocks import status_mark
 
 DETAIL_OUTPUT_CHARS = 20_000
 """The detail view shows this much of a result (tools already cap what the model sees)."""

@@ -1,0 +1,195 @@
+"""The command controller: what the user's keys, prompt and palette ask of the session.
+
+Each command checks the session's view (``session.view``) for whether it is allowed now and
+calls the Session's own command: ``respond`` for the user's words (an answer, guidance or a new
+task: the session knows which it waits for), ``approve``/``deny`` for a waiting tool call,
+``pause``, ``restore``. The app runs these in its workers (``AgentApp.send_prompt``…).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentcli.tui.screens import ConfirmRestore
+from agentcli.tui.widgets import TimelineEntry
+
+if TYPE_CHECKING:
+    from agentcli.config import Settings
+    from agentcli.session.log import SessionEntry
+    from agentcli.session.session import Session
+    from agentcli.tui.app import AgentApp
+
+TUI_PERMISSION_MODE = "ask"
+"""In the TUI a person is there to approve tool calls (headless runs default to ``edits``)."""
+
+VERDICTS = ("once", "session", "always", "deny")
+"""What the prompt sends for a tool call waiting for approval."""
+
+
+class Commands:
+    """Carries out the user's commands on the attached session; reports refusals as notifications."""
+
+    def __init__(self, app: AgentApp) -> None:
+        self.app = app
+
+    # -- the prompt ----------------------------------------------------------------------
+
+    async def submit(self, text: str, mode: str = "") -> None:
+        """Send what the user typed (or picked) to whatever the session waits for.
+
+        Args:
+            text: The words, or a verdict (``once``, ``session``, ``always``, ``deny``).
+            mode: ``permission`` when the text is meant as a verdict (the palette's
+                ``permission:`` entries): it is never sent as a message.
+        """
+        app = self.app
+        session = app.session
+        if session is None:
+            app.notify("The session is not ready yet.", severity="warning")
+            return
+        from agentcli.session import SessionStateError
+
+        try:
+            if mode == "permission" and session.view.waiting_for != "approval":
+                app.notify("No tool call is waiting for approval.", severity="warning")
+                return
+            if session.view.waiting_for == "approval":
+                choice = text.strip().lower()
+                if choice not in VERDICTS:
+                    app.notify("Answer with y (allow once), s (this session), a (always) or n (deny).",
+                               severity="warning")
+                    return
+                if choice == "deny":
+                    await session.deny("once")
+                else:
+                    await session.approve(choice)  # type: ignore[arg-type]
+            else:
+                await session.respond(text or None)
+        except SessionStateError as error:
+            app.notify(str(error), severity="warning")
+            return
+        app.prompt.input.clear()
+
+    # -- pause and resume ----------------------------------------------------------------
+
+    async def pause(self) -> None:
+        """Pause now, even mid-stream or mid-command."""
+        session = self.app.session
+        if session is not None and session.view.allows("pause"):
+            await session.pause("paused by the user")
+
+    async def resume(self) -> None:
+        """Resume a paused or halted run, with the prompt's text as guidance if any."""
+        session = self.app.session
+        if session is None or not session.view.allows("resume"):
+            return
+        await self.submit(self.app.prompt.input.value.strip())
+
+    # -- snapshots -----------------------------------------------------------------------
+
+    def undo_point(self) -> TimelineEntry | None:
+        """The snapshot the last restore replaced, to restore it again; None if there is none."""
+        timeline = self.app.timeline
+        undo_id = timeline.undo_id
+        if undo_id is None:
+            self.app.notify("No restore to undo.", severity="warning")
+            return None
+        entry = next((e for e in timeline.entries if e.id == undo_id), None)
+        return entry or TimelineEntry(undo_id, 0, "undo point", None, ())
+
+    async def restore(self, entry: TimelineEntry) -> None:
+        """Restore the workspace to a snapshot after a confirmation listing the paths.
+
+        Runs in a worker: the confirmation is awaited with ``push_screen_wait``.
+        """
+        app = self.app
+        session = app.session
+        if session is None or app.snapshots != "on":
+            app.notify(app.timeline.off_reason or "No session yet.", severity="warning")
+            return
+        if not session.view.allows("restore"):
+            app.notify("Pause the agent before restoring files (ctrl+s).", severity="warning")
+            return
+        try:
+            plan = await session.plan_restore(entry.id)
+        except Exception as error:  # noqa: BLE001 - reported to the user
+            app.notify(f"Cannot plan the restore: {error}", severity="error")
+            return
+        if not getattr(plan, "changes", True) and not getattr(plan, "writes", None) and not getattr(plan, "deletes", None):
+            app.notify(f"The workspace already matches snapshot #{entry.seq}.")
+            return
+        if not await app.push_screen_wait(ConfirmRestore(entry.seq, entry.label, plan)):
+            return
+        try:
+            await session.restore(entry.id)
+        except Exception as error:  # noqa: BLE001 - reported to the user
+            app.notify(f"Restore failed: {error}", severity="error")
+
+    # -- sessions ------------------------------------------------------------------------
+
+    async def start(self, session: Session | None) -> None:
+        """Show the first session: the one the app was given (resumed, with its history) or a
+        new one. A new one that cannot be set up leaves the prompt read-only, saying why."""
+        app = self.app
+        if session is not None:
+            await app.attach(session, history=True)
+            return
+        from agentcli.session.factory import SessionSetupError, new_session
+
+        try:
+            session = new_session(app.workspace, app.settings, default_permission_mode=TUI_PERMISSION_MODE)
+        except SessionSetupError as error:
+            app.notify(str(error), title="Cannot start a session", severity="error", timeout=30)
+            app.prompt.mode = "readonly"
+            return
+        await app.attach(session)
+
+    async def switch_session(self, entry: SessionEntry | None) -> None:
+        """Open a logged session with its history, or (``None``) start a new one."""
+        app = self.app
+        session = app.session
+        if session is not None and session.view.allows("pause"):
+            app.notify("Pause the agent before switching sessions (ctrl+s).", severity="warning")
+            return
+        from agentcli.session import factory
+
+        try:
+            if entry is None:
+                new = factory.new_session(app.workspace, app.settings, default_permission_mode=TUI_PERMISSION_MODE)
+                await app.attach(new)
+                app.notify("New session started.")
+                return
+            opened = factory.resume_session(entry, self._settings_for(entry),
+                                            default_permission_mode=TUI_PERMISSION_MODE)
+        except Exception as error:  # noqa: BLE001 - SessionSetupError, ConfigError: shown
+            app.notify(str(error), title="Cannot open the session", severity="error", timeout=15)
+            return
+        await app.attach(opened, history=True)
+        app.notify(f"Opened session {opened.id}.")
+
+    def _settings_for(self, entry: SessionEntry) -> Settings:
+        from agentcli.config import load_settings
+        from agentcli.session import factory
+
+        return load_settings(Path(entry.meta.workspace), overrides=factory.resume_settings_overrides(entry, {}))
+
+    # -- quitting ------------------------------------------------------------------------
+
+    async def quit(self) -> None:
+        """Leave the app with code 0; a run in progress is paused first, so its log says so.
+
+        The widgets stop following the session before it is paused: the pause's events (a reply
+        cut off, the turn's end) go to the log only, never to a stream that is being torn down.
+        """
+        bridge = self.app.bridge
+        session = bridge.session
+        if session is not None:
+            bridge.stop_following()
+            if session.view.allows("pause"):
+                try:
+                    await session.pause("the app was closed")
+                except Exception as error:  # noqa: BLE001 - closing anyway; the log shows the cut
+                    self.app.log.error(f"pausing on quit failed: {error!r}")
+            bridge.detach()
+        self.app.exit(0)

@@ -1,0 +1,119 @@
+"""What the stream shows for an event, as a record: the user's words, an agent chunk, a notice.
+
+A record is a block whether or not it is mounted (the window in ``_conversation`` decides that).
+Notices are the describer's words (``agentcli.describe``, shared with the headless printer);
+this module only picks the record kind and the classes the describer's role maps to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from textual.widget import Widget
+
+from agentcli.describe import Description, describe
+from agentcli.events import (
+    ClarificationAnswered,
+    Event,
+    SessionStarted,
+    SnapshotCaptured,
+    SnapshotRestored,
+    UserMessage,
+)
+
+CHUNK_CHARS = 4000
+"""A long agent message is shown as several Markdown widgets of about this size, split between
+paragraphs, so its older parts can be unloaded like older messages."""
+
+
+@dataclass
+class Record:
+    """One block of the stream, whether or not it is mounted."""
+
+    kind: str
+    """user, answer, agent, call, notice."""
+    text: str = ""
+    classes: str = ""
+    call_id: str | None = None
+    widget: Widget | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    sealed: bool = False
+    """An agent chunk ended at a chunk boundary: its reply goes on in the next record, so its text
+    never changes again and, once rendered, it can be drawn by one widget instead of Markdown."""
+
+    @property
+    def weight(self) -> int:
+        """Roughly how many widgets the block becomes (a Markdown block per paragraph)."""
+        return self.text.count("\n\n") + 1 if self.kind == "agent" else 1
+
+
+def split_point(before: str, text: str, start: int = 0) -> int | None:
+    """Where to end a message chunk in ``text``: just after a blank line outside a code fence.
+
+    Args:
+        before: The chunk's text so far (decides whether ``text`` starts inside a fence).
+        text: The new text.
+        start: Look for a blank line from here on.
+
+    Returns:
+        The index in ``text`` to cut at, or None if there is no safe place.
+    """
+    inside = before.count("```") % 2 == 1
+    position = 0
+    while (index := text.find("\n\n", max(position, start))) != -1:
+        inside ^= text.count("```", position, index) % 2 == 1
+        if not inside and index > 0:
+            return index + 2
+        position = index + 2
+    return None
+
+
+def chunk_markdown(text: str, size: int = CHUNK_CHARS) -> list[str]:
+    """A long message cut into chunks of about ``size`` at safe places (whole if there are none)."""
+    chunks: list[str] = []
+    while len(text) > size:
+        cut = split_point(text[:size], text[size:])
+        if cut is None:
+            break
+        chunks.append(text[: size + cut])
+        text = text[size + cut :]
+    chunks.append(text)
+    return chunks
+
+
+def agent_records(text: str, classes: str = "") -> list[Record]:
+    """A finished agent message as records, one per chunk."""
+    return [Record("agent", chunk, " ".join(filter(None, (classes, "-cont" if n else ""))))
+            for n, chunk in enumerate(chunk_markdown(text))]
+
+
+def notice_classes(description: Description) -> str:
+    """The NoticeBlock classes of a description: its role, and ``-turn`` for a turn's end."""
+    role = description.role
+    return f"-turn -{role}" if role.startswith("turn-") else f"-{role}"
+
+
+def notice_text(event: Event, description: Description) -> str:
+    """The notice's words: the describer's, plus where this app offers the next step."""
+    lines = list(description.lines)
+    lines[1:] = [f"  {line}" for line in lines[1:]]
+    if isinstance(event, SnapshotRestored) and event.undo_snapshot_id:
+        lines[0] += " — u on the timeline undoes it"
+    return "\n".join(lines)
+
+
+def record_for(event: Event) -> Record | None:
+    """The record of an event that is not a tool call or agent text, or None if the stream does
+    not show it (a new session's start is in the header, snapshots are on the timeline, state
+    changes in the graph)."""
+    if isinstance(event, UserMessage):
+        return Record("user", event.text)
+    if isinstance(event, ClarificationAnswered):
+        return Record("answer", event.answer)
+    if isinstance(event, SnapshotCaptured) or (isinstance(event, SessionStarted) and not event.resumed):
+        return None
+    description = describe(event)
+    if description is None:
+        return None
+    return Record("notice", notice_text(event, description), notice_classes(description))

@@ -1,0 +1,43 @@
+"""The stream's notices are the describer's words, the same the headless printer prints."""
+
+from __future__ import annotations
+
+from agentcli.describe import describe
+from agentcli.events import SnapshotCaptured, ToolCallFinished, ToolCallStarted
+from agentcli.tui.messages import SessionEventPosted
+from agentcli.tui.widgets import NoticeBlock
+from tests.core.test_describe import SECRET_FRAME, SHOWN
+from tests.tui.helpers import wait_for
+from tests.tui.test_stream import StreamApp
+
+DRAWN_AS_BLOCKS = (ToolCallStarted, ToolCallFinished)
+"""Tool calls are keyed blocks of their own (name, preview, mark), not notices."""
+ON_THE_TIMELINE = (SnapshotCaptured,)
+
+
+async def test_every_notice_reads_as_the_describer_says() -> None:
+    app = StreamApp()
+    noticed = [event for event in SHOWN if not isinstance(event, DRAWN_AS_BLOCKS + ON_THE_TIMELINE)]
+    async with app.run_test(size=(200, 60)) as pilot:
+        conversation = app.query_one("#conversation")
+        for event in SHOWN:
+            conversation.post_message(SessionEventPosted(event))
+        await wait_for(pilot, lambda: len(app.query(NoticeBlock)) == len(noticed), what="every notice")
+        shown = [block.render().plain for block in app.query(NoticeBlock)]
+    for event, text in zip(noticed, shown):
+        description = describe(event)
+        assert description is not None
+        assert text.splitlines()[0].startswith(description.headline), type(event).__name__
+        assert [line.strip() for line in text.splitlines()[1:]] == list(description.more), type(event).__name__
+    assert not any(SECRET_FRAME in text or "Traceback" in text for text in shown)
+
+
+async def test_a_turn_end_is_styled_by_its_outcome() -> None:
+    app = StreamApp()
+    async with app.run_test(size=(120, 30)) as pilot:
+        conversation = app.query_one("#conversation")
+        conversation.post_message(SessionEventPosted(SHOWN[12]))  # paused: the app was closed
+        await wait_for(pilot, lambda: bool(app.query(NoticeBlock)), what="the notice")
+        block = app.query_one(NoticeBlock)
+        assert block.has_class("-turn") and block.has_class("-turn-paused")
+        assert block.render().plain == "⏸ paused: the app was closed"
