@@ -201,7 +201,7 @@ class SnapshotTimeline(Vertical):
     def _placeholder(self) -> Content:
         if self.differ is None:
             return Content.styled(self.off_reason or "No snapshot store.", "$text-muted")
-        return Content.styled("No snapshots yet: one is taken after every tool call that changes files.",
+        return Content.styled("No snapshots yet: one is taken as each turn starts and after every tool call that changes files.",
                               "$text-muted")
 
     @property
