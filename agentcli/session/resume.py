@@ -61,6 +61,8 @@ class Rebuilt:
     session_deny: list[str] = field(default_factory=list)
     last_event_at: datetime | None = None
     started: SessionStarted | None = None
+    last_turn: TurnEnded | None = None
+    """How the last turn ended, unless the user went on after it (a crash cut the next one)."""
 
 
 def rebuild(events: Iterable[Event]) -> Rebuilt:
@@ -74,9 +76,11 @@ def rebuild(events: Iterable[Event]) -> Rebuilt:
             state.started = state.started or event
         elif isinstance(event, UserMessage):
             state.messages.append({"role": "user", "content": event.text})
+            state.last_turn = None
         elif isinstance(event, ClarificationAnswered):
             state.messages.append({"role": "user", "content": answer_message(event.question, event.answer)})
             state.pending_question = None
+            state.last_turn = None
         elif isinstance(event, ModelNote):
             state.messages.append({"role": "user", "content": event.text})
         elif isinstance(event, TextDelta):
@@ -103,12 +107,14 @@ def rebuild(events: Iterable[Event]) -> Rebuilt:
             state.configuration = list(event.configuration)
         elif isinstance(event, TurnEnded):
             streamed.clear()
+            state.last_turn = event
         elif isinstance(event, PlanUpdated):
             state.plan = list(event.steps)
         elif isinstance(event, PermissionRequested):
             state.pending_permission = event
         elif isinstance(event, PermissionDecided):
             state.pending_permission = None
+            state.last_turn = None
             if event.scope != "once":
                 (state.session_allow if event.allowed else state.session_deny).extend(event.rules)
     if streamed:

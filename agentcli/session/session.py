@@ -220,6 +220,7 @@ class Session(TimelineCommands):
         turn.totals.cost = rebuilt.cost
         self.pending_question = rebuilt.pending_question
         self.pending_permission = rebuilt.pending_permission
+        self.last_turn = rebuilt.last_turn
         turn.pending.extend(rebuilt.pending_calls)
         for rule in rebuilt.session_allow:
             self.permissions.remember(rule, "session")
@@ -373,7 +374,7 @@ class Session(TimelineCommands):
             await self.resume(text or None)
         elif waiting == "task":
             if not text:
-                raise SessionStateError("give a task: the last turn completed")
+                raise SessionStateError("give a task: the agent has nothing to do")
             await self.send_user_message(text)
         elif waiting == "approval":
             raise SessionStateError("a tool call waits for approval: approve or deny it")

@@ -67,3 +67,7 @@ class Pause(ControlTool):
 
     async def run(self, args: PauseArgs, ctx: ToolContext) -> ToolResult:
         return ToolResult(ok=True, output="Paused.", control="pause", data={"reason": args.reason})
+
+
+CONTROL_TOOLS = frozenset(tool.name for tool in (Complete, Clarify, Pause))
+"""The tools that end a turn; every phase offers them."""

@@ -14,13 +14,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult, one_line
-from agentcli.tools.control import Clarify, Complete, Pause
+from agentcli.tools.control import CONTROL_TOOLS, Clarify, Complete, Pause
 from agentcli.tools.files import EditFile, ListFiles, ReadFile, WriteFile
 from agentcli.tools.search import Glob, Grep
 from agentcli.tools.shell import Bash
 from agentcli.tools.text import first_invalid_text, valid_text
 
-CONTROL_TOOLS = frozenset({"complete", "clarify", "pause"})
+__all__ = ["CONTROL_TOOLS", "ToolRegistry", "builtin_declarations", "default_registry", "parse_arguments"]
 
 
 class ToolRegistry:

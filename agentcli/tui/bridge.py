@@ -16,10 +16,8 @@ from typing import TYPE_CHECKING, Any
 from textual.widget import Widget
 
 from agentcli.events import (
-    ClarificationAnswered,
     ClarificationRequested,
     Event,
-    PermissionDecided,
     PermissionRequested,
     PlanStep,
     PlanUpdated,
@@ -32,7 +30,6 @@ from agentcli.events import (
     ToolCallStarted,
     TurnEnded,
     UsageReported,
-    UserMessage,
 )
 from agentcli.tui.messages import SessionEventPosted
 from agentcli.tui.widgets import TimelineEntry
@@ -55,16 +52,6 @@ def snapshot_support(session: Any) -> str:
     if not all(callable(getattr(session, name, None)) for name in SNAPSHOT_API):
         return "missing"
     return "on" if getattr(session, "snapshots_enabled", True) else "off"
-
-
-def last_turn_end(events: list[Event]) -> TurnEnded | None:
-    """How the last turn of a logged session ended, unless the user went on after it."""
-    for event in reversed(events):
-        if isinstance(event, TurnEnded):
-            return event
-        if isinstance(event, (UserMessage, ClarificationAnswered, PermissionDecided)):
-            return None
-    return None
 
 
 class SessionBridge:
@@ -110,12 +97,11 @@ class SessionBridge:
         app.timeline.differ = session.diff if self.snapshots == "on" else None  # type: ignore[attr-defined]
         app.timeline.off_reason = _OFF_REASONS.get(self.snapshots, "")
         self._route_events()
-        last_turn = session.last_turn
         if history:
-            last_turn = await self._load_history(session) or last_turn
+            await self._load_history(session)
         self.show_view()
-        if last_turn is not None:
-            app.prompt.show_turn_end(last_turn)
+        if session.last_turn is not None:
+            app.prompt.show_turn_end(session.last_turn)
         totals = session.totals
         status.input_tokens, status.output_tokens = totals.input_tokens, totals.output_tokens
         status.cost = totals.cost
@@ -138,11 +124,11 @@ class SessionBridge:
             self.session = None
         self.view = None
 
-    async def _load_history(self, session: Session) -> TurnEnded | None:
-        """Show the session's logged past; returns how its last turn ended."""
+    async def _load_history(self, session: Session) -> None:
+        """Show the session's logged past."""
         directory = getattr(getattr(session, "log", None), "directory", None)
         if directory is None:
-            return None
+            return
         from agentcli.session.log import read_events
 
         app = self.app
@@ -164,7 +150,6 @@ class SessionBridge:
         app.show_plan(plan)
         await app.conversation.load_history(events)
         app.tools.load(app.calls)
-        return last_turn_end(events)
 
     async def _load_timeline(self, session: Session) -> None:
         timeline = self.app.timeline

@@ -27,13 +27,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+# The control tools end the turn, so every phase offers them and none triggers a transition. The
+# tools layer declares them and imports nothing of the workflow's: no cycle.
+from agentcli.tools.control import CONTROL_TOOLS
+
 ALL_TOOLS = "*"
 """In a phase's ``tools``: offer every registered tool."""
 
-CONTROL_TOOLS = frozenset({"complete", "clarify", "pause"})
-"""Added to every phase by the runtime; they end the turn, so they never trigger a transition.
-Mirrors ``agentcli.tools.registry.CONTROL_TOOLS`` (a test keeps the two equal); importing it would
-make this module depend on the tools layer, which itself may import nothing of the workflow."""
 
 CHECKS_TOOL = "run_checks"
 """The tool whose result sends ``checks_passed`` or ``checks_failed``."""

@@ -8,9 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from agentcli.tools.registry import CONTROL_TOOLS as REGISTRY_CONTROL_TOOLS
 from agentcli.workflow.model import (
-    CONTROL_TOOLS,
     InvalidWorkflowError,
     Phase,
     Workflow,
@@ -246,6 +244,3 @@ def test_tool_choice_as_litellm_takes_it() -> None:
     assert Phase(name="a").tool_choice_param() is None
     assert Phase(name="a", tool_choice="required").tool_choice_param() == "required"
 
-
-def test_control_tools_match_the_registry() -> None:
-    assert CONTROL_TOOLS == REGISTRY_CONTROL_TOOLS
