@@ -6,6 +6,9 @@ log, JSON output) :func:`event_to_json` and :func:`event_from_dict` convert them
 pydantic adapter, built on first use. Events are made by our own code, so they are not
 validated one by one; and without pydantic at import, the TUI draws its first frame before
 pydantic is loaded. This module imports nothing of agentcli's, so every layer may use it.
+
+It is long because it is the log's schema: every event side by side, in one place a reader (or
+a version bump) can check whole.
 """
 
 from __future__ import annotations

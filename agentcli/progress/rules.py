@@ -4,6 +4,9 @@ Every rule is incremental: it keeps a counter or a short window and does a fixed
 work per action, so the cost of a record does not grow with the length of the session.
 Strong progress (new file content, a newly passing check; see `novelty.py`) clears the loop
 counters, because whatever repeated before it may legitimately repeat after it.
+
+The rules stay together in one module (over 400 lines) so they can be read and tuned side by
+side: each is a small class of the same shape.
 """
 
 from __future__ import annotations

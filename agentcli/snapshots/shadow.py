@@ -13,6 +13,10 @@ Layout, under `<data_dir>/snapshots/<name>-<hash>/` (a git directory):
 
 The repository is created bare and then given `core.worktree`: `init_repository(path,
 workdir_path=...)` would write a `.git` file into the user's tree.
+
+Over 400 lines because everything that touches the shadow git directory's layout (the index and
+its packed form, excludes, attributes, alternates, refs) is here, so no other module needs to
+know it.
 """
 
 from __future__ import annotations

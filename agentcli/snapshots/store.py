@@ -3,6 +3,9 @@
 Every method is synchronous and may block on disk I/O (the caller runs it in a worker
 thread). Methods that read or write the shadow index or objects hold the store lock, which
 serializes threads and processes sharing the workspace.
+
+Over 400 lines because it is the store's whole public surface (capture, timeline, diff, restore,
+gc, close) behind one lock; the work itself lives in the modules each method calls.
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ A workflow is data (seed 004). It is checked in three layers, each naming the fi
 
 Unreachable phases are errors, not warnings: a phase no transition leads to never runs, which is
 almost always a forgotten or misspelt transition, and a warning is easy to scroll past.
+
+Over 400 lines because the models and their structural checks belong together: pydantic runs
+the checks as the models are built, and each check names the field it reads.
 """
 
 from __future__ import annotations

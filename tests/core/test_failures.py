@@ -200,12 +200,12 @@ async def test_a_restore_that_raises_is_logged_and_the_session_goes_on(
 
 
 async def test_checks_that_raise_end_the_turn(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import agentcli.tools.workflow_tools as workflow_tools
+    import agentcli.tools.run_checks as run_checks
 
     def detect(workspace: Path) -> Any:
         raise Injected("detecting the checks broke")
 
-    monkeypatch.setattr(workflow_tools, "detect_checks", detect)
+    monkeypatch.setattr(run_checks, "detect_checks", detect)
     session, rec = _every_tool_session(workspace, replay(("", [("run_checks", {})])))
     ended = await asyncio.wait_for(session.run_turn("go"), 20)
     _assert_failed_and_paired(session, rec, ended, "running run_checks")
