@@ -42,3 +42,38 @@ def test_leaves_do_not_import_the_session_or_each_other() -> None:
         loaded = _modules_after(f"import {leaf}")
         for name in forbidden:
             assert not any(m == name or m.startswith(name + ".") for m in loaded), f"{leaf} imports {name}"
+
+
+def test_the_other_leaves_do_not_import_the_session_or_each_other() -> None:
+    leaves = {
+        "agentcli.snapshots": ("agentcli.session", "agentcli.tools", "agentcli.llm", "agentcli.progress"),
+        "agentcli.progress": ("agentcli.session", "agentcli.tools", "agentcli.llm", "agentcli.snapshots"),
+        "agentcli.ignore": ("agentcli.session", "agentcli.tools", "agentcli.llm", "agentcli.snapshots",
+                            "agentcli.progress"),
+        "agentcli.describe": ("agentcli.session", "agentcli.tools", "agentcli.llm", "agentcli.snapshots", "rich",
+                              "textual"),
+    }
+    for leaf, forbidden in leaves.items():
+        loaded = _modules_after(f"import {leaf}")
+        for name in forbidden:
+            assert not any(m == name or m.startswith(name + ".") for m in loaded), f"{leaf} imports {name}"
+
+
+def test_front_ends_reach_the_agent_only_through_the_session() -> None:
+    """The TUI and the command line import the session layer and shared types, never the model
+    client, the tools, the snapshot store, the progress tracker or the permission policy (DESIGN:
+    "they ask the Session")."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "agentcli"
+    front_ends = [*root.joinpath("tui").rglob("*.py"), *root.joinpath("cli").rglob("*.py"),
+                  root / "headless.py", root / "describe.py"]
+    beyond = ("agentcli.llm", "agentcli.tools", "agentcli.snapshots", "agentcli.progress", "agentcli.permissions",
+              "agentcli.ignore")
+    for path in front_ends:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([node.module or ""] if isinstance(node, ast.ImportFrom)
+                     else [alias.name for alias in node.names] if isinstance(node, ast.Import) else [])
+            for name in names:
+                assert not name.startswith(beyond), f"{path.relative_to(root)} imports {name}"
