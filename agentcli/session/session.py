@@ -100,10 +100,10 @@ class Session(TimelineCommands):
             plan=self.plan,
             policy=Policy(settings.permissions, self.workspace, state=self.permissions,
                           default_mode=default_permission_mode, tools=tools.declarations),
+            snapshots=snapshots,
+            session_id=self.id,
         )
         """The state the work of every chart state shares: conversation, pending calls, totals."""
-        self.turn.snapshots = snapshots
-        self.turn.session_id = self.id
         self._chart_class = chart_class(workflow)
         # Definition order (regions grouped, parents before children) for stable configurations.
         self._order = {state.id: i for i, state in enumerate(self._chart_class.states_map.values())}
@@ -212,22 +212,16 @@ class Session(TimelineCommands):
 
     def load(self, rebuilt: Rebuilt) -> None:
         """Take over the state of a session rebuilt from its log (before :meth:`start`)."""
-        turn = self.turn
-        for message in rebuilt.messages:
-            turn.messages.append(message)
-        turn.totals.input_tokens = rebuilt.input_tokens
-        turn.totals.output_tokens = rebuilt.output_tokens
-        turn.totals.cost = rebuilt.cost
+        self.turn.load(rebuilt.messages, rebuilt.pending_calls,
+                       Totals(input_tokens=rebuilt.input_tokens, output_tokens=rebuilt.output_tokens, cost=rebuilt.cost))
         self.pending_question = rebuilt.pending_question
         self.pending_permission = rebuilt.pending_permission
         self.last_turn = rebuilt.last_turn
-        turn.pending.extend(rebuilt.pending_calls)
         for rule in rebuilt.session_allow:
             self.permissions.remember(rule, "session")
         for rule in rebuilt.session_deny:
             self.permissions.remember(rule, "session", allowed=False)
         self.plan.replace(rebuilt.plan)
-        turn.resumed = True
         states = self._chart_class.states_map
         known = [sid for sid in rebuilt.configuration if sid in states]
         if known:
@@ -243,7 +237,7 @@ class Session(TimelineCommands):
         self.chart = self._chart_class(listeners=[*listeners(self.turn), self])
         if self._start_states:
             self.chart.start_configuration_values = self._start_states
-        self.turn.chart = self.chart
+        self.turn.attach(self.chart)
         await self.chart.activate_initial_state()
         self._emit(
             SessionStarted(
@@ -320,11 +314,10 @@ class Session(TimelineCommands):
         if not self.view.allows("approve") or request is None:
             raise SessionStateError(f"no tool call is waiting for approval (the session is {self.view.control})")
         self.pending_permission = None
-        self.turn.verdicts[request.call_id] = allowed
+        self.turn.decide(request.call_id, allowed)
         self._note_resume()
         self._emit(PermissionDecided(call_id=request.call_id, allowed=allowed, scope=scope,
                                      rules=list(request.rules) if scope != "once" else []))
-        self.turn.new_turn()
         try:
             self.permissions.remember(request.rules, scope, allowed=allowed)
         except ConfigWriteError as error:

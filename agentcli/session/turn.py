@@ -99,6 +99,8 @@ class Turn:
         emit: Callable[[Event], None],
         plan: PlanStore,
         policy: Policy,
+        snapshots: SnapshotStore | None = None,
+        session_id: str = "",
     ) -> None:
         self.workspace = workspace
         self.settings = settings
@@ -121,9 +123,9 @@ class Turn:
         self._decisions: dict[str, Decision] = {}
         self.redact = Redactor()
         self.watchdog = Watchdog(workspace, settings.progress)
-        self.snapshots: SnapshotStore | None = None
-        """The snapshot store, when snapshots are on (the Session attaches it)."""
-        self.session_id = ""
+        self.snapshots = snapshots
+        """The snapshot store, when snapshots are on."""
+        self.session_id = session_id
         self.resumed = False
         """The session was rebuilt from its log by this process."""
         self.captures = 0
@@ -139,6 +141,26 @@ class Turn:
         """What that work is doing, in words, for an error that cuts it short."""
         self._deferred_notes: list[tuple[str, str]] = []
         """Notes for the model held back until every call of the current reply has its result."""
+
+    # -- set-up ----------------------------------------------------------------------------------
+
+    def load(self, messages: list[Message], pending: list[ToolCallRequest], totals: Totals) -> None:
+        """Continue from a session rebuilt from its log: its conversation, its calls still waiting
+        for a verdict, its usage so far."""
+        for message in messages:
+            self.messages.append(message)
+        self.pending.extend(pending)
+        self.totals = totals
+        self.resumed = True
+
+    def attach(self, chart: StateChart) -> None:
+        """The chart this work serves (where the workflow is, read from its configuration)."""
+        self.chart = chart
+
+    def decide(self, call_id: str, allowed: bool) -> None:
+        """The user's verdict on the call waiting for approval; a new turn starts with it."""
+        self.verdicts[call_id] = allowed
+        self.new_turn()
 
     # -- where the workflow is -----------------------------------------------------------------
 
