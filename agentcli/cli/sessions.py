@@ -34,19 +34,36 @@ def sessions_list(
     if not entries:
         typer.echo("No sessions yet." + ("" if all_workspaces else " (`--all` lists every workspace.)"))
         return
-    table = Table(box=None, header_style="bold")
-    for column in ("id", "age", "title", "state", "steps", "tokens", "cost", *(["workspace"] if all_workspaces else [])):
-        # Ids, states and figures never shrink; the title and the workspace give way instead.
-        flexible = column in ("title", "workspace")
-        table.add_column(column, no_wrap=True, overflow="ellipsis", min_width=None if flexible else len(column),
-                         ratio=1 if flexible else None)
-    table.columns[0].min_width = 12
+    columns = ("id", "age", "title", "state", "steps", "tokens", "cost", *(["workspace"] if all_workspaces else []))
+    rows = []
     for entry in entries:
         meta = entry.meta
-        row = [meta.id, format_age(meta.updated), meta.title or "—", status(meta), str(meta.steps),
-               f"{meta.input_tokens + meta.output_tokens:,}", format_cost(meta.cost)]
-        table.add_row(*row, *([meta.workspace] if all_workspaces else []))
-    Console().print(table)
+        cost = format_cost(meta.cost)
+        rows.append([meta.id, format_age(meta.updated), meta.title or "—", status(meta), str(meta.steps),
+                     f"{meta.input_tokens + meta.output_tokens:,}", "unknown" if meta.cost is None else cost,
+                     *([meta.workspace] if all_workspaces else [])])
+    console = Console()
+    widths = [max(len(column), *(len(row[index]) for row in rows)) for index, column in enumerate(columns)]
+    # Ids, ages, states and figures are shown whole; the title and the workspace share what is left.
+    flexible = [index for index, column in enumerate(columns) if column in ("title", "workspace")]
+    left = console.width - sum(w for i, w in enumerate(widths) if i not in flexible) - 2 * (len(columns) - 1)
+    if all_workspaces:
+        workspace_index = columns.index("workspace")
+        widths[workspace_index] = min(widths[workspace_index], max(10, left * 2 // 5))
+        left -= widths[workspace_index]
+    title_index = columns.index("title")
+    widths[title_index] = min(widths[title_index], max(10, left))
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for column, width in zip(columns, widths):
+        # A path keeps its end (the project's name); a title its start.
+        table.add_column(column, no_wrap=True, width=width, overflow="ellipsis" if column != "workspace" else "fold")
+    for row in rows:
+        table.add_row(*row[:-1], _tail(row[-1], widths[-1])) if all_workspaces else table.add_row(*row)
+    console.print(table)
+
+
+def _tail(text: str, width: int) -> str:
+    return text if len(text) <= width else "…" + text[-(width - 1):]
 
 
 @app.command("show")
