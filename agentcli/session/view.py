@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from statemachine import StateChart
 
@@ -73,7 +73,7 @@ class SessionView:
 
 
 def view_of(
-    chart: type[StateChart],
+    chart: type[StateChart[Any]],
     configuration: Sequence[str],
     *,
     question: ClarificationRequested | None = None,
@@ -83,7 +83,9 @@ def view_of(
     states = chart.states_map
     control = next((sid for sid in configuration if sid in CONTROL_STATES), "idle")
     phases = [sid for sid in configuration if sid.startswith("phase_") and sid in states]
-    commands: set[Command] = {COMMAND_EVENTS[event] for event in control_events(chart, control) if event in COMMAND_EVENTS}
+    commands: set[Command] = {
+        COMMAND_EVENTS[event] for event in control_events(chart, control) if event in COMMAND_EVENTS
+    }
     if control in WAITING_STATES:
         commands.add("restore")
     return SessionView(
