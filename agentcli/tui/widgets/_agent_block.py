@@ -391,7 +391,7 @@ def _ansi_colors() -> bool:
     from textual._context import active_app
 
     try:
-        return active_app.get().ansi_color
+        return active_app.get().native_ansi_color
     except LookupError:
         return False
 
