@@ -35,7 +35,8 @@ def sessions_list(
         typer.echo("No sessions yet." + ("" if all_workspaces else " (`--all` lists every workspace.)"))
         return
     table = Table(box=None, header_style="bold")
-    for column in ("id", "age", "title", "state", "steps", "tokens", "cost", *(["workspace"] if all_workspaces else [])):
+    columns = ("id", "age", "title", "state", "steps", "tokens", "cost", *(["workspace"] if all_workspaces else []))
+    for column in columns:
         # Ids, states and figures never shrink; the title and the workspace give way instead.
         flexible = column in ("title", "workspace")
         table.add_column(column, no_wrap=True, overflow="ellipsis", min_width=None if flexible else len(column),
