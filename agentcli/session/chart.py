@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from statemachine import State, StateChart
 from statemachine.io import create_machine_class_from_definition
+from statemachine.model import Model  # the default model: the chart keeps no state of its own there
 
 from agentcli.workflow.model import Workflow
 
@@ -188,7 +189,7 @@ def state_id_for(phase_name: str) -> str:
 
 
 @lru_cache(maxsize=32)
-def _chart_class(workflow_json: str) -> type[StateChart[Any]]:
+def _chart_class(workflow_json: str) -> type[StateChart[Model]]:
     workflow = Workflow.model_validate_json(workflow_json)
     definition: dict[str, Any] = {
         "agent": {
@@ -200,12 +201,12 @@ def _chart_class(workflow_json: str) -> type[StateChart[Any]]:
     return create_machine_class_from_definition(f"AgentChart_{workflow.name.replace('-', '_')}", definition)
 
 
-def chart_class(workflow: Workflow) -> type[StateChart[Any]]:
+def chart_class(workflow: Workflow) -> type[StateChart[Model]]:
     """The chart class for a workflow, built once per distinct workflow definition."""
     return _chart_class(workflow.model_dump_json())
 
 
-def initial_configuration(chart: type[StateChart[Any]]) -> list[str]:
+def initial_configuration(chart: type[StateChart[Model]]) -> list[str]:
     """The state ids a new chart enters, outermost first: every region of a parallel state, the
     initial child of a compound one."""
     roots = [state for state in chart.states_map.values() if state.parent is None]
@@ -226,7 +227,7 @@ def initial_configuration(chart: type[StateChart[Any]]) -> list[str]:
     return configuration
 
 
-def control_events(chart: type[StateChart[Any]], state_id: str) -> frozenset[str]:
+def control_events(chart: type[StateChart[Model]], state_id: str) -> frozenset[str]:
     """The events a control state (with its ancestors in the control region) has transitions for."""
     events: set[str] = set()
     state = chart.states_map.get(state_id)
@@ -273,7 +274,7 @@ class ChartGraph:
 
 
 @lru_cache(maxsize=32)
-def chart_graph(chart: type[StateChart[Any]]) -> ChartGraph:
+def chart_graph(chart: type[StateChart[Model]]) -> ChartGraph:
     """Read nodes and edges from a chart class (never from a hand-kept copy); once per class."""
     nodes: list[GraphNode] = []
     edges: list[GraphEdge] = []

@@ -10,7 +10,7 @@ import asyncio
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentcli.config import Settings
 from agentcli.events import (
@@ -30,6 +30,7 @@ from agentcli.permissions import ConfigWriteError, Mode, PermissionState, Policy
 
 if TYPE_CHECKING:
     from statemachine import State, StateChart
+    from statemachine.model import Model
     from statemachine.transition import Transition
 
     from agentcli.session.resume import Rebuilt
@@ -110,7 +111,7 @@ class Session(TimelineCommands):
         self._chart_class = chart_class(workflow)
         # Definition order (regions grouped, parents before children) for stable configurations.
         self._order = {state.id: i for i, state in enumerate(self._chart_class.states_map.values())}
-        self.chart: StateChart[Any] | None = None
+        self.chart: StateChart[Model] | None = None
         self._started = False
         self._start_states: list[str] = []
         self._start_configuration = initial_configuration(self._chart_class)

@@ -39,6 +39,7 @@ from agentcli.workflow.model import ALL_TOOLS, Phase, Workflow
 
 if TYPE_CHECKING:
     from statemachine import StateChart
+    from statemachine.model import Model
 
     from agentcli.snapshots import SnapshotStore
 
@@ -109,7 +110,7 @@ class Turn:
         self.emit = emit
         self.plan = plan
         self.policy = policy
-        self.chart: StateChart[Any] | None = None
+        self.chart: StateChart[Model] | None = None
         self.messages = Conversation()
         """The conversation without the system prompt, which is rebuilt for every request."""
         self.pending: deque[ToolCallRequest] = deque()

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from statemachine import StateChart
+from statemachine.model import Model
 
 from agentcli.events import ClarificationRequested, PermissionRequested
 from agentcli.session.chart import CONTROL_STATES, WAITING_STATES, control_events
@@ -73,7 +74,7 @@ class SessionView:
 
 
 def view_of(
-    chart: type[StateChart[Any]],
+    chart: type[StateChart[Model]],
     configuration: Sequence[str],
     *,
     question: ClarificationRequested | None = None,
