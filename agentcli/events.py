@@ -16,9 +16,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -32,14 +32,13 @@ waits for the user's verdict."""
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
-_record = dataclass(frozen=True, slots=True, kw_only=True)
-"""How every event and its parts are declared: immutable, compact, built by keyword."""
-
-
-@_record
+# Every event and its parts are declared @dataclass(frozen=True, slots=True, kw_only=True):
+# immutable, compact, built by keyword. The decorator is written out on each class, not kept in an
+# alias, so that type checkers see the dataclasses and check every event's construction.
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BaseEvent:
     """Fields every event carries."""
 
@@ -47,7 +46,7 @@ class BaseEvent:
     """When the event happened (UTC)."""
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SessionStarted(BaseEvent):
     """A session began (or was resumed) in a workspace."""
 
@@ -60,7 +59,7 @@ class SessionStarted(BaseEvent):
     resumed: bool = False
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class UserMessage(BaseEvent):
     """The user said something: a task, guidance after a halt, or a follow-up."""
 
@@ -68,7 +67,7 @@ class UserMessage(BaseEvent):
     text: str
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ClarificationAnswered(BaseEvent):
     """The user answered the agent's question."""
 
@@ -78,7 +77,7 @@ class ClarificationAnswered(BaseEvent):
     answer: str
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StateChanged(BaseEvent):
     """The statechart took a transition."""
 
@@ -94,7 +93,7 @@ class StateChanged(BaseEvent):
     """The guard that chose this transition among the event's, when it had one (``has_tool_calls``)."""
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TextDelta(BaseEvent):
     """Streamed assistant text, coalesced so a front end is not woken per token."""
 
@@ -102,7 +101,7 @@ class TextDelta(BaseEvent):
     text: str
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallRequest:
     """A tool call as the model made it (arguments as the raw JSON text it sent)."""
 
@@ -111,7 +110,7 @@ class ToolCallRequest:
     arguments: str
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AssistantMessage(BaseEvent):
     """A whole model response: what goes into the conversation history."""
 
@@ -123,7 +122,7 @@ class AssistantMessage(BaseEvent):
     """True when the stream was cut off (a pause) before it finished."""
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallStarted(BaseEvent):
     """A tool began running."""
 
@@ -135,7 +134,7 @@ class ToolCallStarted(BaseEvent):
     """The call's arguments on one line, as its tool declares them (the path, the command…)."""
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallFinished(BaseEvent):
     """A tool finished, failed, or was interrupted."""
 
@@ -151,7 +150,7 @@ class ToolCallFinished(BaseEvent):
     interrupted: bool = False
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class UsageReported(BaseEvent):
     """Tokens and cost of one model call, with the session's running totals."""
 
@@ -166,7 +165,7 @@ class UsageReported(BaseEvent):
     total_cost: float | None
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RetryScheduled(BaseEvent):
     """A model call failed with a retryable error and will be tried again."""
 
@@ -177,7 +176,7 @@ class RetryScheduled(BaseEvent):
     error: str
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Notice(BaseEvent):
     """Something the user should see that is not an error: a reminder sent, a guard tripped."""
 
@@ -186,7 +185,7 @@ class Notice(BaseEvent):
     text: str
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ModelNote(BaseEvent):
     """Text the agent itself added to the conversation for the model, as a user message.
 
@@ -200,7 +199,7 @@ class ModelNote(BaseEvent):
     text: str
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ErrorOccurred(BaseEvent):
     """Something failed. ``fatal`` errors end the turn."""
 
@@ -214,7 +213,7 @@ class ErrorOccurred(BaseEvent):
     """Where it was raised: for the log and bug reports, never shown on screen."""
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ClarificationRequested(BaseEvent):
     """The agent asked the user a question and waits for the answer."""
 
@@ -224,7 +223,7 @@ class ClarificationRequested(BaseEvent):
     options: list[str] = field(default_factory=list)
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TurnEnded(BaseEvent):
     """The agent stopped and waits for the user; ``outcome`` says why."""
 
@@ -236,7 +235,7 @@ class TurnEnded(BaseEvent):
     """Model calls made in this turn."""
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FileChange:
     """One file's change in a snapshot, against the session's previous snapshot."""
 
@@ -247,7 +246,7 @@ class FileChange:
     removed: int = 0
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SnapshotCaptured(BaseEvent):
     """A snapshot of the workspace was written: a new entry on the timeline."""
 
@@ -264,7 +263,7 @@ class SnapshotCaptured(BaseEvent):
     duration_s: float = 0.0
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SnapshotRestored(BaseEvent):
     """The workspace was restored to a snapshot; ``undo_snapshot_id`` restores what it replaced."""
 
@@ -276,7 +275,7 @@ class SnapshotRestored(BaseEvent):
     deleted: list[str] = field(default_factory=list)
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StuckDetected(BaseEvent):
     """The progress tracker saw a loop: a recovery hint first, a halt if it goes on."""
 
@@ -286,7 +285,7 @@ class StuckDetected(BaseEvent):
     severity: Literal["recover", "halt"]
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ProgressReported(BaseEvent):
     """A summary of the work so far, every few tool calls."""
 
@@ -298,7 +297,7 @@ class ProgressReported(BaseEvent):
     checks_passing: int = 0
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PermissionRequested(BaseEvent):
     """A tool call waits for the user's approval."""
 
@@ -316,7 +315,7 @@ class PermissionRequested(BaseEvent):
     """Why the call needs approval."""
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PermissionDecided(BaseEvent):
     """The user (or a rule) allowed or denied a pending tool call."""
 
@@ -328,7 +327,7 @@ class PermissionDecided(BaseEvent):
     """The rules remembered (for ``session`` and ``always``), so a resumed session keeps them."""
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ThoughtRecorded(BaseEvent):
     """A step of sequential thinking (the ``think`` tool)."""
 
@@ -344,14 +343,14 @@ class ThoughtRecorded(BaseEvent):
     """The thought the branch starts from."""
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PlanStep:
     title: str
     acceptance: str = ""
     done: bool = False
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PlanUpdated(BaseEvent):
     """The plan was created or a step was ticked off."""
 
@@ -359,7 +358,7 @@ class PlanUpdated(BaseEvent):
     steps: list[PlanStep]
 
 
-@_record
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SubagentEvent(BaseEvent):
     """An event of a child session (the explore subagent), nested under the parent's tool call."""
 
@@ -369,34 +368,34 @@ class SubagentEvent(BaseEvent):
     event: Event
 
 
-Event = Union[
-    SessionStarted,
-    UserMessage,
-    ClarificationAnswered,
-    StateChanged,
-    TextDelta,
-    AssistantMessage,
-    ToolCallStarted,
-    ToolCallFinished,
-    UsageReported,
-    RetryScheduled,
-    Notice,
-    ModelNote,
-    ErrorOccurred,
-    ClarificationRequested,
-    TurnEnded,
-    SnapshotCaptured,
-    SnapshotRestored,
-    StuckDetected,
-    ProgressReported,
-    PermissionRequested,
-    PermissionDecided,
-    ThoughtRecorded,
-    PlanUpdated,
-    SubagentEvent,
-]
+Event = (
+    SessionStarted
+    | UserMessage
+    | ClarificationAnswered
+    | StateChanged
+    | TextDelta
+    | AssistantMessage
+    | ToolCallStarted
+    | ToolCallFinished
+    | UsageReported
+    | RetryScheduled
+    | Notice
+    | ModelNote
+    | ErrorOccurred
+    | ClarificationRequested
+    | TurnEnded
+    | SnapshotCaptured
+    | SnapshotRestored
+    | StuckDetected
+    | ProgressReported
+    | PermissionRequested
+    | PermissionDecided
+    | ThoughtRecorded
+    | PlanUpdated
+    | SubagentEvent
+)
 
-EVENT_CLASSES: tuple[type[BaseEvent], ...] = Event.__args__  # type: ignore[attr-defined]
+EVENT_CLASSES: tuple[type[BaseEvent], ...] = get_args(Event)
 
 
 def _type_of(cls: type[BaseEvent]) -> str:
@@ -433,7 +432,8 @@ def event_from_dict(data: Mapping[str, Any]) -> Event:
 
 def event_to_dict(event: Event) -> dict[str, Any]:
     """The event as JSON-ready values (timestamps as ISO strings)."""
-    return _adapter().dump_python(event, mode="json")
+    data: dict[str, Any] = _adapter().dump_python(event, mode="json")  # a dataclass dumps to a dict
+    return data
 
 
 def event_to_json(event: Event) -> str:

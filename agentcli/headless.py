@@ -7,7 +7,7 @@ come from :mod:`agentcli.describe`, shared with the TUI; this module only styles
 from __future__ import annotations
 
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TextIO
 
 from rich.console import Console
@@ -58,7 +58,7 @@ _INDENTS: dict[str, tuple[str, str]] = {"tool-ok": ("  ", "    "), "tool-error":
 
 
 def format_age(when: datetime) -> str:
-    seconds = max(0.0, (datetime.now(timezone.utc) - when).total_seconds())
+    seconds = max(0.0, (datetime.now(UTC) - when).total_seconds())
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:
             return f"{seconds / size:.0f}{unit} ago"

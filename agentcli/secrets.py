@@ -46,8 +46,8 @@ _TOKEN_SHAPES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("private-key", ("PRIVATE KEY",),
      # Up to the END line; a block cut short (truncated output) ends at the first character a
      # PEM body cannot hold, so a JSON log line keeps its closing quote and stays valid.
-     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:[A-Za-z0-9+/=\s:,.-]|\\[nrt])*?"
-     r"(?:-----END [A-Z0-9 ]*-----|(?![A-Za-z0-9+/=\s:,.-]|\\[nrt])|\Z)"),
+     (r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:[A-Za-z0-9+/=\s:,.-]|\\[nrt])*?"
+      r"(?:-----END [A-Z0-9 ]*-----|(?![A-Za-z0-9+/=\s:,.-]|\\[nrt])|\Z)")),
     # OpenAI (sk-, sk-proj-...) and Anthropic (sk-ant-...) keys: long, and with a digit, so that
     # an identifier such as `sk-spinner-double-bounce` is left alone.
     ("api-key", ("sk-",), _START + r"sk-(?=[\w-]*\d)[\w-]{32,}"),
@@ -146,7 +146,7 @@ class Redactor:
             redacted_data = self._redact_value(data)
             if redacted_data != data:
                 changes["data"] = redacted_data
-        return dataclasses.replace(result, **changes) if changes else result  # type: ignore[type-var]
+        return dataclasses.replace(result, **changes) if changes else result
 
     def _redact_value(self, value: Any) -> Any:
         if isinstance(value, str):

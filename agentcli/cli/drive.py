@@ -58,7 +58,7 @@ async def drive(session: Session, start: Callable[[], Awaitable[None]], output: 
     except _Refused as refused:
         typer.echo(f"agentcli: {refused}", err=True)
         return EXIT_USAGE
-    except Exception as error:  # a bug, not the user's doing: one line here, the traceback in the log
+    except Exception as error:  # noqa: BLE001 - a bug, not the user's doing: one line here, the traceback in the log
         where = "details in the session log" if _record(session, error) else "the session log could not record it"
         message = " ".join(str(error).split())  # one line, whatever the exception says
         typer.echo(f"agentcli: internal error: {type(error).__name__}{': ' + message if message else ''} ({where})",

@@ -122,7 +122,9 @@ def demo(
 @shared_options("resume")
 def resume(
     session_ref: Annotated[str | None, typer.Argument(metavar="ID", help="Session id (or a unique prefix).")] = None,
-    prompt: Annotated[str | None, typer.Argument(help="Guidance, a follow-up task, or the answer to a question.")] = None,
+    prompt: Annotated[
+        str | None, typer.Argument(help="Guidance, a follow-up task, or the answer to a question.")
+    ] = None,
     answer: Annotated[str | None, typer.Option("--answer", help="Answer the question the agent asked.")] = None,
     last: Annotated[bool, typer.Option("--last", help="The newest session of this workspace.")] = False,
     approve: Annotated[bool, typer.Option("--approve", help="Run the tool call waiting for approval.")] = False,

@@ -35,7 +35,7 @@ def sessions_list(
         typer.echo("No sessions yet." + ("" if all_workspaces else " (`--all` lists every workspace.)"))
         return
     columns = ("id", "age", "title", "state", "steps", "tokens", "cost", *(["workspace"] if all_workspaces else []))
-    rows = []
+    rows: list[list[str]] = []
     for entry in entries:
         meta = entry.meta
         cost = format_cost(meta.cost)
@@ -54,11 +54,13 @@ def sessions_list(
     title_index = columns.index("title")
     widths[title_index] = min(widths[title_index], max(10, left))
     table = Table(box=None, header_style="bold", pad_edge=False)
-    for column, width in zip(columns, widths):
+    for column, width in zip(columns, widths, strict=True):
         # A path keeps its end (the project's name); a title its start.
         table.add_column(column, no_wrap=True, width=width, overflow="ellipsis" if column != "workspace" else "fold")
     for row in rows:
-        table.add_row(*row[:-1], _tail(row[-1], widths[-1])) if all_workspaces else table.add_row(*row)
+        if all_workspaces:
+            row[-1] = _tail(row[-1], widths[-1])
+        table.add_row(*row)
     console.print(table)
 
 

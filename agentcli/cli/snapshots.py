@@ -136,7 +136,9 @@ def diff(
         result = _snapshot_call(lambda: opened.diff(a, b))
     console = Console(highlight=False)
     for change in result.files:
-        console.print(f"[bold]{change.status:<10}[/] {change.path}  [green]+{change.added}[/] [red]−{change.removed}[/]")
+        console.print(
+            f"[bold]{change.status:<10}[/] {change.path}  [green]+{change.added}[/] [red]−{change.removed}[/]"
+        )
     totals = result.totals
     console.print(f"{totals.files} files, +{totals.added} −{totals.removed}")
     if not stat:

@@ -105,7 +105,7 @@ class LiteLLMClient:
                         yield TextChunk(text)
             except asyncio.CancelledError:
                 raise
-            except Exception as error:  # noqa: BLE001 - classified below, never swallowed
+            except Exception as error:  # classified below, never swallowed (re-raised as ModelCallError)
                 retryable = _is_retryable(error, litellm)
                 if retryable and attempt < attempts:
                     delay = self._delay(attempt, error)

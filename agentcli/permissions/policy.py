@@ -195,11 +195,11 @@ class Policy:
         uncovered = []
         used: dict[str, None] = {}
         for part in parsed.commands:
-            rule = next((r for r in allow if r.matches_command(part)), None)
-            if rule is None:
+            covering = next((r for r in allow if r.matches_command(part)), None)
+            if covering is None:
                 uncovered.append(part.text)
             else:
-                used[rule.text] = None
+                used[covering.text] = None
         if not uncovered and not parsed.opaque:
             matched = ", ".join(used)
             return Decision("allow", f"every command is allowed by a rule ({matched})", summary, matched=matched)
@@ -220,7 +220,9 @@ class Policy:
 
     # -- file and search tools ------------------------------------------------------------------
 
-    def _decide_path_tool(self, tool: str, declared: type[Tool[Any]], args: Mapping[str, Any], summary: str) -> Decision:
+    def _decide_path_tool(
+        self, tool: str, declared: type[Tool[Any]], args: Mapping[str, Any], summary: str
+    ) -> Decision:
         kind = declared.permission
         raw = declared.target_of(args)
         if raw is None:
@@ -305,13 +307,11 @@ class Policy:
 
 
 def _as_mapping(arguments: Mapping[str, Any] | BaseModel | None) -> Mapping[str, Any]:
-    if arguments is None:
-        return {}
     if isinstance(arguments, BaseModel):
         return arguments.model_dump()
     if isinstance(arguments, Mapping):
         return arguments
-    return {}
+    return {}  # None (or anything else an untyped caller passes)
 
 
 def _invalid(tool: str, summary: str) -> Decision:

@@ -84,7 +84,9 @@ class Capturing:
                 paths_hint=paths_hint,
             )
         except (SnapshotError, OSError) as error:
-            turn.emit(ErrorOccurred(kind="snapshot", message=f"snapshot failed: {error}", exception=type(error).__name__))
+            turn.emit(
+                ErrorOccurred(kind="snapshot", message=f"snapshot failed: {error}", exception=type(error).__name__)
+            )
             return None
         skipped = [f"{item.path} ({item.reason})" for item in captured.skipped]
         snap = captured.snapshot

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
-from statemachine import StateChart
+from statemachine import State, StateChart
 from statemachine.io import create_machine_class_from_definition
+from statemachine.model import Model  # the default model: the chart keeps no state of its own there
 
 from agentcli.workflow.model import Workflow
 
@@ -151,7 +152,7 @@ def _phase_region(workflow: Workflow) -> dict[str, Any]:
     for phase in workflow.phases:
         node = root
         parts = phase.name.split(".")
-        for depth, part in enumerate(parts):
+        for depth, _part in enumerate(parts):
             state_id = state_id_for(".".join(parts[: depth + 1]))
             entry = node.setdefault(state_id, {"name": ".".join(parts[: depth + 1]), "enter": "enter_phase"})
             if depth < len(parts) - 1:
@@ -188,9 +189,9 @@ def state_id_for(phase_name: str) -> str:
 
 
 @lru_cache(maxsize=32)
-def _chart_class(workflow_json: str) -> type[StateChart]:
+def _chart_class(workflow_json: str) -> type[StateChart[Model]]:
     workflow = Workflow.model_validate_json(workflow_json)
-    definition = {
+    definition: dict[str, Any] = {
         "agent": {
             "parallel": True,
             "initial": True,
@@ -200,18 +201,18 @@ def _chart_class(workflow_json: str) -> type[StateChart]:
     return create_machine_class_from_definition(f"AgentChart_{workflow.name.replace('-', '_')}", definition)
 
 
-def chart_class(workflow: Workflow) -> type[StateChart]:
+def chart_class(workflow: Workflow) -> type[StateChart[Model]]:
     """The chart class for a workflow, built once per distinct workflow definition."""
     return _chart_class(workflow.model_dump_json())
 
 
-def initial_configuration(chart: type[StateChart]) -> list[str]:
+def initial_configuration(chart: type[StateChart[Model]]) -> list[str]:
     """The state ids a new chart enters, outermost first: every region of a parallel state, the
     initial child of a compound one."""
     roots = [state for state in chart.states_map.values() if state.parent is None]
     configuration: list[str] = []
 
-    def enter(state: Any) -> None:
+    def enter(state: State) -> None:
         configuration.append(state.id)
         children = list(state.states)
         if state.parallel:
@@ -226,7 +227,7 @@ def initial_configuration(chart: type[StateChart]) -> list[str]:
     return configuration
 
 
-def control_events(chart: type[StateChart], state_id: str) -> frozenset[str]:
+def control_events(chart: type[StateChart[Model]], state_id: str) -> frozenset[str]:
     """The events a control state (with its ancestors in the control region) has transitions for."""
     events: set[str] = set()
     state = chart.states_map.get(state_id)
@@ -273,7 +274,7 @@ class ChartGraph:
 
 
 @lru_cache(maxsize=32)
-def chart_graph(chart: type[StateChart]) -> ChartGraph:
+def chart_graph(chart: type[StateChart[Model]]) -> ChartGraph:
     """Read nodes and edges from a chart class (never from a hand-kept copy); once per class."""
     nodes: list[GraphNode] = []
     edges: list[GraphEdge] = []

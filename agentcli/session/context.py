@@ -54,7 +54,7 @@ class Conversation:
 def _groups(messages: Sequence[Message], sizes: Sequence[int]) -> list[tuple[list[Message], int]]:
     """Split into units that must be kept or dropped together, with their sizes."""
     groups: list[tuple[list[Message], int]] = []
-    for message, size in zip(messages, sizes):
+    for message, size in zip(messages, sizes, strict=True):
         if message["role"] == "tool" and groups:
             members, total = groups[-1]
             members.append(message)

@@ -19,7 +19,14 @@ from agentcli.session.resume import rebuild
 from agentcli.session.session import Session, new_session_id
 from agentcli.tools.registry import default_registry
 from agentcli.tools.workflow_tools import WORKFLOW_TOOL_NAMES
-from agentcli.workflow import InvalidWorkflowError, UnknownWorkflowError, Workflow, WorkflowCatalog, find_workflow, load_workflows
+from agentcli.workflow import (
+    InvalidWorkflowError,
+    UnknownWorkflowError,
+    Workflow,
+    WorkflowCatalog,
+    find_workflow,
+    load_workflows,
+)
 
 if TYPE_CHECKING:
     from agentcli.permissions import Mode

@@ -13,25 +13,25 @@ import shutil
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
 from agentcli.events import (
     EVENT_TYPES,
+    SCHEMA_VERSION,
     AssistantMessage,
     ClarificationAnswered,
-    SCHEMA_VERSION,
     Event,
-    event_from_dict,
-    event_to_dict,
     SessionStarted,
     StateChanged,
     ToolCallFinished,
     TurnEnded,
     UsageReported,
     UserMessage,
+    event_from_dict,
+    event_to_dict,
 )
 from agentcli.secrets import Redactor
 
@@ -92,7 +92,7 @@ class SessionLog:
 
     @classmethod
     def create(cls, data_dir: Path, session_id: str, workspace: Path, **fields: object) -> SessionLog:
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         meta = SessionMeta(id=session_id, workspace=str(workspace), created=now, updated=now, **fields)  # type: ignore[arg-type]
         return cls(sessions_dir(data_dir) / session_id, meta)
 
@@ -189,7 +189,9 @@ def read_events(directory: Path) -> Iterator[Event]:
             data = json.loads(line)
         except json.JSONDecodeError:
             where = "last line" if number == len(lines) else f"line {number}"
-            warnings.warn(f"{path}: {where} is incomplete (torn by a crash?) and was skipped", SessionLogWarning, stacklevel=2)
+            warnings.warn(
+                f"{path}: {where} is incomplete (torn by a crash?) and was skipped", SessionLogWarning, stacklevel=2
+            )
             continue
         if data.get("type") not in EVENT_TYPES:
             warnings.warn(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 from agentcli.workflow.model import Phase, render_instructions
@@ -59,14 +59,18 @@ def system_prompt(
     today = today or date.today()
     sections = [
         _RULES,
-        "Environment:\n"
-        f"- Workspace: {workspace}\n"
-        f"- Platform: {platform.system()} {platform.release()}\n"
-        f"- Date: {today.isoformat()}\n"
-        f"- Tools available now: {', '.join(tool_names)}",
+        (
+            "Environment:\n"
+            f"- Workspace: {workspace}\n"
+            f"- Platform: {platform.system()} {platform.release()}\n"
+            f"- Date: {today.isoformat()}\n"
+            f"- Tools available now: {', '.join(tool_names)}"
+        ),
     ]
     if phase.instructions:
-        text = render_instructions(phase, date=today, workspace=workspace, workspace_summary=summary, plan_text=plan_text)
+        text = render_instructions(
+            phase, date=today, workspace=workspace, workspace_summary=summary, plan_text=plan_text
+        )
         sections.append(f"Current phase: {phase.name}\n{text}")
     return "\n\n".join(sections)
 
@@ -80,7 +84,7 @@ def resumed_note(last_event_at: datetime | None, interrupted: str | None) -> str
     """What a resumed session tells the model before its first turn: the world may have moved on."""
     ago = ""
     if last_event_at is not None:
-        seconds = (datetime.now(timezone.utc) - last_event_at).total_seconds()
+        seconds = (datetime.now(UTC) - last_event_at).total_seconds()
         ago = f" {_duration(seconds)} after its last event"
     cut = f" It had been interrupted during {interrupted}." if interrupted else ""
     return (f"This session was resumed{ago}.{cut} Time has passed and files in the workspace may "

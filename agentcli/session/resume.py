@@ -34,8 +34,8 @@ from agentcli.events import (
 )
 from agentcli.llm.types import Message
 from agentcli.session.chart import CONTROL_STATES, WAITING_STATES
-from agentcli.session.turn import INTERRUPTED, NOT_RUN, assistant_message, tool_message
 from agentcli.session.prompt import answer_message
+from agentcli.session.turn import INTERRUPTED, NOT_RUN, assistant_message, tool_message
 
 
 @dataclass

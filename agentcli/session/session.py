@@ -10,7 +10,7 @@ import asyncio
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentcli.config import Settings
 from agentcli.events import (
@@ -29,6 +29,10 @@ from agentcli.llm.types import ModelClient
 from agentcli.permissions import ConfigWriteError, Mode, PermissionState, Policy, Scope
 
 if TYPE_CHECKING:
+    from statemachine import State, StateChart
+    from statemachine.model import Model
+    from statemachine.transition import Transition
+
     from agentcli.session.resume import Rebuilt
     from agentcli.snapshots import SnapshotStore
 from agentcli.session.chart import (
@@ -39,8 +43,8 @@ from agentcli.session.chart import (
     chart_graph,
     initial_configuration,
 )
-from agentcli.session.explore import EXPLORE_MAX_STEPS, EXPLORE_WORKFLOW, Explore
 from agentcli.session.errors import SessionStateError
+from agentcli.session.explore import EXPLORE_MAX_STEPS, EXPLORE_WORKFLOW, Explore
 from agentcli.session.log import SessionLog
 from agentcli.session.prompt import answer_message, resumed_note
 from agentcli.session.runtime import listeners
@@ -107,7 +111,7 @@ class Session(TimelineCommands):
         self._chart_class = chart_class(workflow)
         # Definition order (regions grouped, parents before children) for stable configurations.
         self._order = {state.id: i for i, state in enumerate(self._chart_class.states_map.values())}
-        self.chart: Any = None
+        self.chart: StateChart[Model] | None = None
         self._started = False
         self._start_states: list[str] = []
         self._start_configuration = initial_configuration(self._chart_class)
@@ -135,8 +139,8 @@ class Session(TimelineCommands):
         for subscriber in list(self._subscribers):
             try:
                 subscriber(event)
-            except Exception as error:  # noqa: BLE001 - one broken front end must not stop the run
-                failed.append((subscriber, error))
+            except Exception as failure:  # noqa: BLE001 - one broken front end must not stop the run
+                failed.append((subscriber, failure))
         for subscriber, error in failed:
             # The others hear of it (the log, the screen); the failing one is not called again.
             self._subscribers.remove(subscriber)
@@ -172,7 +176,9 @@ class Session(TimelineCommands):
 
     # -- chart listener callbacks ----------------------------------------------------------
 
-    def after_transition(self, event: str | None, source: Any, target: Any, transition: Any = None) -> None:
+    def after_transition(
+        self, event: str | None, source: State | None, target: State | None, transition: Transition | None = None
+    ) -> None:
         """Every transition becomes a ``StateChanged``; one into a waiting state then ends the turn."""
         if source is None or target is None:
             return
@@ -212,8 +218,8 @@ class Session(TimelineCommands):
 
     def load(self, rebuilt: Rebuilt) -> None:
         """Take over the state of a session rebuilt from its log (before :meth:`start`)."""
-        self.turn.load(rebuilt.messages, rebuilt.pending_calls,
-                       Totals(input_tokens=rebuilt.input_tokens, output_tokens=rebuilt.output_tokens, cost=rebuilt.cost))
+        totals = Totals(input_tokens=rebuilt.input_tokens, output_tokens=rebuilt.output_tokens, cost=rebuilt.cost)
+        self.turn.load(rebuilt.messages, rebuilt.pending_calls, totals)
         self.pending_question = rebuilt.pending_question
         self.pending_permission = rebuilt.pending_permission
         self.last_turn = rebuilt.last_turn
@@ -259,6 +265,7 @@ class Session(TimelineCommands):
     async def _send(self, event: str) -> None:
         """Start a turn with a user event; its end resolves :meth:`wait_turn`."""
         self._turn_end = asyncio.get_running_loop().create_future()
+        assert self.chart is not None  # every command calls start() before it sends
         await self.chart.send(event)
 
     async def send_user_message(self, text: str) -> None:

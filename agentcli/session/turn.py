@@ -32,12 +32,14 @@ from agentcli.secrets import Redactor
 from agentcli.session.context import Conversation
 from agentcli.session.watchdog import Watchdog
 from agentcli.tools.base import ToolContext, ToolResult
+from agentcli.tools.control import CONTROL_TOOLS
 from agentcli.tools.registry import ToolRegistry, parse_arguments
 from agentcli.tools.workflow_tools import PlanStore
-from agentcli.workflow.model import ALL_TOOLS, CONTROL_TOOLS, Phase, Workflow
+from agentcli.workflow.model import ALL_TOOLS, Phase, Workflow
 
 if TYPE_CHECKING:
     from statemachine import StateChart
+    from statemachine.model import Model
 
     from agentcli.snapshots import SnapshotStore
 
@@ -110,7 +112,7 @@ class Turn:
         self.emit = emit
         self.plan = plan
         self.policy = policy
-        self.chart: StateChart | None = None
+        self.chart: StateChart[Model] | None = None
         self.messages = Conversation()
         """The conversation without the system prompt, which is rebuilt for every request."""
         self.pending: deque[ToolCallRequest] = deque()
@@ -153,7 +155,7 @@ class Turn:
         self.totals = totals
         self.resumed = True
 
-    def attach(self, chart: StateChart) -> None:
+    def attach(self, chart: StateChart[Model]) -> None:
         """The chart this work serves (where the workflow is, read from its configuration)."""
         self.chart = chart
 
@@ -252,7 +254,9 @@ class Turn:
         for kind, text in notes:
             self.add_note(kind, text)
 
-    def finish_call(self, call: ToolCallRequest, result: ToolResult, duration: float, *, interrupted: bool = False) -> None:
+    def finish_call(
+        self, call: ToolCallRequest, result: ToolResult, duration: float, *, interrupted: bool = False
+    ) -> None:
         """Give a call its result: in the conversation, and as an event."""
         self.messages.append(tool_message(call.id, result.output))
         self._decisions.pop(call.id, None)

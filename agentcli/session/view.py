@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from statemachine import StateChart
+from statemachine.model import Model
 
 from agentcli.events import ClarificationRequested, PermissionRequested
 from agentcli.session.chart import CONTROL_STATES, WAITING_STATES, control_events
@@ -73,7 +74,7 @@ class SessionView:
 
 
 def view_of(
-    chart: type[StateChart],
+    chart: type[StateChart[Model]],
     configuration: Sequence[str],
     *,
     question: ClarificationRequested | None = None,
@@ -83,7 +84,9 @@ def view_of(
     states = chart.states_map
     control = next((sid for sid in configuration if sid in CONTROL_STATES), "idle")
     phases = [sid for sid in configuration if sid.startswith("phase_") and sid in states]
-    commands: set[Command] = {COMMAND_EVENTS[event] for event in control_events(chart, control) if event in COMMAND_EVENTS}
+    commands: set[Command] = {
+        COMMAND_EVENTS[event] for event in control_events(chart, control) if event in COMMAND_EVENTS
+    }
     if control in WAITING_STATES:
         commands.add("restore")
     return SessionView(

@@ -53,7 +53,9 @@ def _hash_file(workspace: Path, rel: str) -> str:
         return f"large:{info.st_size}:{info.st_mtime_ns}"
     digest = hashlib.blake2b(digest_size=16)
     try:
-        with open(path, "rb", opener=lambda name, flags: os.open(name, flags | os.O_NONBLOCK | os.O_NOFOLLOW)) as handle:
+        with open(
+            path, "rb", opener=lambda name, flags: os.open(name, flags | os.O_NONBLOCK | os.O_NOFOLLOW)
+        ) as handle:
             while chunk := handle.read(1 << 20):
                 digest.update(chunk)
     except OSError:

@@ -40,7 +40,33 @@ _EXPORTS: dict[str, str] = {
     "DroppedSnapshot": "models",
 }
 
-__all__ = sorted(_EXPORTS)
+# Written out, not computed from _EXPORTS, so that linters and type checkers see the re-exports.
+__all__ = [
+    "AmbiguousSnapshotRef",
+    "CaptureResult",
+    "CorruptStoreError",
+    "DiffResult",
+    "DiffTotals",
+    "DroppedSnapshot",
+    "FileDiff",
+    "FileStat",
+    "GcResult",
+    "InvalidSessionId",
+    "PlannedChange",
+    "RestoreConflict",
+    "RestoreConflictError",
+    "RestorePlan",
+    "RestoreResult",
+    "SkipReason",
+    "SkippedPath",
+    "Snapshot",
+    "SnapshotError",
+    "SnapshotNotFound",
+    "SnapshotStore",
+    "StoreBusyError",
+    "UnsafeWorkspaceError",
+    "is_unsafe_workspace",
+]
 
 if TYPE_CHECKING:
     from agentcli.snapshots.errors import (

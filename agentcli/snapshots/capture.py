@@ -329,4 +329,5 @@ def _index_has_prefix(index: pygit2.Index, prefix: str) -> bool:
             hi = mid
     if lo == C.git_index_entrycount(raw):
         return False
-    return ffi.string(C.git_index_get_byindex(raw, lo).path).startswith(key)
+    path: bytes = ffi.string(C.git_index_get_byindex(raw, lo).path)
+    return path.startswith(key)

@@ -56,7 +56,10 @@ def tree_diff(
     """
     old = repo[str(old_tree) if old_tree is not None else EMPTY_TREE]
     new = repo[str(new_tree)]
-    diff = repo.diff(old, new, flags=DiffOption.INCLUDE_TYPECHANGE, context_lines=context)
+    # pygit2's overloads leave out the Tree objects diff() takes (it peels its arguments to trees).
+    diff: pygit2.Diff = repo.diff(  # type: ignore[call-overload]
+        old, new, flags=DiffOption.INCLUDE_TYPECHANGE, context_lines=context
+    )
     if find_renames and len(diff) <= RENAME_DETECTION_MAX:
         diff.find_similar()
     return diff

@@ -6,6 +6,11 @@ about it, so the session layer can show the message to the user as is.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # models import pydantic; catching a SnapshotError should not
+    from agentcli.snapshots.models import RestoreConflict
+
 
 class SnapshotError(Exception):
     """Base class of every error raised by `agentcli.snapshots`."""
@@ -37,7 +42,7 @@ class RestoreConflictError(SnapshotError):
     Raised before anything in the workspace is changed. `conflicts` lists each blocked path.
     """
 
-    def __init__(self, message: str, conflicts: list[object]) -> None:
+    def __init__(self, message: str, conflicts: list[RestoreConflict]) -> None:
         super().__init__(message)
         self.conflicts = conflicts
 

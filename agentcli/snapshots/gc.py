@@ -180,7 +180,8 @@ class Reachability:
                 tree = self._repo[oid]
             except KeyError:
                 continue
-            for entry in tree:  # type: ignore[union-attr]
+            assert isinstance(tree, pygit2.Tree)  # only tree ids are pushed
+            for entry in tree:
                 child = str(entry.id)
                 if entry.filemode == FileMode.TREE:
                     stack.append(child)
@@ -190,7 +191,8 @@ class Reachability:
                     self.seen.add(child)
                     if child in self._own:
                         added += self._own.size_of(child)
-                        self.names.setdefault(child, entry.name)
+                        if entry.name is not None:  # always set on a tree's entries
+                            self.names.setdefault(child, entry.name)
         return added
 
 

@@ -56,7 +56,7 @@ class StoreLock:
         self._path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o644)
         if fcntl is None:
-            self._fd = fd
+            self._fd = fd  # type: ignore[unreachable]  # on Windows; mypy checks for this platform only
             return
         deadline = time.monotonic() + self._timeout_s
         while True:

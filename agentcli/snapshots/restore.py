@@ -24,6 +24,7 @@ import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import pygit2
 from pygit2.enums import FileMode
@@ -43,7 +44,7 @@ class PlanParts:
     skipped: list[str]
 
 
-def _kind(mode: int) -> str:
+def _kind(mode: int) -> Literal["file", "executable", "symlink"]:
     if mode == FileMode.LINK:
         return "symlink"
     if mode == FileMode.BLOB_EXECUTABLE:
@@ -73,7 +74,8 @@ def plan_changes(repo: pygit2.Repository, workspace: Path, current_tree: str, ta
     if current_tree != target_tree:
         # No INCLUDE_TYPECHANGE: a path that changes type comes as a deletion plus an addition,
         # which is exactly the order we apply them in.
-        diff = repo.diff(repo[current_tree], repo[target_tree])
+        # pygit2's overloads leave out the Tree objects diff() takes (it peels its arguments to trees).
+        diff: pygit2.Diff = repo.diff(repo[current_tree], repo[target_tree])  # type: ignore[call-overload]
         for delta in diff.deltas:
             old, new = delta.old_file, delta.new_file
             old_present = str(old.id) != _ZERO and old.mode != 0
@@ -93,11 +95,19 @@ def plan_changes(repo: pygit2.Repository, workspace: Path, current_tree: str, ta
                 and old.mode != new.mode
                 and FileMode.LINK not in (old.mode, new.mode)
             ):
-                chmods.append(PlannedChange(path=path, action="chmod", kind=_kind(new.mode), old_id=str(old.id), new_id=str(new.id)))
+                chmods.append(
+                    PlannedChange(
+                        path=path, action="chmod", kind=_kind(new.mode), old_id=str(old.id), new_id=str(new.id)
+                    )
+                )
             elif new_present:
                 writes.append(
                     PlannedChange(
-                        path=path, action="write", kind=_kind(new.mode), old_id=str(old.id) if old_present else None, new_id=str(new.id)
+                        path=path,
+                        action="write",
+                        kind=_kind(new.mode),
+                        old_id=str(old.id) if old_present else None,
+                        new_id=str(new.id),
                     )
                 )
             else:
@@ -111,7 +121,9 @@ def plan_changes(repo: pygit2.Repository, workspace: Path, current_tree: str, ta
     )
 
 
-def _find_conflicts(workspace: Path, deletes: dict[str, PlannedChange], writes: list[PlannedChange]) -> list[RestoreConflict]:
+def _find_conflicts(
+    workspace: Path, deletes: dict[str, PlannedChange], writes: list[PlannedChange]
+) -> list[RestoreConflict]:
     conflicts: list[RestoreConflict] = []
     checked_dirs: dict[str, str | None] = {}
     for change in writes:
@@ -142,7 +154,10 @@ def _ancestor_problem(workspace: Path, ancestor: str, deletes: dict[str, Planned
     if ancestor in deletes:
         return None
     what = "a symlink" if stat.S_ISLNK(st.st_mode) else "a file"
-    return f"{ancestor} is {what} that no snapshot contains (ignored or skipped); restoring would replace it with a directory"
+    return (
+        f"{ancestor} is {what} that no snapshot contains (ignored or skipped); "
+        "restoring would replace it with a directory"
+    )
 
 
 def _target_problem(workspace: Path, path: str, deletes: dict[str, PlannedChange]) -> str | None:
@@ -166,7 +181,10 @@ def _target_problem(workspace: Path, path: str, deletes: dict[str, PlannedChange
         if len(extra) >= 3:
             break
     if extra:
-        return f"{path} is a directory holding files no snapshot contains (e.g. {', '.join(extra[:3])}); restoring would delete them"
+        return (
+            f"{path} is a directory holding files no snapshot contains (e.g. {', '.join(extra[:3])}); "
+            "restoring would delete them"
+        )
     return None
 
 
@@ -248,7 +266,10 @@ def _write(repo: pygit2.Repository, workspace: Path, change: PlannedChange, umas
         for root, _dirs, _files in os.walk(target, topdown=False):
             os.rmdir(root)
         existing = None
-    data = repo[change.new_id].data  # type: ignore[index]
+    assert change.new_id is not None  # a write names the blob it writes (plan_changes)
+    blob = repo[change.new_id]
+    assert isinstance(blob, pygit2.Blob)
+    data = blob.data
     tmp = parent / f".{target.name}.agentcli-{secrets.token_hex(4)}"
     try:
         if change.kind == "symlink":
@@ -259,7 +280,8 @@ def _write(repo: pygit2.Repository, workspace: Path, change: PlannedChange, umas
             with os.fdopen(fd, "wb", closefd=True) as fh:
                 fh.write(data)
             keep = existing.st_mode if existing is not None and stat.S_ISREG(existing.st_mode) else None
-            os.chmod(tmp, _mode_for(change.kind, keep, umask) if keep is not None else ((0o777 if executable else 0o666) & ~umask))
+            fresh = (0o777 if executable else 0o666) & ~umask
+            os.chmod(tmp, _mode_for(change.kind, keep, umask) if keep is not None else fresh)
         os.replace(tmp, target)
     except BaseException:
         try:

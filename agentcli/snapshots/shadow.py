@@ -278,10 +278,11 @@ class ShadowRepo:
             try:
                 user_config = pygit2.Config(str(self.user.config))
                 value = user_config["core.excludesFile"]
-                wanted = os.path.expanduser(value)
-                if not os.path.isabs(wanted):
-                    # git resolves a relative excludesFile against the work tree.
-                    wanted = os.fsdecode(self.workspace / wanted)
+                if value is not None:  # None: a valueless `excludesFile` flag, which names no file
+                    wanted = os.path.expanduser(value)
+                    if not os.path.isabs(wanted):
+                        # git resolves a relative excludesFile against the work tree.
+                        wanted = os.fsdecode(self.workspace / wanted)
             except (KeyError, pygit2.GitError):
                 wanted = None
         # Only our own config file: the repository's merged view would include the user's
@@ -308,7 +309,7 @@ class ShadowRepo:
         repo = self.repo
         if not self.index_path.exists():
             if self.packed_index_path.exists() and self._unpack_index():
-                index = repo.index
+                index: pygit2.Index = repo.index
                 index.read(True)  # the file is the truth: forget what this process had in memory
                 return index
             self._seed_index(repo)

@@ -35,6 +35,7 @@ from agentcli.snapshots.models import (
     CaptureResult,
     DiffResult,
     DroppedSnapshot,
+    FileStat,
     GcResult,
     RestoreConflict,
     RestorePlan,
@@ -134,7 +135,8 @@ class SnapshotStore:
                 )
             base = previous.tree if previous is not None else self._base_for_new_session()
             repo = self._shadow.repo
-            files, omitted = [], 0
+            files: list[FileStat] = []
+            omitted = 0
             if base != tree:
                 diff = tree_diff(repo, base, tree, context=0)
                 if base is not None:  # against nothing, "every file added" tells the user nothing

@@ -198,7 +198,9 @@ class Timeline:
                 return by_id[0]
             if len(by_id) > 1:
                 ids = ", ".join(s.id for s in by_id[:5])
-                raise AmbiguousSnapshotRef(f"snapshot id prefix {text!r} matches {len(by_id)} snapshots ({ids}); type more of it")
+                raise AmbiguousSnapshotRef(
+                    f"snapshot id prefix {text!r} matches {len(by_id)} snapshots ({ids}); type more of it"
+                )
             if len(lowered) >= 7:
                 by_tree = [s for s in pool if s.tree.startswith(lowered)]
                 if len({s.tree for s in by_tree}) == 1:

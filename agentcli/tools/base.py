@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Mapping
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
@@ -144,7 +144,8 @@ class Tool(ABC, Generic[A]):
         """The OpenAI function-calling description of this tool (built once per class)."""
         if cls.__dict__.get("_schema") is None:
             cls._schema = cls._build_schema()
-        return cls.__dict__["_schema"]
+        schema: dict[str, Any] = cls.__dict__["_schema"]  # this class's own, never a base class's
+        return schema
 
     @classmethod
     def _build_schema(cls) -> dict[str, Any]:

@@ -73,7 +73,9 @@ class PlanStore:
 
 class PlanStepArgs(Arguments):
     title: str = Field(min_length=1, description="What to do, concretely: which change in which file.")
-    acceptance: str = Field(min_length=1, description="How you will know it is done: a test passing, a command's output.")
+    acceptance: str = Field(
+        min_length=1, description="How you will know it is done: a test passing, a command's output."
+    )
 
 
 class CreatePlanArgs(Arguments):
@@ -161,7 +163,8 @@ class UpdatePlan(Tool[UpdatePlanArgs]):
         step = self.plan.mark(args.step, args.done)
         steps = self.plan.steps
         done = sum(s.done for s in steps)
-        head = f"Step {args.step} {'done' if args.done else 'reopened'}: {step.title}. {done} of {len(steps)} steps done."
+        state = "done" if args.done else "reopened"
+        head = f"Step {args.step} {state}: {step.title}. {done} of {len(steps)} steps done."
         remaining = next(((n, s) for n, s in enumerate(steps, start=1) if not s.done), None)
         tail = f" Next: step {remaining[0]}, {remaining[1].title}." if remaining else " Every step is done."
         return ToolResult(

@@ -190,5 +190,4 @@ def _text_lines(workspace: Path, path: Path) -> Iterator[tuple[int, str]]:
     if looks_binary(data):
         return
     text = data.decode("utf-8", errors="replace")
-    for number, line in enumerate(text.splitlines(), start=1):
-        yield number, line
+    yield from enumerate(text.splitlines(), start=1)

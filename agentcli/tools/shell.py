@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from pydantic import Field
 
 from agentcli.tools.base import Arguments, Tool, ToolContext, ToolError, ToolResult
-from agentcli.tools.sandbox import sandbox_status, wrap_command
 from agentcli.tools.process import die_with_agent, kill_group
+from agentcli.tools.sandbox import sandbox_status, wrap_command
 from agentcli.tools.text import truncate_middle
 
 SUMMARY_CHARS = 300

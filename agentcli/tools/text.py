@@ -87,7 +87,8 @@ def first_invalid_text(value: object, where: str = "arguments") -> str | None:
         return None
     if isinstance(value, dict):
         for key, item in value.items():
-            found = first_invalid_text(str(key), where) or first_invalid_text(item, str(key) if where == "arguments" else f"{where}.{key}")
+            inner = str(key) if where == "arguments" else f"{where}.{key}"
+            found = first_invalid_text(str(key), where) or first_invalid_text(item, inner)
             if found:
                 return found
     elif isinstance(value, list):

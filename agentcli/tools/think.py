@@ -21,8 +21,12 @@ class ThinkArgs(Arguments):
     next_thought_needed: bool = Field(description="True when another thought should follow this one.")
     is_revision: bool = Field(False, description="True when this thought corrects an earlier one.")
     revises_thought: int | None = Field(None, ge=1, description="The number of the thought it corrects.")
-    branch_from_thought: int | None = Field(None, ge=1, description="Start an alternative line of thought from this number.")
-    branch_id: str | None = Field(None, min_length=1, description="A short name for that alternative, e.g. 'cache-in-memory'.")
+    branch_from_thought: int | None = Field(
+        None, ge=1, description="Start an alternative line of thought from this number."
+    )
+    branch_id: str | None = Field(
+        None, min_length=1, description="A short name for that alternative, e.g. 'cache-in-memory'."
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> ThinkArgs:

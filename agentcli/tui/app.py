@@ -94,7 +94,7 @@ class AgentApp(App[int]):
     AUTO_FOCUS = None
     """The prompt is focused just after the first frame (see ``_after_first_frame``)."""
     TITLE = "agentcli"
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
+    HORIZONTAL_BREAKPOINTS: list[tuple[int, str]] | None = [(0, "-narrow"), (110, "-wide")]
     COMMANDS = App.COMMANDS | {SessionsProvider, SnapshotsProvider, ThemesProvider}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "pause", "Pause", id="agentcli.pause",
@@ -366,7 +366,7 @@ class AgentApp(App[int]):
             if error is not None:
                 self.exit(return_code=EXIT_USAGE, message=f"agentcli: {error}")
                 return False
-        if self._settings.snapshots.enabled:
+        if self.settings.snapshots.enabled:
             from agentcli.session.factory import unsafe_workspace
 
             broad = unsafe_workspace(self.workspace)
@@ -542,6 +542,6 @@ class AgentApp(App[int]):
 
     # -- palette -------------------------------------------------------------------------
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield from system_commands(self)

@@ -13,8 +13,6 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from textual.widget import Widget
-
 from agentcli.events import (
     ClarificationRequested,
     Event,
@@ -36,6 +34,8 @@ from agentcli.tui.widgets import TimelineEntry
 from agentcli.tui.widgets._status import display_model, display_path
 
 if TYPE_CHECKING:  # the session layer is imported after the first frame, not for a type
+    from textual.message_pump import MessagePump
+
     from agentcli.session.session import Session
     from agentcli.session.view import SessionView
     from agentcli.tui.app import AgentApp
@@ -69,8 +69,9 @@ class SessionBridge:
         self.events_seen = 0
         """Session events received (for tests and benchmarks)."""
         self._unsubscribe: Callable[[], None] | None = None
-        self._routes: dict[type, tuple[Widget, ...]] = {}
-        self._default_route: tuple[Widget, ...] = ()
+        # Widgets and the app: whatever handles SessionEventPosted.
+        self._routes: dict[type, tuple[MessagePump, ...]] = {}
+        self._default_route: tuple[MessagePump, ...] = ()
         self._binding_keys: tuple[bool, bool] | None = None
 
     # -- attaching -----------------------------------------------------------------------
@@ -94,7 +95,7 @@ class SessionBridge:
         app.prompt.reset()
         await app.conversation.clear()
         self.snapshots = snapshot_support(session)
-        app.timeline.differ = session.diff if self.snapshots == "on" else None  # type: ignore[attr-defined]
+        app.timeline.differ = session.diff if self.snapshots == "on" else None
         app.timeline.off_reason = _OFF_REASONS.get(self.snapshots, "")
         self._route_events()
         if history:
@@ -157,7 +158,7 @@ class SessionBridge:
             timeline.clear()
             return
         try:
-            snapshots = await session.timeline()  # type: ignore[attr-defined]
+            snapshots = await session.timeline()
         except Exception as error:  # noqa: BLE001 - shown, not swallowed
             self.app.notify(f"Cannot read the snapshot timeline: {error}", severity="warning")
             return

@@ -16,11 +16,12 @@ from agentcli.tui.widgets import TimelineEntry
 
 if TYPE_CHECKING:
     from agentcli.config import Settings
+    from agentcli.session import Mode
     from agentcli.session.log import SessionEntry
     from agentcli.session.session import Session
     from agentcli.tui.app import AgentApp
 
-TUI_PERMISSION_MODE = "ask"
+TUI_PERMISSION_MODE: Mode = "ask"
 """In the TUI a person is there to approve tool calls (headless runs default to ``edits``)."""
 
 VERDICTS = ("once", "session", "always", "deny")
@@ -116,7 +117,11 @@ class Commands:
         except Exception as error:  # noqa: BLE001 - reported to the user
             app.notify(f"Cannot plan the restore: {error}", severity="error")
             return
-        if not getattr(plan, "changes", True) and not getattr(plan, "writes", None) and not getattr(plan, "deletes", None):
+        if (
+            not getattr(plan, "changes", True)
+            and not getattr(plan, "writes", None)
+            and not getattr(plan, "deletes", None)
+        ):
             app.notify(f"The workspace already matches snapshot #{entry.seq}.")
             return
         if not await app.push_screen_wait(ConfirmRestore(entry.seq, entry.label, plan)):

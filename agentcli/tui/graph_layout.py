@@ -28,22 +28,32 @@ LANE_WIDTH = 3
 COUNT_WIDTH = LANE_WIDTH - 1
 
 
+# Read-only members (properties), so that frozen dataclasses such as the chart's ChartGraph fit.
 class _Node(Protocol):
-    id: str
-    name: str
-    parent: str | None
-    kind: str
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def parent(self) -> str | None: ...
+    @property
+    def kind(self) -> str: ...
 
 
 class _Edge(Protocol):
-    source: str
-    target: str
-    event: str
+    @property
+    def source(self) -> str: ...
+    @property
+    def target(self) -> str: ...
+    @property
+    def event(self) -> str: ...
 
 
 class _Graph(Protocol):
-    nodes: Sequence[_Node]
-    edges: Sequence[_Edge]
+    @property
+    def nodes(self) -> Sequence[_Node]: ...
+    @property
+    def edges(self) -> Sequence[_Edge]: ...
 
 
 @dataclass(frozen=True)
@@ -297,7 +307,7 @@ def _layout_region(
         # Lanes and the horizontal line that reaches them.
         reach = -1
         is_target = False
-        for k, (_, target_row, target, lane_rows, _) in enumerate(lanes):
+        for k, (_, target_row, _target, lane_rows, _) in enumerate(lanes):
             if index in lane_rows:
                 reach = k
                 is_target = is_target or target_row == index
@@ -307,7 +317,7 @@ def _layout_region(
             cells[arrow_col : arrow_col + 2] = list("◀─" if is_target else "──")
             if is_target:
                 row_spans.append(Span(arrow_col + 2, arrow_col + 3, "arrow"))
-        for k, (_, target_row, target, lane_rows, from_nodes) in enumerate(lanes):
+        for k, (_, _target_row, target, lane_rows, from_nodes) in enumerate(lanes):
             junction = lane_start + LANE_WIDTH * k + COUNT_WIDTH
             top, bottom = min(lane_rows), max(lane_rows)
             horizontal = k <= reach and row.kind != "bottom"

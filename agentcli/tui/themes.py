@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from pathlib import Path
-from typing import Any
+from typing import Any, Required, TypedDict
 
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
@@ -52,6 +52,22 @@ reference is not accepted there.
 """
 
 
+class ThemeColors(TypedDict, total=False):
+    """A theme file's ``[colors]``: the base colours Textual derives every shade from."""
+
+    primary: Required[str]
+    secondary: str
+    accent: str
+    foreground: str
+    background: str
+    surface: str
+    panel: str
+    boost: str
+    success: str
+    warning: str
+    error: str
+
+
 @dataclass(frozen=True)
 class ThemeSpec:
     """One valid ``themes/*.toml`` file (the defaults are in ``_check_theme`` below)."""
@@ -61,7 +77,7 @@ class ThemeSpec:
     dark: bool
     luminosity_spread: float
     text_alpha: float
-    colors: Mapping[str, str]
+    colors: ThemeColors
     """The base colours Textual derives every shade from (``[colors]``); only those given."""
     variables: Mapping[str, str]
     """Values for the app roles (``graph-active``...) and any Textual variable to override."""
@@ -95,8 +111,9 @@ class _Invalid(Exception):
 
 def _kind(value: Any) -> str:
     # Named in TOML's words, since that is what the user wrote.
-    kinds = [(bool, "a boolean"), (int, "an integer"), (float, "a number"), (str, "a string"),
-             (dict, "a table"), (list, "an array"), ((datetime, date, time), "a date or time")]
+    kinds: list[tuple[type | tuple[type, ...], str]] = [
+        (bool, "a boolean"), (int, "an integer"), (float, "a number"), (str, "a string"),
+        (dict, "a table"), (list, "an array"), ((datetime, date, time), "a date or time")]
     return next((name for kind, name in kinds if isinstance(value, kind)), type(value).__name__)
 
 
@@ -125,17 +142,19 @@ _NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 
 def _name(value: Any) -> str:
-    if not _NAME.match(_string(value)):
+    name = _string(value)
+    if not _NAME.match(name):
         raise ValueError(f"{value!r} is not a theme name; use lowercase letters, digits and dashes")
-    return value
+    return name
 
 
 def _colour(value: Any) -> str:
+    colour = _string(value)
     try:
-        Color.parse(_string(value))
+        Color.parse(colour)
     except ColorParseError:
         raise ValueError(f"{value!r} is not a colour; use #rrggbb or a CSS colour name") from None
-    return value
+    return colour
 
 
 def _variables(value: Any) -> dict[str, str]:
@@ -195,9 +214,9 @@ def _table(fields: dict[str, tuple[_Check, Any]]) -> _Check:
 
 _check_colors = _table({
     "primary": (_colour, _REQUIRED),
-    **{key: (_colour, _ABSENT) for key in (
+    **dict.fromkeys((
         "secondary", "accent", "foreground", "background", "surface", "panel", "boost",
-        "success", "warning", "error")},
+        "success", "warning", "error"), (_colour, _ABSENT)),
 })
 
 _check_theme = _table({

@@ -8,7 +8,8 @@ invalid: running a built-in in place of the file the user just wrote would hide 
 A file that cannot be used never raises out of :func:`load_workflows`: it is listed as invalid
 with one problem per field at fault, naming the file, the field and what to do, and every other
 workflow still loads. Field mistakes (a wrong type, an unknown key) are reported first; the
-structure (references, reachability…) is checked once every field parses. :func:`find_workflow` raises for the one workflow asked for.
+structure (references, reachability…) is checked once every field parses. :func:`find_workflow`
+raises for the one workflow asked for.
 """
 
 from __future__ import annotations
@@ -122,7 +123,9 @@ def load_workflows(
             entries.append(load_workflow_file(path, source=source, known_tools=known_tools))
     for workflow in BUILTIN_WORKFLOWS.values():
         problems = workflow.tool_problems(known_tools) if known_tools is not None else []
-        entries.append(WorkflowEntry(workflow.name, "builtin", None, workflow, tuple(problems), tuple(workflow.warnings())))
+        entries.append(
+            WorkflowEntry(workflow.name, "builtin", None, workflow, tuple(problems), tuple(workflow.warnings()))
+        )
     rank = {source: i for i, source in enumerate(PRECEDENCE)}
     entries.sort(key=lambda entry: (entry.name, rank[entry.source]))
     return WorkflowCatalog(entries)

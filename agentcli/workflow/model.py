@@ -294,7 +294,8 @@ class Workflow(BaseModel):
                 references_ok = False
         if self.initial in self.terminal:
             problems.append(WorkflowProblem(
-                "initial", f"the initial phase '{self.initial}' is also terminal, so the workflow would end before it starts"))
+                "initial",
+                f"the initial phase '{self.initial}' is also terminal, so the workflow would end before it starts"))
 
         seen_triggers: dict[tuple[str, str], int] = {}
         for k, transition in enumerate(self.transitions):

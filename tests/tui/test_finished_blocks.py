@@ -90,3 +90,16 @@ async def test_a_finished_block_looks_like_the_markdown_widget(text: str, width:
 def test_other_blocks_stay_markdown() -> None:
     for text in ["- # heading in a list", "- ```\n  code in a list\n  ```", "| a |\n|---|\n| 1 |", "> quote", "---", "- \n- empty"]:
         assert type(finished_block(text)) is AgentBlock
+
+
+async def test_code_under_an_ansi_theme_stays_markdown() -> None:
+    """An ANSI theme (``ansi_color`` left unset, the theme decides) draws fences the ANSI way,
+    which only Markdown does: a finished message with code stays an AgentBlock there."""
+    text = "Code:\n\n```python\nx = 1\n```"
+    app = Pair("")
+    async with app.run_test(size=(100, 40)) as pilot:
+        app.theme = "ansi-dark"
+        await pilot.pause()
+        assert app.ansi_color is None and app.native_ansi_color
+        assert type(finished_block(text)) is AgentBlock
+        assert type(finished_block("No code here.")) is FinishedAgentBlock

@@ -232,7 +232,7 @@ def flat_parts(source: str) -> list[_Part] | None:
                 else:
                     symbols = [Markdown.BULLETS[depth % len(Markdown.BULLETS)]] * len(items)
                     inner = depth + 1
-                for item, symbol in zip(items, symbols):
+                for item, symbol in zip(items, symbols, strict=True):
                     place(item.children, [*marks, symbol], inner, gap)
                     marks, gap = [" " * len(mark) for mark in marks], 0
             marks, gap = [" " * len(mark) for mark in marks], 0
@@ -391,7 +391,7 @@ def _ansi_colors() -> bool:
     from textual._context import active_app
 
     try:
-        return active_app.get().ansi_color
+        return active_app.get().native_ansi_color
     except LookupError:
         return False
 

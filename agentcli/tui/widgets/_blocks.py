@@ -148,7 +148,8 @@ class ToolCallBlock(Static, can_focus=True):
     def watch_expanded(self) -> None:
         self.refresh(layout=True)
 
-    def action_toggle(self) -> None:
+    # Shadows DOMNode's generic `toggle(attribute)` action on purpose: the key toggles this call.
+    def action_toggle(self) -> None:  # type: ignore[override]
         self.expanded = not self.expanded
 
     def on_click(self) -> None:
@@ -179,7 +180,8 @@ def render_call(info: ToolCallInfo, now: float, *, expanded: bool) -> Content:
     parts = [head, Content.styled("arguments", "italic $text-muted"), Content(info.pretty_arguments)]
     if info.status != "running":
         lines, hidden = clip_lines(info.output or "", OUTPUT_LINES)
-        parts.append(Content.styled("result" if info.status == "ok" else f"result ({info.status})", "italic $text-muted"))
+        title = "result" if info.status == "ok" else f"result ({info.status})"
+        parts.append(Content.styled(title, "italic $text-muted"))
         parts.append(Content("\n".join(lines)))
         if hidden:
             parts.append(Content.styled(f"{more_lines(hidden)} in the tool panel", "$text-muted"))

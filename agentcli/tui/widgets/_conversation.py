@@ -257,8 +257,8 @@ class Conversation(VerticalScroll, can_focus=True):
             self._continuing = False
             self._end_stream(interrupted=event.interrupted)
             if streamed is None and event.text:
-                for record in agent_records(event.text, "-interrupted" if event.interrupted else ""):
-                    await self._add(record)
+                for part in agent_records(event.text, "-interrupted" if event.interrupted else ""):
+                    await self._add(part)
             if (notice := record_for(event)) is not None:  # "… reply interrupted"
                 await self._add(notice)
             return
@@ -280,6 +280,7 @@ class Conversation(VerticalScroll, can_focus=True):
 
     def _record_event(self, event: Event) -> Record | None:
         """Turn an event into a record (appended), or None when the stream does not show it."""
+        record: Record | None
         if isinstance(event, (ToolCallStarted, ToolCallFinished)):
             if event.call_id in self._call_records:
                 return None

@@ -100,7 +100,7 @@ class StateGraph(Widget):
     def layout_in_use(self) -> GraphLayout:
         """The full-name layout when it fits the pane, the short-name one otherwise."""
         full = self._layouts[False]
-        width = self.parent.size.width if self.parent is not None else 0
+        width = self.parent.size.width if isinstance(self.parent, Widget) else 0
         return full if not width or full.width <= width else self._layouts[True]
 
     def get_content_width(self, container: Size, viewport: Size) -> int:
@@ -115,9 +115,10 @@ class StateGraph(Widget):
         lines = layout.with_counts(self.counts)
         rendered: list[Content] = []
         last = self.last_edge
-        for text, spans in zip(lines, layout.spans):
+        for text, spans in zip(lines, layout.spans, strict=True):
             for span in spans:
-                if span.tag.startswith("node:") and span.tag[5:] in active and text[span.start : span.start + 2] == "○ ":
+                lit = span.tag.startswith("node:") and span.tag[5:] in active
+                if lit and text[span.start : span.start + 2] == "○ ":
                     text = text[: span.start] + "●" + text[span.start + 1 :]
             content = Content(text)
             for span in spans:

@@ -201,8 +201,10 @@ class SnapshotTimeline(Vertical):
     def _placeholder(self) -> Content:
         if self.differ is None:
             return Content.styled(self.off_reason or "No snapshot store.", "$text-muted")
-        return Content.styled("No snapshots yet: one is taken as each turn starts and after every tool call that changes files.",
-                              "$text-muted")
+        return Content.styled(
+            "No snapshots yet: one is taken as each turn starts and after every tool call that changes files.",
+            "$text-muted",
+        )
 
     @property
     def selected(self) -> TimelineEntry | None:
