@@ -14,6 +14,7 @@ which httpx reports as ``RemoteProtocolError``). With HTTP/1.0-style close-delim
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import threading
@@ -185,10 +186,18 @@ class ScriptedHTTPServer(Generic[ScriptItem]):
     # -- waiting on conditions (instead of sleeping in tests) -------------------------------
 
     def wait_for(self, predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-        """Block until ``predicate()`` holds (checked after every request); raise on timeout."""
+        """Block until ``predicate()`` holds (checked after every request); raise on timeout.
+
+        This blocks the calling thread: from async code use :meth:`until`, or litellm's own
+        background work on the event loop (e.g. its success logging) can never run.
+        """
         with self._changed:
             if not self._changed.wait_for(predicate, timeout=timeout):
                 raise TimeoutError(f"condition not met within {timeout} s; log: {[(r.method, r.path) for r in self.log]}")
+
+    async def until(self, predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+        """:meth:`wait_for` without blocking the event loop."""
+        await asyncio.to_thread(self.wait_for, predicate, timeout)
 
     # -- for subclasses --------------------------------------------------------------------
 
