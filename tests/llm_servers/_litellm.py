@@ -8,7 +8,7 @@ ANTHROPIC_MODEL = "anthropic/claude-sonnet-4-5-20250929"
 """A model whose thinking is the ``enabled``/``budget_tokens`` kind in litellm's cost map (not adaptive)."""
 OLLAMA_MODEL = "ollama_chat/qwen3:8b"
 
-READ_FILE = {
+READ_FILE: dict[str, Any] = {
     "type": "function",
     "function": {
         "name": "read_file",
@@ -16,7 +16,7 @@ READ_FILE = {
         "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
     },
 }
-THINKING = {"type": "enabled", "budget_tokens": 1024}
+THINKING: dict[str, Any] = {"type": "enabled", "budget_tokens": 1024}
 
 
 async def stream(**kwargs: Any) -> list[Any]:

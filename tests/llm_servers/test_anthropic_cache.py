@@ -12,9 +12,11 @@ from tests.llm_servers.conftest import API_KEY
 from tests.support.anthropic_cache import prompt_units
 from tests.support.anthropic_server import AnthropicServer, Reply
 
-EPHEMERAL = {"type": "ephemeral"}
-SYSTEM = [{"role": "system", "content": [{"type": "text", "text": "You are a careful coder. " * 40, "cache_control": EPHEMERAL}]}]
-CACHED_TOOL = {**READ_FILE, "cache_control": EPHEMERAL}
+EPHEMERAL: dict[str, Any] = {"type": "ephemeral"}
+SYSTEM_TEXT = "You are a careful coder. " * 40
+SYSTEM: list[dict[str, Any]] = [{"role": "system", "content": [{"type": "text", "text": SYSTEM_TEXT, "cache_control": EPHEMERAL}]}]
+CACHED_TOOL: dict[str, Any] = {**READ_FILE, "cache_control": EPHEMERAL}
+READ_A = {"name": "read_file", "arguments": '{"path": "a"}'}
 
 
 async def usage_of(server: AnthropicServer, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
@@ -27,7 +29,7 @@ async def usage_of(server: AnthropicServer, messages: list[dict[str, Any]], **kw
 
 
 async def test_cache_control_reaches_system_tools_and_message_blocks(anthropic_server: AnthropicServer) -> None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         *SYSTEM,
         {"role": "user", "content": "plain string, marked on the message", "cache_control": EPHEMERAL},
         {"role": "assistant", "content": "reply"},
@@ -44,9 +46,9 @@ async def test_cache_control_reaches_system_tools_and_message_blocks(anthropic_s
 
 
 async def test_tool_result_cache_control_lands_on_the_tool_result_block(anthropic_server: AnthropicServer) -> None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "user", "content": "read it"},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "toolu_1", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\": \"a\"}"}}]},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "toolu_1", "type": "function", "function": READ_A}]},
         {"role": "tool", "tool_call_id": "toolu_1", "content": "file text", "cache_control": EPHEMERAL},
     ]
     await usage_of(anthropic_server, messages, tools=[READ_FILE])
@@ -55,7 +57,7 @@ async def test_tool_result_cache_control_lands_on_the_tool_result_block(anthropi
 
 
 async def test_a_repeated_prefix_is_read_from_the_cache(anthropic_server: AnthropicServer) -> None:
-    messages = [*SYSTEM, {"role": "user", "content": "hello"}]
+    messages: list[dict[str, Any]] = [*SYSTEM, {"role": "user", "content": "hello"}]
     first = await usage_of(anthropic_server, messages, tools=[CACHED_TOOL])
     second = await usage_of(anthropic_server, messages, tools=[CACHED_TOOL])
     units = prompt_units(anthropic_server.requests[0])  # tool, system, user message
@@ -73,8 +75,8 @@ async def test_a_repeated_prefix_is_read_from_the_cache(anthropic_server: Anthro
 async def test_a_moving_breakpoint_reads_the_previous_prefix(anthropic_server: AnthropicServer) -> None:
     """An agent marks the newest message each step; the API finds the last step's prefix within
     20 blocks before the new breakpoint, reads it, and writes only the new tail."""
-    step1 = [{"role": "user", "content": [{"type": "text", "text": "first question", "cache_control": EPHEMERAL}]}]
-    step2 = [
+    step1: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": "first question", "cache_control": EPHEMERAL}]}]
+    step2: list[dict[str, Any]] = [
         {"role": "user", "content": [{"type": "text", "text": "first question"}]},
         {"role": "assistant", "content": "first answer"},
         {"role": "user", "content": [{"type": "text", "text": "second question", "cache_control": EPHEMERAL}]},
@@ -88,13 +90,14 @@ async def test_a_moving_breakpoint_reads_the_previous_prefix(anthropic_server: A
 
 async def test_an_edit_before_the_breakpoint_misses_the_cache(anthropic_server: AnthropicServer) -> None:
     await usage_of(anthropic_server, [*SYSTEM, {"role": "user", "content": "hello"}])
-    edited = [{"role": "system", "content": [{**SYSTEM[0]["content"][0], "text": "Another system prompt."}]}, {"role": "user", "content": "hello"}]
+    other_system: dict[str, Any] = {"role": "system", "content": [{**SYSTEM[0]["content"][0], "text": "Another system prompt."}]}
+    edited = [other_system, {"role": "user", "content": "hello"}]
     usage = await usage_of(anthropic_server, edited)
     assert usage.cache_read_input_tokens == 0 and usage.cache_creation_input_tokens > 0
 
 
 async def test_more_than_four_breakpoints_are_rejected(anthropic_server: AnthropicServer) -> None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         *SYSTEM,
         {"role": "user", "content": "one", "cache_control": EPHEMERAL},
         {"role": "assistant", "content": "two", "cache_control": EPHEMERAL},

@@ -13,9 +13,15 @@ from litellm.exceptions import MidStreamFallbackError  # not exported at the top
 
 from tests.llm_servers._litellm import ANTHROPIC_MODEL, stream
 from tests.llm_servers.conftest import API_KEY
-from tests.support.anthropic_server import AnthropicServer, Empty, Fail, Reply, StreamError
+from tests.support.anthropic_server import (
+    AnthropicServer,
+    Empty,
+    Fail,
+    Reply,
+    StreamError,
+)
 
-HELLO = [{"role": "user", "content": "hello"}]
+HELLO: list[dict[str, Any]] = [{"role": "user", "content": "hello"}]
 
 
 async def call(server: AnthropicServer, api_key: str = API_KEY, api_base: str | None = None) -> list[Any]:
@@ -26,6 +32,7 @@ async def test_a_wrong_key_is_authentication_error_401(anthropic_server: Anthrop
     with pytest.raises(litellm.AuthenticationError) as caught:
         await call(anthropic_server, api_key="wrong")
     assert caught.value.status_code == 401
+    assert str(caught.value).startswith("litellm.AuthenticationError: AnthropicException - b'{")  # the body, as bytes repr
     assert '"type": "authentication_error", "message": "invalid x-api-key"' in str(caught.value)
     assert anthropic_server.log[0].headers["x-api-key"] == "wrong"
 
@@ -35,7 +42,8 @@ async def test_429_is_rate_limit_error_with_retry_after_in_the_headers(anthropic
     with pytest.raises(litellm.RateLimitError) as caught:
         await call(anthropic_server)
     assert caught.value.status_code == 429
-    assert caught.value.litellm_response_headers["retry-after"] == "7"
+    headers = caught.value.litellm_response_headers  # type: ignore[attr-defined]  # set by litellm at raise time
+    assert headers["retry-after"] == "7"
     assert '"type": "rate_limit_error"' in caught.value.message
 
 

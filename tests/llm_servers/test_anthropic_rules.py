@@ -7,6 +7,7 @@ the history has tool blocks but ``tools`` is missing); those tests also pin that
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
@@ -18,8 +19,8 @@ from tests.llm_servers.conftest import API_KEY
 from tests.support.anthropic_server import AnthropicServer, Reply
 
 HEADERS = {"x-api-key": API_KEY, "anthropic-version": "2023-06-01"}
-HELLO = [{"role": "user", "content": "hello"}]
-TOOL_CALL = {"id": "toolu_1", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\": \"a\"}"}}
+HELLO: list[dict[str, Any]] = [{"role": "user", "content": "hello"}]
+TOOL_CALL: dict[str, Any] = {"id": "toolu_1", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\": \"a\"}"}}
 
 
 def post(server: AnthropicServer, body: dict[str, Any], headers: dict[str, str] | None = None) -> httpx.Response:
@@ -37,7 +38,7 @@ async def send(server: AnthropicServer, messages: list[dict[str, Any]], **kwargs
 
 
 async def test_an_orphan_tool_result_is_rejected(anthropic_server: AnthropicServer) -> None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "user", "content": "hi"},
         {"role": "assistant", "content": "no tools here"},
         {"role": "tool", "tool_call_id": "toolu_ghost", "content": "result"},
@@ -51,7 +52,7 @@ async def test_an_orphan_tool_result_is_rejected(anthropic_server: AnthropicServ
 
 
 async def test_a_tool_use_without_its_result_is_rejected(anthropic_server: AnthropicServer) -> None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "user", "content": "hi"},
         {"role": "assistant", "content": None, "tool_calls": [TOOL_CALL]},
         {"role": "user", "content": "never mind"},
@@ -66,7 +67,7 @@ async def test_a_tool_use_without_its_result_is_rejected(anthropic_server: Anthr
 
 async def test_litellm_adds_a_dummy_tool_when_history_has_tool_blocks_but_no_tools(anthropic_server: AnthropicServer) -> None:
     anthropic_server.add(Reply(text="ok"))
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "user", "content": "hi"},
         {"role": "assistant", "content": None, "tool_calls": [TOOL_CALL]},
         {"role": "tool", "tool_call_id": "toolu_1", "content": "result"},
@@ -87,7 +88,8 @@ async def test_litellm_merges_same_role_messages_so_strict_alternation_passes() 
         assert server.requests[0]["messages"] == [
             {"role": "user", "content": [{"type": "text", "text": "one"}, {"type": "text", "text": "two"}]}
         ]
-        unmerged = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]}
+        two_users = [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]
+        unmerged: dict[str, Any] = {"model": "m", "max_tokens": 10, "messages": two_users}
         assert error_of(post(server, unmerged))[2] == (
             'messages: roles must alternate between "user" and "assistant", but found multiple "user" roles in a row'
         )
@@ -103,12 +105,13 @@ async def test_a_budget_not_below_max_tokens_is_rejected_and_litellm_passes_it_t
         "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at "
         "https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size"
     )
-    body = {"model": "claude-sonnet-4-5", "max_tokens": 2048, "messages": HELLO, "thinking": {"type": "enabled", "budget_tokens": 2048}}
+    thinking = {"type": "enabled", "budget_tokens": 2048}
+    body: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 2048, "messages": HELLO, "thinking": thinking}
     assert error_of(post(anthropic_server, body)) == (400, "invalid_request_error", message)
-    small = {**body, "max_tokens": 4096, "thinking": {"type": "enabled", "budget_tokens": 512}}
+    small: dict[str, Any] = {**body, "max_tokens": 4096, "thinking": {"type": "enabled", "budget_tokens": 512}}
     assert error_of(post(anthropic_server, small))[2] == "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
     # litellm sends an explicit thinking dict unchanged: no cap, the 400 comes back as BadRequestError.
-    with pytest.raises(litellm.BadRequestError, match="must be greater than `thinking.budget_tokens`"):
+    with pytest.raises(litellm.BadRequestError, match=re.escape("must be greater than `thinking.budget_tokens`")):
         await send(anthropic_server, HELLO, thinking={"type": "enabled", "budget_tokens": 2048}, max_tokens=2048)
     assert anthropic_server.requests[-1]["thinking"] == {"type": "enabled", "budget_tokens": 2048}
     # Without max_tokens it sends budget + 4096; reasoning_effort="low" becomes a 1024 budget.
@@ -120,7 +123,7 @@ async def test_a_budget_not_below_max_tokens_is_rejected_and_litellm_passes_it_t
 
 
 def test_key_and_version_headers_are_required(anthropic_server: AnthropicServer) -> None:
-    body = {"model": "claude-sonnet-4-5", "max_tokens": 10, "messages": HELLO}
+    body: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 10, "messages": HELLO}
     assert error_of(post(anthropic_server, body, headers={"anthropic-version": "2023-06-01"})) == (
         401, "authentication_error", "x-api-key header is required",
     )
@@ -131,8 +134,9 @@ def test_key_and_version_headers_are_required(anthropic_server: AnthropicServer)
 
 def test_thinking_in_a_final_assistant_message_needs_thinking_enabled(anthropic_server: AnthropicServer) -> None:
     signer = anthropic_server.signer
-    prefill = {"role": "assistant", "content": [{"type": "thinking", "thinking": "t", "signature": signer.sign("t")}, {"type": "text", "text": "Sure"}]}
-    body = {"model": "claude-sonnet-4-5", "max_tokens": 10, "messages": [*HELLO, prefill]}
+    thinking = {"type": "thinking", "thinking": "t", "signature": signer.sign("t")}
+    prefill = {"role": "assistant", "content": [thinking, {"type": "text", "text": "Sure"}]}
+    body: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 10, "messages": [*HELLO, prefill]}
     assert error_of(post(anthropic_server, body))[2] == (
         "messages.1.content.0: When thinking is disabled, an `assistant` message in the final position cannot contain "
         "`thinking`. To use thinking blocks, enable `thinking` in your request."
@@ -141,7 +145,7 @@ def test_thinking_in_a_final_assistant_message_needs_thinking_enabled(anthropic_
 
 def test_unknown_model_and_path_are_not_found() -> None:
     with AnthropicServer(models={"claude-sonnet-4-5-20250929"}) as server:
-        body = {"model": "claude-nope", "max_tokens": 10, "messages": HELLO}
+        body: dict[str, Any] = {"model": "claude-nope", "max_tokens": 10, "messages": HELLO}
         assert error_of(post(server, body)) == (404, "not_found_error", "model: claude-nope")
         response = httpx.post(f"{server.origin}/v1/v1/messages", json=body, headers=HEADERS)
         assert error_of(response) == (404, "not_found_error", "Not Found")

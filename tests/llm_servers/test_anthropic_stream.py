@@ -6,15 +6,24 @@ Each test pins a chunk shape the agent's stream assembler relies on, measured ag
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from tests.llm_servers._litellm import ANTHROPIC_MODEL, READ_FILE, THINKING, built, deltas, stream, text_of
+from tests.llm_servers._litellm import (
+    ANTHROPIC_MODEL,
+    READ_FILE,
+    THINKING,
+    built,
+    deltas,
+    stream,
+    text_of,
+)
 from tests.llm_servers.conftest import API_KEY
 from tests.support.anthropic_server import AnthropicServer, Call, Reply
 
-HELLO = [{"role": "user", "content": "hello"}]
+HELLO: list[dict[str, Any]] = [{"role": "user", "content": "hello"}]
 
 
-async def call(server: AnthropicServer, **kwargs: object) -> list[object]:
+async def call(server: AnthropicServer, **kwargs: Any) -> list[Any]:
     kwargs.setdefault("messages", HELLO)
     return await stream(model=ANTHROPIC_MODEL, api_base=server.base_url, api_key=API_KEY, **kwargs)
 
@@ -75,7 +84,8 @@ async def test_two_tool_calls_in_one_reply_have_distinct_indexes(anthropic_serve
 
 async def test_thinking_text_and_signature_arrive_in_separate_chunks(anthropic_server: AnthropicServer) -> None:
     anthropic_server.add(Reply(thinking="Check the file.", text="Done.", chunk_size=8))
-    chunks = await call(anthropic_server, thinking=THINKING)
+    chunks = await call(anthropic_server, thinking=THINKING, stream_options={"include_usage": True})
+    assert chunks[-1].usage.completion_tokens_details.reasoning_tokens > 0
     ds = deltas(chunks)
     thinking = [d for d in ds if "thinking_blocks" in d]
     # Text pieces: reasoning_content plus a one-block thinking_blocks without a signature, mirrored in provider_specific_fields.

@@ -7,6 +7,7 @@ litellm with ``index`` 0, so an assembler keyed by index merges two calls into o
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import httpx
@@ -14,10 +15,17 @@ import litellm
 import pytest
 from litellm.exceptions import MidStreamFallbackError
 
-from tests.llm_servers._litellm import OLLAMA_MODEL, READ_FILE, built, deltas, stream, text_of
+from tests.llm_servers._litellm import (
+    OLLAMA_MODEL,
+    READ_FILE,
+    built,
+    deltas,
+    stream,
+    text_of,
+)
 from tests.support.ollama_server import Call, Fail, OllamaModel, OllamaServer, Reply
 
-HELLO = [{"role": "user", "content": "hello"}]
+HELLO: list[dict[str, Any]] = [{"role": "user", "content": "hello"}]
 TWO_CALLS = [Call("read_file", {"path": "a.py"}), Call("read_file", {"path": "b.py"})]
 
 
@@ -97,7 +105,11 @@ async def test_tool_calls_and_results_go_back_in_ollama_shape(ollama_server: Oll
     ]
     await call(ollama_server, tools=[READ_FILE], messages=history)
     sent = ollama_server.requests[1]["messages"]
-    assert sent[1]["tool_calls"] == [{"function": {"name": "read_file", "arguments": {"path": "a.py"}}}, {"function": {"name": "read_file", "arguments": {"path": "b.py"}}}]
+    # Arguments go back as objects; no id and no index (Ollama pairs results by order).
+    assert sent[1]["tool_calls"] == [
+        {"function": {"name": "read_file", "arguments": {"path": "a.py"}}},
+        {"function": {"name": "read_file", "arguments": {"path": "b.py"}}},
+    ]
     assert sent[2] == {"role": "tool", "content": f"text of {first.tool_calls[0].id}", "images": [], "tool_call_id": first.tool_calls[0].id}
 
 
@@ -128,16 +140,17 @@ async def test_an_unknown_model_is_not_found_error_404(ollama_server: OllamaServ
 
 
 async def test_the_older_not_found_wording_maps_the_same() -> None:
-    with OllamaServer(not_found_message='model "{model}" not found, try pulling it first') as server:
-        with pytest.raises(litellm.NotFoundError, match='model \\\\"llama9\\\\" not found, try pulling it first'):
-            await call(server, model="ollama_chat/llama9")
+    with OllamaServer(not_found_message='model "{model}" not found, try pulling it first') as server, pytest.raises(
+        litellm.NotFoundError, match=re.escape('{"error": "model \\"llama9\\" not found, try pulling it first"}')
+    ):
+        await call(server, model="ollama_chat/llama9")
 
 
 async def test_tools_for_a_model_without_tools_is_bad_request_400() -> None:
     with OllamaServer(models={"gemma:2b": OllamaModel(family="gemma", capabilities=("completion",))}) as server:
-        with pytest.raises(litellm.BadRequestError, match="registry.ollama.ai/library/gemma:2b does not support tools"):
+        with pytest.raises(litellm.BadRequestError, match=re.escape("registry.ollama.ai/library/gemma:2b does not support tools")):
             await call(server, model="ollama_chat/gemma:2b", tools=[READ_FILE])
-        with pytest.raises(litellm.BadRequestError, match='\\\\"gemma:2b\\\\" does not support thinking'):
+        with pytest.raises(litellm.BadRequestError, match=re.escape('{"error": "\\"gemma:2b\\" does not support thinking"}')):
             await call(server, model="ollama_chat/gemma:2b", reasoning_effort="high")
 
 

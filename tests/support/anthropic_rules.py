@@ -118,6 +118,11 @@ def _turn_blocks(messages: list[dict[str, Any]], indexes: list[int]) -> Iterator
             yield _Located(message_index, block_index, block)
 
 
+def _ids(messages: list[dict[str, Any]], indexes: list[int], kind: str, key: str) -> set[Any]:
+    """The ``key`` of every ``kind`` block in the given messages (tool_use ids, tool_result ids)."""
+    return {located.block.get(key) for located in _turn_blocks(messages, indexes) if located.block.get("type") == kind}
+
+
 def count_cache_breakpoints(body: dict[str, Any]) -> int:
     """Blocks carrying ``cache_control`` in tools, system and messages (tool_result content included)."""
 
@@ -247,9 +252,7 @@ def _tool_pairs(_b: dict[str, Any], messages: list[dict[str, Any]], _s: Thinking
     for position, (role, indexes) in enumerate(turns):
         previous = turns[position - 1] if position > 0 else None
         if role == "user":
-            offered = set()
-            if previous is not None and previous[0] == "assistant":
-                offered = {located.block.get("id") for located in _turn_blocks(messages, previous[1]) if located.block.get("type") == "tool_use"}
+            offered = _ids(messages, previous[1], "tool_use", "id") if previous is not None and previous[0] == "assistant" else set()
             for located in _turn_blocks(messages, indexes):
                 if located.block.get("type") == "tool_result" and located.block.get("tool_use_id") not in offered:
                     return invalid(
@@ -262,9 +265,7 @@ def _tool_pairs(_b: dict[str, Any], messages: list[dict[str, Any]], _s: Thinking
         if not uses:
             continue
         following = turns[position + 1] if position + 1 < len(turns) else None
-        answered = set()
-        if following is not None:
-            answered = {located.block.get("tool_use_id") for located in _turn_blocks(messages, following[1]) if located.block.get("type") == "tool_result"}
+        answered = _ids(messages, following[1], "tool_result", "tool_use_id") if following is not None else set()
         missing = [str(located.block.get("id")) for located in uses if located.block.get("id") not in answered]
         if missing:
             return invalid(

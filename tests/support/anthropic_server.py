@@ -22,8 +22,57 @@ counts, ``output_tokens`` 1), ``ping``, then per content block ``content_block_s
 ``stop_reason`` and ``usage.output_tokens``, and ``message_stop``. Non-streaming requests get the
 whole ``message`` object.
 
-Measured litellm 1.106.2 facts are in ``tests/llm_servers/README.md`` and asserted by the tests in
-``tests/llm_servers/``.
+This file runs past 400 lines because this docstring also carries the litellm facts the agent
+depends on; the wire format and the server's rules live in one place next to them.
+
+Measured with litellm 1.106.2 (each fact is asserted by a test in ``tests/llm_servers/``):
+
+* ``api_base`` is the origin (``http://host:port``): litellm appends ``/v1/messages`` unless the
+  base already ends with it. A base ending in ``/v1`` posts to ``/v1/v1/messages`` (404 →
+  ``litellm.NotFoundError``), ``/v1/`` to ``/v1//v1/messages``. It sends ``x-api-key`` and
+  ``anthropic-version: 2023-06-01``, no beta header for caching; only ``/v1/messages`` is called.
+* Chunks (``ModelResponseStream``, first choice's delta, ``None`` fields dropped): the first delta
+  carries ``role: "assistant"``. A thinking fragment is ``{"content": "", "reasoning_content": "Check th",
+  "thinking_blocks": [{"type": "thinking", "thinking": "Check th"}], "provider_specific_fields":
+  {"thinking_blocks": [same]}}``; the signature comes in its own chunk with ``"reasoning_content": ""``
+  and ``"thinking_blocks": [{"type": "thinking", "thinking": "", "signature": "…"}]``. A redacted block
+  is one chunk with ``thinking_blocks: [{"type": "redacted_thinking", "data": "…"}]`` and no
+  ``reasoning_content``. Text is ``{"content": "…"}``. A tool call opens with
+  ``{"id": "toolu_…", "type": "function", "index": i, "function": {"name": …, "arguments": ""}}`` and
+  continues with ``{"type": "function", "index": i, "function": {"arguments": "<fragment>"}}``
+  (one of them the API's empty first fragment); ``index`` counts tool calls from 0 per reply.
+  ``finish_reason``: ``end_turn`` → ``stop``, ``tool_use`` → ``tool_calls``, ``max_tokens`` → ``length``.
+* Usage appears only with ``stream_options={"include_usage": True}``, in an extra last chunk with an
+  empty delta after the finish chunk. ``prompt_tokens`` = input + cache writes + cache reads;
+  ``prompt_tokens_details.cached_tokens`` = ``cache_read_input_tokens`` (also top-level on the usage);
+  ``prompt_tokens_details.cache_creation_tokens`` = ``cache_creation_input_tokens`` (also top-level),
+  split in ``cache_creation_token_details.ephemeral_5m_input_tokens``/``…_1h…``;
+  ``prompt_tokens_details.text_tokens`` = the uncached input; ``completion_tokens_details.reasoning_tokens``.
+* Sending thinking back: the assistant message ``{"role": "assistant", "content": None, "tool_calls":
+  [...], "thinking_blocks": [{"type": "thinking", "thinking": "<whole text>", "signature": "…"}]}``
+  becomes ``content: [thinking, tool_use…]`` and is accepted step after step. The blocks must be merged
+  (text concatenated, signature added), as ``litellm.stream_chunk_builder`` does: sending the per-chunk
+  pieces makes litellm drop the unsigned ones and send ``thinking: ""`` with the signature (400).
+  ``content: ""`` is turned into a text block "[System: Empty message content sanitised to satisfy
+  protocol]" between thinking and tool_use; use ``None``. Thinking blocks inline in a list ``content``
+  are accepted too. Without the blocks litellm keeps ``thinking`` on (it drops it only with
+  ``litellm.modify_params``) and the API's 400 comes back as ``litellm.BadRequestError``.
+* ``cache_control`` passes through: on a system content block, on a tool (top-level key of the
+  OpenAI tool → key of the Anthropic tool), on a message content block, on a string-content message
+  (moved onto the text block litellm makes), on a ``tool`` message (onto the ``tool_result`` block).
+* Errors (``num_retries=0``): 401 → ``AuthenticationError`` 401; 429 → ``RateLimitError`` 429 with
+  ``litellm_response_headers["retry-after"]``; 529 → ``InternalServerError`` with status 500 (matched on
+  "Overloaded" in the body); 500 → ``InternalServerError``; 503 → ``ServiceUnavailableError``; a 400
+  "prompt is too long…" → ``ContextWindowExceededError`` (a ``BadRequestError``); other 400 →
+  ``BadRequestError``. The message is ``"litellm.<Class>: AnthropicException - b'<body JSON>'"``. A stream
+  cut mid-way, or an ``event: error`` inside it, → ``litellm.exceptions.MidStreamFallbackError`` (a
+  ``ServiceUnavailableError``, status 500) with ``generated_content`` (text so far),
+  ``is_pre_first_chunk`` and ``original_exception`` (``APIConnectionError`` / ``InternalServerError``).
+  A 200 stream with no events raises nothing: one chunk, empty delta, ``finish_reason`` "stop".
+* Request repairs: no ``max_tokens`` → ``budget_tokens + 4096`` with thinking (5120 for 1024); an
+  explicit ``thinking`` dict is sent unchanged (no cap below ``max_tokens``); ``reasoning_effort="low"``
+  → ``budget_tokens`` 1024; consecutive same-role messages are merged; tool blocks in the history
+  without ``tools`` get a ``dummy_tool``.
 """
 
 from __future__ import annotations
@@ -32,13 +81,17 @@ import hashlib
 import itertools
 import json
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from tests.support.anthropic_cache import PromptCache, estimate_tokens, prompt_units
 from tests.support.anthropic_rules import ApiError, ThinkingSigner, check_request
-from tests.support.scripted_http import RecordedRequest, ResponseWriter, ScriptedHTTPServer
+from tests.support.scripted_http import (
+    RecordedRequest,
+    ResponseWriter,
+    ScriptedHTTPServer,
+)
 
 ANTHROPIC_VERSION = "2023-06-01"
 
@@ -339,7 +392,8 @@ class AnthropicServer(ScriptedHTTPServer[Script]):
         for index, block in enumerate(blocks):
             kind = block["type"]
             if kind == "thinking":
-                yield {"type": "content_block_start", "index": index, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}
+                opened = {"type": "thinking", "thinking": "", "signature": ""}
+                yield {"type": "content_block_start", "index": index, "content_block": opened}
                 for piece in pieces(block["thinking"]):
                     yield {"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": piece}}
                 yield {"type": "content_block_delta", "index": index, "delta": {"type": "signature_delta", "signature": block["signature"]}}
@@ -383,5 +437,3 @@ class AnthropicServer(ScriptedHTTPServer[Script]):
 def _sse(event: dict[str, Any]) -> bytes:
     return f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode()
 
-
-ScriptCallable = Callable[[dict[str, Any]], Script]

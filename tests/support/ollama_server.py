@@ -35,8 +35,29 @@ ollama/ollama repository, August 2026):
 * ``GET /api/tags`` lists the configured models and ``POST /api/show`` describes one (capabilities,
   ``model_info.<family>.context_length``, a template mentioning tools when the model has them).
 
-Measured litellm 1.106.2 facts are in ``tests/llm_servers/README.md`` and asserted by the tests in
-``tests/llm_servers/``.
+Measured with litellm 1.106.2 (each fact is asserted by ``tests/llm_servers/test_ollama.py``):
+
+* ``api_base`` is the origin; litellm posts to ``/api/chat`` with ``{"model", "messages" (each with
+  ``"images": []``), "options": {}, "stream": true}`` plus ``tools`` and ``think`` (``reasoning_effort``
+  → ``think: true``). After a call its success logging posts ``/api/show`` ``{"name": model}`` to the
+  same base (litellm caches the answer per model and base; the post runs on the event loop, so
+  wait for it with :meth:`until`, not :meth:`wait_for`).
+* Every streamed tool call comes out with ``index`` 0, whatever Ollama's ``function.index`` says:
+  ``{"id": "<uuid4 made up by litellm>", "type": "function", "index": 0, "function": {"name": …,
+  "arguments": "<JSON text>"}}``. Two calls on two lines therefore merge under an index-keyed
+  assembler (``stream_chunk_builder`` yields one call with arguments ``{"path": "a.py"}{"path": "b.py"}``
+  and the second id); key by the (unique) ``id`` instead. Calls sharing one line get 0 and 1.
+* Thinking lines become ``{"reasoning_content": "…"}`` deltas (no ``thinking_blocks``). ``finish_reason``
+  is ``tool_calls`` when any call was seen (Ollama says ``stop``), else Ollama's ``done_reason``.
+* Usage only with ``include_usage``: ``prompt_tokens`` = ``prompt_eval_count``, ``completion_tokens`` =
+  ``eval_count``, no ``prompt_tokens_details``. When a count is absent litellm estimates both itself.
+* Sent back, tool calls become ``{"function": {"name", "arguments": <object>}}`` (no id, no index);
+  tool results ``{"role": "tool", "content", "images": [], "tool_call_id"}``.
+* Errors (``num_retries=0``): unknown model 404 → ``NotFoundError``; 400 → ``BadRequestError``;
+  500 → ``InternalServerError``; 503 → ``ServiceUnavailableError``; the message is
+  ``"litellm.<Class>: Ollama_chatException - <body JSON>"``. An ``{"error": …}`` line mid-stream →
+  ``BadRequestError`` 400 ("KeyError: 'message', Got unexpected response from Ollama: …"), although it
+  is a server failure. A cut stream → ``MidStreamFallbackError`` (status 500, ``generated_content``).
 """
 
 from __future__ import annotations
@@ -51,7 +72,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from tests.support.scripted_http import RecordedRequest, ResponseWriter, ScriptedHTTPServer
+from tests.support.scripted_http import (
+    RecordedRequest,
+    ResponseWriter,
+    ScriptedHTTPServer,
+)
 
 OLLAMA_VERSION = "0.33.0"
 
@@ -281,9 +306,13 @@ class OllamaServer(ScriptedHTTPServer[Script]):
             "load_duration": 12_345_678,
         }
         # Go's omitempty: a zero count is left out, not sent as 0.
-        for key, value in (("prompt_eval_count", prompt), ("prompt_eval_duration", 123_456_789 if prompt else 0), ("eval_count", completion), ("eval_duration", 765_432_100 if completion else 0)):
-            if value:
-                final[key] = value
+        counts = {
+            "prompt_eval_count": prompt,
+            "prompt_eval_duration": 123_456_789 if prompt else 0,
+            "eval_count": completion,
+            "eval_duration": 765_432_100 if completion else 0,
+        }
+        final.update({key: value for key, value in counts.items() if value})
         return final
 
     def _whole(self, name: str, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
