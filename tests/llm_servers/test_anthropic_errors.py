@@ -11,15 +11,9 @@ import litellm
 import pytest
 from litellm.exceptions import MidStreamFallbackError  # not exported at the top level
 
-from tests.llm_servers._litellm import ANTHROPIC_MODEL, stream
+from tests.llm_servers._litellm import ANTHROPIC_MODEL, READ_FILE, deltas, stream
 from tests.llm_servers.conftest import API_KEY
-from tests.support.anthropic_server import (
-    AnthropicServer,
-    Empty,
-    Fail,
-    Reply,
-    StreamError,
-)
+from tests.support.anthropic_server import AnthropicServer, Call, Empty, Fail, Reply, StreamError
 
 HELLO: list[dict[str, Any]] = [{"role": "user", "content": "hello"}]
 
@@ -111,6 +105,20 @@ async def test_a_stream_that_ends_empty_looks_like_an_empty_stop(anthropic_serve
     assert len(chunks) == 1
     assert chunks[0].choices[0].finish_reason == "stop"
     assert chunks[0].choices[0].delta.model_dump(exclude_none=True) == {}
+
+
+async def test_a_stream_ended_cleanly_before_message_stop_looks_like_a_stop(anthropic_server: AnthropicServer) -> None:
+    """The HTTP body ends normally mid-message (no message_delta, no message_stop): no exception,
+    and litellm makes up finish_reason "stop", even in the middle of a tool call's arguments."""
+    # message_start, ping, content_block_start, "" and two argument fragments, then the body ends.
+    anthropic_server.add(Reply(calls=[Call("read_file", {"path": "abcdef"})], chunk_size=5, end_after=6))
+    chunks = await stream(model=ANTHROPIC_MODEL, api_base=anthropic_server.base_url, api_key=API_KEY, messages=HELLO,
+                          tools=[READ_FILE], stream_options={"include_usage": True})
+    finish = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
+    assert finish == ["stop"]
+    arguments = "".join(tc["function"]["arguments"] for d in deltas(chunks) for tc in d.get("tool_calls", []))
+    assert arguments == '{"pat' + 'h": "'  # truncated JSON, yet "stop"
+    assert chunks[-1].usage.prompt_tokens > 0  # usage from message_start; output tokens are litellm's guess
 
 
 @pytest.mark.parametrize(

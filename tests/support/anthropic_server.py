@@ -68,7 +68,9 @@ Measured with litellm 1.106.2 (each fact is asserted by a test in ``tests/llm_se
   cut mid-way, or an ``event: error`` inside it, → ``litellm.exceptions.MidStreamFallbackError`` (a
   ``ServiceUnavailableError``, status 500) with ``generated_content`` (text so far),
   ``is_pre_first_chunk`` and ``original_exception`` (``APIConnectionError`` / ``InternalServerError``).
-  A 200 stream with no events raises nothing: one chunk, empty delta, ``finish_reason`` "stop".
+  A 200 stream with no events raises nothing: one chunk, empty delta, ``finish_reason`` "stop". A
+  stream whose body ends cleanly before ``message_stop`` also raises nothing and gets a made-up
+  ``finish_reason`` "stop", even mid-way through a tool call's arguments (truncated JSON).
 * Request repairs: no ``max_tokens`` → ``budget_tokens + 4096`` with thinking (5120 for 1024); an
   explicit ``thinking`` dict is sent unchanged (no cap below ``max_tokens``); ``reasoning_effort="low"``
   → ``budget_tokens`` 1024; consecutive same-role messages are merged; tool blocks in the history
@@ -183,7 +185,10 @@ class Reply:
     delay_s: float = 0.0
     """Server-side pause between events (lets a test act mid-stream)."""
     cut_after: int | None = None
-    """Drop the connection after this many events, before ``message_stop``."""
+    """Drop the connection after this many events, before ``message_stop`` (a network failure)."""
+    end_after: int | None = None
+    """End the stream cleanly after this many events, before ``message_stop`` (a proxy or server
+    that finished the HTTP body early: no transport error, just a message that never completes)."""
     stream_error: StreamError | None = None
     pings: int = 1
 
@@ -423,6 +428,8 @@ class AnthropicServer(ScriptedHTTPServer[Script]):
             if reply.cut_after is not None and sent >= reply.cut_after:
                 out.cut()
                 return
+            if reply.end_after is not None and sent >= reply.end_after:
+                break
             if reply.stream_error is not None and sent >= reply.stream_error.after_events:
                 error = {"type": "error", "error": {"type": reply.stream_error.error_type, "message": reply.stream_error.message}}
                 out.chunk(_sse(error))

@@ -149,6 +149,9 @@ class ScriptedHTTPServer(Generic[ScriptItem]):
         class Handler(BaseHTTPRequestHandler):
             # HTTP/1.1 for chunked streams and keep-alive, like the real APIs.
             protocol_version = "HTTP/1.1"
+            # An idle keep-alive connection (litellm pools them) ends its thread after this long
+            # instead of living until the test process exits.
+            timeout = 10
 
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
