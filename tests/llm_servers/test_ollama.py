@@ -181,6 +181,15 @@ async def test_a_stream_cut_mid_way_is_mid_stream_fallback_error(ollama_server: 
     assert isinstance(caught.value.original_exception, litellm.APIConnectionError)
 
 
+async def test_a_stream_ended_without_the_done_line_looks_like_a_stop(ollama_server: OllamaServer) -> None:
+    """No ``done: true`` line and no transport error: litellm raises nothing and makes up "stop",
+    with usage from its own token counter."""
+    ollama_server.add(Reply(text="hello world", chunk_size=5, end_after=1))
+    chunks = await call(ollama_server, stream_options={"include_usage": True})
+    assert text_of(chunks) == "hello"
+    assert [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason] == ["stop"]
+
+
 def test_non_streaming_answers_one_object_and_the_side_endpoints_work(ollama_server: OllamaServer) -> None:
     ollama_server.add(Reply(text="whole", calls=[Call("read_file", {"path": "a"})], usage=(5, 2)))
     base = ollama_server.base_url

@@ -58,6 +58,7 @@ Measured with litellm 1.106.2 (each fact is asserted by ``tests/llm_servers/test
   ``"litellm.<Class>: Ollama_chatException - <body JSON>"``. An ``{"error": …}`` line mid-stream →
   ``BadRequestError`` 400 ("KeyError: 'message', Got unexpected response from Ollama: …"), although it
   is a server failure. A cut stream → ``MidStreamFallbackError`` (status 500, ``generated_content``).
+  A stream that ends cleanly without the ``done`` line raises nothing: litellm makes up "stop".
 """
 
 from __future__ import annotations
@@ -117,7 +118,9 @@ class Reply:
     delay_s: float = 0.0
     """Server-side pause between lines (lets a test act mid-stream)."""
     cut_after: int | None = None
-    """Drop the connection after this many lines, before the ``done`` line."""
+    """Drop the connection after this many lines, before the ``done`` line (a network failure)."""
+    end_after: int | None = None
+    """End the stream cleanly after this many lines, without the ``done`` line."""
     error_after: tuple[int, str] | None = None
     """Send ``{"error": message}`` as a line after this many lines, then end the stream."""
 
@@ -347,6 +350,8 @@ class OllamaServer(ScriptedHTTPServer[Script]):
             if reply.cut_after is not None and sent >= reply.cut_after:
                 out.cut()
                 return
+            if reply.end_after is not None and sent >= reply.end_after:
+                break
             if reply.error_after is not None and sent >= reply.error_after[0]:
                 out.chunk(json.dumps({"error": reply.error_after[1]}).encode() + b"\n")
                 out.end_stream()
