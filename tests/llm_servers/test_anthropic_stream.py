@@ -8,15 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.llm_servers._litellm import (
-    ANTHROPIC_MODEL,
-    READ_FILE,
-    THINKING,
-    built,
-    deltas,
-    stream,
-    text_of,
-)
+from tests.llm_servers._litellm import ANTHROPIC_MODEL, READ_FILE, THINKING, built, deltas, stream, text_of
 from tests.llm_servers.conftest import API_KEY
 from tests.support.anthropic_server import AnthropicServer, Call, Reply
 

@@ -12,14 +12,7 @@ from typing import Any
 import litellm
 import pytest
 
-from tests.llm_servers._litellm import (
-    ANTHROPIC_MODEL,
-    READ_FILE,
-    THINKING,
-    built,
-    deltas,
-    stream,
-)
+from tests.llm_servers._litellm import ANTHROPIC_MODEL, READ_FILE, THINKING, built, deltas, stream
 from tests.llm_servers.conftest import API_KEY
 from tests.support.anthropic_server import AnthropicServer, Call, Reply
 

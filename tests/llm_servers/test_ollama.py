@@ -15,14 +15,7 @@ import litellm
 import pytest
 from litellm.exceptions import MidStreamFallbackError
 
-from tests.llm_servers._litellm import (
-    OLLAMA_MODEL,
-    READ_FILE,
-    built,
-    deltas,
-    stream,
-    text_of,
-)
+from tests.llm_servers._litellm import OLLAMA_MODEL, READ_FILE, built, deltas, stream, text_of
 from tests.support.ollama_server import Call, Fail, OllamaModel, OllamaServer, Reply
 
 HELLO: list[dict[str, Any]] = [{"role": "user", "content": "hello"}]

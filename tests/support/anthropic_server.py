@@ -89,13 +89,7 @@ from typing import Any
 
 from tests.support.anthropic_cache import PromptCache, estimate_tokens, prompt_units
 from tests.support.anthropic_rules import ApiError, ThinkingSigner, check_request
-from tests.support.scripted_http import (
-    RecordedRequest,
-    ResponseWriter,
-    ScriptedHTTPServer,
-)
-
-ANTHROPIC_VERSION = "2023-06-01"
+from tests.support.scripted_http import RecordedRequest, ResponseWriter, ScriptedHTTPServer
 
 _ERROR_DEFAULTS: dict[int, tuple[str, str]] = {
     400: ("invalid_request_error", "scripted failure"),

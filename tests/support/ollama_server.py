@@ -73,11 +73,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from tests.support.scripted_http import (
-    RecordedRequest,
-    ResponseWriter,
-    ScriptedHTTPServer,
-)
+from tests.support.scripted_http import RecordedRequest, ResponseWriter, ScriptedHTTPServer
 
 OLLAMA_VERSION = "0.33.0"
 
