@@ -32,12 +32,50 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class ModelLimitSettings(_Section):
+    """A model's limits, when litellm's model information lacks them or they should differ."""
+
+    max_output_tokens: int | None = Field(None, ge=1)
+    """Output tokens one call may produce (litellm's figure, capped at 32,000, when unset)."""
+    context_window: int | None = Field(None, ge=1)
+    """Input tokens the model takes (litellm's figure when unset; 32,768 for an unknown model)."""
+
+
+ReasoningSetting = Literal["off", "low", "medium", "high"] | int
+"""``off``, an effort (``low``, ``medium``, ``high``), or a thinking budget in tokens (1024 or more)."""
+
+
+class ReasoningRoles(_Section):
+    """How much each model role reasons before answering (the `[models.reasoning]` table)."""
+
+    default: ReasoningSetting = "off"
+    """For every role that sets nothing of its own."""
+    plan: ReasoningSetting | None = None
+    build: ReasoningSetting | None = None
+    explore: ReasoningSetting | None = None
+
+    @model_validator(mode="after")
+    def _budgets(self) -> ReasoningRoles:
+        for role in ("default", "plan", "build", "explore"):
+            value = getattr(self, role)
+            if isinstance(value, int) and not isinstance(value, bool) and value < 1024:
+                raise ValueError(f"models.reasoning.{role}: a thinking budget is at least 1024 tokens, not {value}")
+        return self
+
+    def for_role(self, role: str) -> ReasoningSetting:
+        value = getattr(self, role, None) if role != "default" else None
+        return value if value is not None else self.default
+
+
 class ModelRoles(_Section):
     """litellm model strings per role; an unset role uses the default model."""
 
     plan: str | None = None
     build: str | None = None
     explore: str | None = None
+    limits: dict[str, ModelLimitSettings] = Field(default_factory=dict)
+    """Per litellm model string: ``[models.limits."ollama_chat/qwen3:8b"] context_window = 40960``."""
+    reasoning: ReasoningRoles = Field(default_factory=ReasoningRoles)
 
 
 class RetrySettings(_Section):
@@ -48,6 +86,10 @@ class RetrySettings(_Section):
     base_delay_s: float = Field(1.0, ge=0)
     """Delay before the second try; doubled for each later one."""
     max_delay_s: float = Field(30.0, ge=0)
+    """The longest wait between tries (a longer ``Retry-After`` from the server is cut to this)."""
+    stall_timeout_s: float = Field(120.0, gt=0)
+    """A call that sends nothing for this long (no first byte, or a pause mid-stream) is cut off
+    and retried: a hanging server costs this much, not the HTTP client's ten minutes."""
 
 
 class ToolSettings(_Section):
@@ -229,7 +271,12 @@ class Settings(_Section):
 
     def model_for(self, role: str) -> str:
         """The litellm model string for a role (``default``, ``plan``, ``build``, ``explore``)."""
-        return getattr(self.models, role, None) or self.model
+        value = getattr(self.models, role, None) if role in ("plan", "build", "explore") else None
+        return value or self.model
+
+    def limits_for(self, model: str) -> ModelLimitSettings:
+        """The configured limits of a litellm model string (empty when none are set)."""
+        return self.models.limits.get(model, ModelLimitSettings())
 
 
 def _describe(error: ValidationError, source: str) -> str:

@@ -197,7 +197,9 @@ def describe(event: Event) -> Description | None:
     if isinstance(event, ModelNote):
         return Description("warning", "!", NOTE_LABELS.get(event.kind, event.kind))
     if isinstance(event, ErrorOccurred):
-        # The traceback is for the log and bug reports; the exception's type says enough here.
+        if event.fatal:
+            return None  # it ends the turn, and the turn's end says it (once, not twice)
+        # The traceback and the provider's raw words are for the log; the type says enough here.
         return Description("error", f"✗ {event.kind} error:", event.message,
                            f"({event.exception})" if event.exception else "")
     if isinstance(event, StuckDetected):

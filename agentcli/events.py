@@ -102,6 +102,28 @@ class TextDelta(BaseEvent):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ReasoningDelta(BaseEvent):
+    """The model's streamed reasoning (a thinking model), coalesced like text; shown apart."""
+
+    type: Literal["reasoning_delta"] = "reasoning_delta"
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThinkingBlock:
+    """One block of a thinking model's reasoning, exactly as the provider sent it.
+
+    Anthropic requires the previous assistant turn's blocks, with their signatures, to be sent
+    back unchanged when tools are used; ``redacted_thinking`` blocks carry only opaque ``data``.
+    """
+
+    type: Literal["thinking", "redacted_thinking"] = "thinking"
+    thinking: str = ""
+    signature: str = ""
+    data: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallRequest:
     """A tool call as the model made it (arguments as the raw JSON text it sent)."""
 
@@ -120,6 +142,10 @@ class AssistantMessage(BaseEvent):
     finish_reason: str | None = None
     interrupted: bool = False
     """True when the stream was cut off (a pause) before it finished."""
+    reasoning: str = ""
+    """The model's reasoning before this reply, as it streamed."""
+    thinking_blocks: list[ThinkingBlock] = field(default_factory=list)
+    """The signed thinking blocks to send back with this reply (a resume rebuilds them from here)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -157,12 +183,20 @@ class UsageReported(BaseEvent):
     type: Literal["usage"] = "usage"
     model: str
     input_tokens: int
+    """Every input token of the call, read from the prompt cache or not."""
     output_tokens: int
     cost: float | None
     """US dollars, or None when litellm has no price for the model (never a made-up 0)."""
     total_input_tokens: int
     total_output_tokens: int
     total_cost: float | None
+    cache_read_tokens: int = 0
+    """Input tokens read from the provider's prompt cache."""
+    cache_write_tokens: int = 0
+    """Input tokens written to the prompt cache."""
+    total_cache_read_tokens: int = 0
+    estimated: bool = False
+    """The server reported no usage; the figures are an estimate."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -211,6 +245,8 @@ class ErrorOccurred(BaseEvent):
     """The exception's type, for an unexpected failure (``OSError``, ``UnicodeEncodeError``)."""
     traceback: str | None = None
     """Where it was raised: for the log and bug reports, never shown on screen."""
+    detail: str | None = None
+    """The provider's or library's own words (a raw litellm message): for the log only."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -374,6 +410,7 @@ Event = (
     | ClarificationAnswered
     | StateChanged
     | TextDelta
+    | ReasoningDelta
     | AssistantMessage
     | ToolCallStarted
     | ToolCallFinished

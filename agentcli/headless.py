@@ -14,10 +14,19 @@ from rich.console import Console
 from rich.markup import escape
 
 from agentcli.describe import Description, Role, describe, format_changes
-from agentcli.events import Event, Outcome, SessionStarted, TextDelta, TurnEnded, UsageReported, event_to_json
+from agentcli.events import (
+    Event,
+    Outcome,
+    ReasoningDelta,
+    SessionStarted,
+    TextDelta,
+    TurnEnded,
+    UsageReported,
+    event_to_json,
+)
 
-__all__ = ["EXIT_CODES", "EXIT_USAGE", "JsonLinesPrinter", "TextPrinter", "format_age", "format_changes",
-           "format_cost"]
+__all__ = ["EXIT_CODES", "EXIT_USAGE", "JsonLinesPrinter", "TextPrinter", "cache_ratio", "format_age",
+           "format_changes", "format_cost"]
 
 EXIT_CODES: dict[Outcome, int] = {"completed": 0, "error": 1, "clarify": 3, "halted": 4, "paused": 5, "approval": 5}
 """A call waiting for approval exits like a pause (5): the run stopped and ``resume`` continues it."""
@@ -69,6 +78,11 @@ def format_cost(cost: float | None) -> str:
     return "cost unknown" if cost is None else f"${cost:.4f}"
 
 
+def cache_ratio(read: int, total: int) -> str:
+    """The share of input tokens read from the prompt cache, as a percentage."""
+    return f"{100 * read / total:.0f}%" if total else "0%"
+
+
 def rich_lines(description: Description) -> list[str]:
     """A description as Rich markup lines, styled by its role."""
     style = LABEL_STYLES[description.role]
@@ -91,16 +105,27 @@ class TextPrinter:
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(highlight=False)
         self._mid_text = False
+        self._mid_reasoning = False
         self._totals: UsageReported | None = None
         self.session_id = ""
 
     def _end_text(self) -> None:
-        if self._mid_text:
+        if self._mid_text or self._mid_reasoning:
             self.console.print()
-            self._mid_text = False
+            self._mid_text = self._mid_reasoning = False
 
     def __call__(self, event: Event) -> None:
+        if isinstance(event, ReasoningDelta):
+            # The model's reasoning, dimmed, before its reply (a thinking model).
+            if not self._mid_reasoning:
+                self._end_text()
+                self.console.print("[dim italic]thinking: [/]", end="")
+                self._mid_reasoning = True
+            self.console.print(f"[dim italic]{escape(event.text)}[/]", end="", soft_wrap=True)
+            return
         if isinstance(event, TextDelta):
+            if self._mid_reasoning:
+                self._end_text()
             self.console.print(escape(event.text), end="", soft_wrap=True)
             self._mid_text = True
             return
@@ -123,9 +148,12 @@ class TextPrinter:
         c = self.console
         totals = self._totals
         if totals is not None:
+            cached = (f" ({cache_ratio(totals.total_cache_read_tokens, totals.total_input_tokens)} from cache)"
+                      if totals.total_cache_read_tokens else "")
+            estimated = " (estimated)" if totals.estimated else ""
             c.print(
-                f"[dim]tokens: {totals.total_input_tokens:,} in / {totals.total_output_tokens:,} out · "
-                f"{format_cost(totals.total_cost)} · {event.steps} steps[/]"
+                f"[dim]tokens: {totals.total_input_tokens:,} in{cached} / {totals.total_output_tokens:,} out"
+                f"{estimated} · {format_cost(totals.total_cost)} · {event.steps} steps[/]"
             )
         if self.session_id and event.outcome != "completed":
             hint = {

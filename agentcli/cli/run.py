@@ -64,13 +64,14 @@ def run(prompt: Annotated[str, typer.Argument(help="The task for the agent.")], 
     """
     folder = workspace(options.cwd)
     settings = load_settings(folder, options.settings_overrides())
-    from agentcli.session.factory import SessionSetupError, new_session, unsafe_workspace, warm_up
+    from agentcli.session.factory import SessionSetupError, check_models, new_session, unsafe_workspace, warm_up
 
     warm_up(settings)
     broad = unsafe_workspace(folder) if settings.snapshots.enabled else None
     if broad and not options.yes:
         raise fail(f"{broad}\nRun in a project folder, or pass --yes to snapshot it anyway.")
     try:
+        check_models(settings)
         session = new_session(folder, settings)
     except SessionSetupError as error:
         raise fail(str(error)) from None

@@ -1,7 +1,10 @@
 """The real model client: ``litellm.acompletion(stream=True)`` with our own retry loop.
 
 Our loop rather than litellm's ``num_retries`` because a retry has to be visible (an event the
-user sees, with the delay) and a mid-stream failure has to void the text already shown.
+user sees, with the delay and one line of cause) and a mid-stream failure has to void the text
+already shown. Every request carries an output limit (``max_tokens``) from the model's own data;
+a stream that sends nothing for ``stall_timeout_s`` is cut and retried; failures are classified
+once (``llm/errors.py``) so the chart can tell a bad key from a busy server.
 """
 
 from __future__ import annotations
@@ -9,46 +12,34 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
 from agentcli.config import RetrySettings
 from agentcli.llm.assemble import StreamAssembler
-from agentcli.llm.types import ModelCallError, ModelRequest, ModelResponse, RetryNotice, StreamItem, TextChunk
+from agentcli.llm.cache import with_breakpoints
+from agentcli.llm.errors import MissingKey, StreamEndedEmpty, StreamStalled, classify, retry_after
+from agentcli.llm.limits import ModelLimits, model_limits
+from agentcli.llm.types import (
+    ClientNotice,
+    Message,
+    ModelCallError,
+    ModelRequest,
+    ModelResponse,
+    ReasoningChunk,
+    RetryNotice,
+    StreamItem,
+    TextChunk,
+    Usage,
+)
 from agentcli.llm.warmup import load_litellm
 
-_RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 _request_ids = itertools.count(1)
-
-
-def _status(error: BaseException) -> int | None:
-    status = getattr(error, "status_code", None)
-    return status if isinstance(status, int) else None
-
-
-def _is_retryable(error: BaseException, litellm: Any) -> bool:
-    status = _status(error)
-    if status is not None:
-        return status in _RETRYABLE_STATUS
-    transient = (litellm.APIConnectionError, litellm.Timeout, litellm.InternalServerError,
-                 litellm.ServiceUnavailableError, litellm.RateLimitError)
-    return isinstance(error, transient)
-
-
-def _retry_after(error: BaseException) -> float | None:
-    response = getattr(error, "response", None)
-    headers = getattr(response, "headers", None)
-    if not headers:
-        return None
-    try:
-        return float(headers.get("retry-after", ""))
-    except ValueError:
-        return None
-
-
-def _short(error: BaseException) -> str:
-    text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    return text[:500]
+_EFFORT_BUDGETS = {"low": 1024, "medium": 2048, "high": 4096}
+"""What litellm turns each effort into for Anthropic thinking (measured), for the output limit."""
+_THINKING_HEADROOM = 4096
+"""Output tokens left for the answer itself beyond a thinking budget (litellm's own default)."""
 
 
 def resolve_model(model: str, api_base: str | None) -> str:
@@ -58,84 +49,233 @@ def resolve_model(model: str, api_base: str | None) -> str:
     return model
 
 
+def resolve_api_base(model: str, api_base: str | None) -> str | None:
+    """litellm appends ``/v1/messages`` to an Anthropic base: one given as ``…/v1`` would be
+    posted to ``…/v1/v1/messages``, so the ``/v1`` is dropped."""
+    if api_base and model.startswith("anthropic/"):
+        return re.sub(r"/v1/?$", "", api_base.rstrip("/")) or api_base
+    return api_base
+
+
 class LiteLLMClient:
-    """Streams any litellm model; retries 429 and 5xx with exponential backoff."""
+    """Streams any litellm model; retries transient failures with exponential backoff."""
 
     def __init__(self, retry: RetrySettings | None = None) -> None:
         self.retry = retry or RetrySettings()
+        self._limits: dict[str, ModelLimits] = {}
+        self._noticed: set[str] = set()
 
     def _delay(self, attempt: int, error: BaseException) -> float:
-        hinted = _retry_after(error)
-        backoff = self.retry.base_delay_s * (2 ** (attempt - 1))
-        delay = hinted if hinted is not None else backoff
-        return min(delay, self.retry.max_delay_s)
+        hinted = retry_after(error)
+        backoff = min(self.retry.base_delay_s * 2.0 ** (attempt - 1), self.retry.max_delay_s)
+        # A server that says when to come back is believed, up to the longest delay we accept.
+        return min(hinted, self.retry.max_delay_s) if hinted is not None else backoff
+
+    def limits(self, litellm: Any, model: str, request: ModelRequest) -> ModelLimits:
+        key = f"{model}|{request.max_tokens}|{request.context_window}"
+        if key not in self._limits:
+            self._limits[key] = model_limits(litellm, model, max_output_tokens=request.max_tokens,
+                                             context_window=request.context_window)
+        return self._limits[key]
+
+    def _notice_once(self, key: str, text: str) -> ClientNotice | None:
+        if key in self._noticed:
+            return None
+        self._noticed.add(key)
+        return ClientNotice(text)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         litellm = await load_litellm()
         model = resolve_model(request.model, request.api_base)
-        kwargs: dict[str, Any] = {
-            "model": model,
-            "messages": request.messages,
-            "stream": True,
-            # Without this, providers send no usage in streaming mode.
-            "stream_options": {"include_usage": True},
-            # Retries are ours (see module docstring); the OpenAI SDK's own would hide them.
-            "max_retries": 0,
-        }
-        if request.tools:
-            kwargs["tools"] = request.tools
-            if request.tool_choice is not None:
-                kwargs["tool_choice"] = request.tool_choice
-        if request.api_base:
-            kwargs["api_base"] = request.api_base
-        custom_server = request.api_base or os.environ.get("OPENAI_API_BASE") or os.environ.get("OPENAI_BASE_URL")
-        if custom_server and model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
-            # Local OpenAI-compatible servers (vLLM, llama.cpp, LM Studio) need no key,
-            # but the OpenAI SDK refuses to start without one.
-            kwargs["api_key"] = "sk-no-key-required"
+        limits = self.limits(litellm, model, request)
+        if not limits.known and request.max_tokens is None:
+            notice = self._notice_once(f"limits:{model}", (
+                f"litellm knows no limits for {model}: using {limits.max_output_tokens} output tokens and a "
+                f"{limits.context_window:,}-token context window (set [models.limits.\"{model}\"] to change them)"))
+            if notice is not None:
+                yield notice
+        kwargs, notice_text = self._kwargs(litellm, model, request, limits)
+        if notice_text:
+            notice = self._notice_once(f"reasoning:{model}", notice_text)
+            if notice is not None:
+                yield notice
+        missing = _missing_keys(litellm, model, kwargs)
         attempts = self.retry.attempts
         request_id = f"req{next(_request_ids)}"
         for attempt in itertools.count(1):
             assembler = StreamAssembler()
             try:
-                response = await litellm.acompletion(**kwargs)
-                async for chunk in response:
-                    text = assembler.add(chunk)
+                if missing:
+                    raise MissingKey()
+                async for text, reasoning in self._chunks(litellm, kwargs, assembler):
+                    if reasoning:
+                        yield ReasoningChunk(reasoning)
                     if text:
                         yield TextChunk(text)
+                if assembler.empty and (assembler.usage is None or not assembler.usage.output_tokens):
+                    raise StreamEndedEmpty()
+                if assembler.cut_in_a_call:
+                    raise StreamEndedEmpty()
             except asyncio.CancelledError:
                 raise
-            except Exception as error:  # classified below, never swallowed (re-raised as ModelCallError)
-                retryable = _is_retryable(error, litellm)
-                if retryable and attempt < attempts:
+            except Exception as error:
+                failure = classify(error, litellm, model, missing_keys=missing)
+                if failure.retryable and attempt < attempts:
                     delay = self._delay(attempt, error)
-                    yield RetryNotice(attempt=attempt, max_attempts=attempts, delay_s=delay, error=_short(error))
+                    yield RetryNotice(attempt=attempt, max_attempts=attempts, delay_s=delay, error=str(failure))
                     await asyncio.sleep(delay)
                     continue
-                what = f"after {attempt} attempts: " if retryable and attempt > 1 else ""
-                raise ModelCallError(
-                    f"model call to {model} failed {what}{_short(error)}", retryable=retryable, status=_status(error)
-                ) from error
+                if failure.retryable and attempt > 1:
+                    failure = ModelCallError(f"{failure} (after {attempt} attempts)", kind=failure.kind,
+                                             status=failure.status, detail=failure.detail)
+                raise failure from error
+            if assembler.finish_reason == "content_filter":
+                raise ModelCallError(f"{model.split('/')[0]} declined to answer (content filter)", kind="refused",
+                                     detail=assembler.text[:2000])
+            usage = assembler.usage or _estimated_usage(litellm, model, request.messages, assembler)
             yield ModelResponse(
                 text=assembler.text,
                 tool_calls=assembler.tool_calls(f"{request_id}_{attempt}"),
                 finish_reason=assembler.finish_reason,
-                usage=assembler.usage,
-                cost=_cost(litellm, model, assembler),
+                usage=usage,
+                cost=_cost(litellm, model, assembler, usage),
                 model=model,
+                reasoning=assembler.reasoning,
+                thinking_blocks=assembler.thinking_blocks,
             )
             return
 
+    async def _chunks(
+        self, litellm: Any, kwargs: dict[str, Any], assembler: StreamAssembler
+    ) -> AsyncIterator[tuple[str, str]]:
+        """The call's chunks as (text, reasoning) pairs; silence longer than the stall timeout raises."""
+        stall = self.retry.stall_timeout_s
+        try:
+            response = await asyncio.wait_for(litellm.acompletion(**kwargs), stall)
+        except TimeoutError:
+            raise StreamStalled(f"{stall:g} s") from None
+        iterator = response.__aiter__()
+        try:
+            while True:
+                try:
+                    chunk = await asyncio.wait_for(iterator.__anext__(), stall)
+                except StopAsyncIteration:
+                    return
+                except TimeoutError:
+                    raise StreamStalled(f"{stall:g} s") from None
+                yield assembler.add(chunk)
+        finally:
+            close = getattr(iterator, "aclose", None)
+            if close is not None:
+                try:
+                    await close()
+                except Exception:  # noqa: BLE001 - closing a broken stream may fail too; nothing to do
+                    pass
 
-def _cost(litellm: Any, model: str, assembler: StreamAssembler) -> float | None:
-    """Price of the call from litellm's tables; None (not 0) when the model has no price."""
-    if assembler.usage is None:
+    def _kwargs(
+        self, litellm: Any, model: str, request: ModelRequest, limits: ModelLimits
+    ) -> tuple[dict[str, Any], str | None]:
+        """The arguments of the call, and a notice when the reasoning setting cannot apply."""
+        messages, tools = request.messages, request.tools
+        if limits.cache_control:
+            messages, tools = with_breakpoints(messages, tools)
+        kwargs: dict[str, Any] = {
+            "model": model,
+            "messages": messages,
+            "stream": True,
+            # Without this, providers send no usage in streaming mode.
+            "stream_options": {"include_usage": True},
+            # Retries are ours (see module docstring); the OpenAI SDK's own would hide them.
+            "max_retries": 0,
+            "max_tokens": limits.max_output_tokens,
+        }
+        if tools:
+            kwargs["tools"] = tools
+            if request.tool_choice is not None:
+                kwargs["tool_choice"] = request.tool_choice
+        api_base = resolve_api_base(model, request.api_base)
+        if api_base:
+            kwargs["api_base"] = api_base
+        custom_server = api_base or os.environ.get("OPENAI_API_BASE") or os.environ.get("OPENAI_BASE_URL")
+        if custom_server and model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
+            # Local OpenAI-compatible servers (vLLM, llama.cpp, LM Studio) need no key,
+            # but the OpenAI SDK refuses to start without one.
+            kwargs["api_key"] = "sk-no-key-required"
+        return kwargs, self._reasoning(kwargs, model, request, limits)
+
+    @staticmethod
+    def _reasoning(kwargs: dict[str, Any], model: str, request: ModelRequest, limits: ModelLimits) -> str | None:
+        reasoning = request.reasoning
+        if reasoning is None:
+            return None
+        if limits.known and not limits.reasoning:
+            return f"{model} does not reason before answering: the reasoning setting is ignored for it"
+        if _forces_a_tool(request.tool_choice) or not _thinking_can_resume(request.messages):
+            # Anthropic refuses thinking with a forced tool, and a tool use in progress that was
+            # made without thinking cannot be continued with it: this one call goes without.
+            return None
+        anthropic = model.startswith("anthropic/") or "claude" in model.lower()
+        if reasoning.budget_tokens is not None and anthropic:
+            budget = reasoning.budget_tokens
+            kwargs["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        elif reasoning.budget_tokens is not None:
+            budget = reasoning.budget_tokens
+            kwargs["reasoning_effort"] = "low" if budget <= 2048 else "medium" if budget <= 8192 else "high"
+        else:
+            effort = reasoning.effort or "medium"
+            budget = _EFFORT_BUDGETS[effort]
+            kwargs["reasoning_effort"] = effort
+        if anthropic:
+            # The answer needs room beyond the thinking budget, or the API refuses the request.
+            kwargs["max_tokens"] = max(kwargs["max_tokens"], budget + _THINKING_HEADROOM)
+        return None
+
+
+def _forces_a_tool(tool_choice: str | dict[str, Any] | None) -> bool:
+    return tool_choice == "required" or isinstance(tool_choice, dict)
+
+
+def _thinking_can_resume(messages: list[Message]) -> bool:
+    """Thinking may be on unless the last assistant message used tools without thinking blocks
+    (a session that switched reasoning on mid-task): the API refuses to continue such a turn."""
+    for message in reversed(messages):
+        if message.get("role") == "assistant":
+            return not message.get("tool_calls") or bool(message.get("thinking_blocks"))
+    return True
+
+
+def _missing_keys(litellm: Any, model: str, kwargs: dict[str, Any]) -> list[str]:
+    """The key variables litellm looks for and does not find; none when a key or server is given."""
+    if "api_key" in kwargs or ("api_base" in kwargs and not model.startswith(("anthropic/", "gemini/"))):
+        return []
+    try:
+        found = litellm.validate_environment(model)
+    except Exception:  # noqa: BLE001 - a provider litellm cannot check: let the call say
+        return []
+    missing = found.get("missing_keys") or []
+    return [str(key) for key in missing] if not found.get("keys_in_environment") else []
+
+
+def _estimated_usage(litellm: Any, model: str, messages: list[Message], assembler: StreamAssembler) -> Usage | None:
+    """Token counts by litellm's own counter, marked as estimates, when the server sent none."""
+    try:
+        input_tokens = int(litellm.token_counter(model=model, messages=messages))
+        output_tokens = int(litellm.token_counter(model=model, text=assembler.text + assembler.reasoning))
+    except Exception:  # noqa: BLE001 - no estimate is better than a wrong one
+        return None
+    return Usage(input_tokens=input_tokens, output_tokens=output_tokens, estimated=True)
+
+
+def _cost(litellm: Any, model: str, assembler: StreamAssembler, usage: Usage | None) -> float | None:
+    """Price of the call from litellm's tables, cache prices included; None (not 0) when unknown."""
+    if usage is None or usage.estimated:
         return None
     try:
         prompt, completion = litellm.cost_per_token(
             model=model,
-            prompt_tokens=assembler.usage.input_tokens,
-            completion_tokens=assembler.usage.output_tokens,
+            prompt_tokens=usage.input_tokens,
+            completion_tokens=usage.output_tokens,
+            usage_object=assembler.raw_usage,
         )
     except Exception:  # noqa: BLE001 - litellm raises a plain Exception for unknown models
         return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import sys
 import threading
 from types import ModuleType
 
@@ -52,14 +53,20 @@ def start_background_import() -> None:
 
 async def load_litellm() -> ModuleType:
     """The configured litellm module, waiting for the background import without blocking the loop."""
+    return await asyncio.to_thread(import_litellm)
+
+
+def import_litellm() -> ModuleType:
+    """The configured litellm module, waiting for the background import (blocking: off the loop)."""
     _quiet_environment()
     thread = _thread
     if thread is not None and thread.is_alive():
-        await asyncio.to_thread(thread.join)
-    if "litellm" not in __import__("sys").modules:
-        await asyncio.to_thread(_import)
+        thread.join()
+    if "litellm" not in sys.modules:
+        _import()
     import litellm
 
+    # Without this litellm prints a "Provider List" banner to stdout on every unknown model.
     litellm.suppress_debug_info = True
     # Providers reject parameters they do not know (tool_choice on some); drop them instead.
     litellm.drop_params = True

@@ -61,6 +61,7 @@ def _model_call(state: str, *, silent: dict[str, Any]) -> dict[str, Any]:
             done(state): [
                 *_next_call("has_tool_calls"),
                 _t("paused", cond="model_unavailable", on="give_up_on_model"),
+                _t("halted", cond="model_refused", on="refused_by_model"),
                 _t("halted", cond="model_failed", on="fail_model"),
                 silent,  # a reply without any tool call
             ],

@@ -11,6 +11,7 @@ from __future__ import annotations
 import traceback
 
 from agentcli.events import ClarificationRequested, ErrorOccurred, PermissionRequested
+from agentcli.llm.types import ModelCallError
 from agentcli.session.outcomes import CallOutcome, ModelOutcome
 from agentcli.session.prompt import REMINDER, TRUNCATED_REMINDER
 from agentcli.session.turn import Turn
@@ -32,14 +33,29 @@ class Endings:
         self.turn.end_turn("paused", "stopped without complete/clarify/pause")
 
     def give_up_on_model(self, data: ModelOutcome) -> None:
+        """The model stayed unreachable or busy through every retry: pause; resuming tries again."""
         error = data.error
-        self.turn.emit(ErrorOccurred(kind="model", message=str(error), fatal=False))
+        assert error is not None
+        self._model_error(error)
         self.turn.end_turn("paused", f"model unavailable, retries exhausted: {error}")
 
-    def fail_model(self, data: ModelOutcome) -> None:
+    def refused_by_model(self, data: ModelOutcome) -> None:
+        """The provider declined to answer: halt with its reason (guidance may steer around it)."""
         error = data.error
-        self.turn.emit(ErrorOccurred(kind="model", message=str(error), fatal=True))
+        assert error is not None
+        self._model_error(error)
+        self.turn.end_turn("halted", str(error))
+
+    def fail_model(self, data: ModelOutcome) -> None:
+        """A failure retrying cannot fix (a key, a model name, a bad request): the turn ends in error."""
+        error = data.error
+        assert error is not None
+        self._model_error(error)
         self.turn.end_turn("error", str(error))
+
+    def _model_error(self, error: ModelCallError) -> None:
+        # For the log: the classification and the provider's own words. The turn's end shows the line.
+        self.turn.emit(ErrorOccurred(kind=f"model:{error.kind}", message=str(error), fatal=True, detail=error.detail))
 
     def halt_at_step_limit(self) -> None:
         turn = self.turn

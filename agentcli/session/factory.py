@@ -45,6 +45,25 @@ def warm_up(settings: Settings) -> None:
         start_background_import()
 
 
+def check_models(settings: Settings) -> None:
+    """Refuse model strings no provider matches, before a session is created for them.
+
+    Blocks while litellm is imported: the command line calls it, never the TUI's event loop.
+
+    Raises:
+        SessionSetupError: naming the model and how to write it.
+    """
+    from agentcli.llm.check import unknown_model
+
+    roles = {settings.model, *(settings.model_for(role) for role in ("plan", "build", "explore"))}
+    for model in sorted(roles):
+        if model.startswith(REPLAY_PREFIX):
+            continue
+        problem = unknown_model(model, settings.api_base)
+        if problem is not None:
+            raise SessionSetupError(problem)
+
+
 def model_client_for(settings: Settings, *, replay_delay_s: float | None = None) -> ModelClient:
     """``replay:PATH`` plays a recording; anything else is a litellm model string."""
     if settings.model.startswith(REPLAY_PREFIX):

@@ -39,8 +39,12 @@ class Guards:
         """The model could not be reached after every retry (rate limits, server errors)."""
         return data.error is not None and data.error.retryable
 
+    def model_refused(self, data: ModelOutcome) -> bool:
+        """The provider declined to answer (its content policy)."""
+        return data.error is not None and data.error.kind == "refused"
+
     def model_failed(self, data: ModelOutcome) -> bool:
-        """The model rejected the call for good (a bad key, a bad request)."""
+        """The call failed for good: a missing or bad key, an unknown model, a bad request."""
         return data.error is not None and not data.error.retryable
 
     # -- running calls -----------------------------------------------------------------------------

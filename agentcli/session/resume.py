@@ -52,6 +52,7 @@ class Rebuilt:
     """Replies the model gave (complete or cut off): where a replay model resumes."""
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
     cost: float | None = 0.0
     plan: list[PlanStep] = field(default_factory=list)
     pending_permission: PermissionRequested | None = None
@@ -90,7 +91,7 @@ def rebuild(events: Iterable[Event]) -> Rebuilt:
             state.model_calls += 1
             if event.interrupted and not event.text:
                 continue
-            state.messages.append(assistant_message(event.text, event.tool_calls))
+            state.messages.append(assistant_message(event.text, event.tool_calls, event.thinking_blocks))
             open_calls.update({call.id: call for call in event.tool_calls})
         elif isinstance(event, ToolCallStarted):
             started_calls.add(event.call_id)
@@ -102,6 +103,7 @@ def rebuild(events: Iterable[Event]) -> Rebuilt:
         elif isinstance(event, UsageReported):
             state.input_tokens = event.total_input_tokens
             state.output_tokens = event.total_output_tokens
+            state.cache_read_tokens = event.total_cache_read_tokens
             state.cost = event.total_cost
         elif isinstance(event, StateChanged):
             state.configuration = list(event.configuration)

@@ -218,7 +218,8 @@ class Session(TimelineCommands):
 
     def load(self, rebuilt: Rebuilt) -> None:
         """Take over the state of a session rebuilt from its log (before :meth:`start`)."""
-        totals = Totals(input_tokens=rebuilt.input_tokens, output_tokens=rebuilt.output_tokens, cost=rebuilt.cost)
+        totals = Totals(input_tokens=rebuilt.input_tokens, output_tokens=rebuilt.output_tokens, cost=rebuilt.cost,
+                        cache_read_tokens=rebuilt.cache_read_tokens)
         self.turn.load(rebuilt.messages, rebuilt.pending_calls, totals)
         self.pending_question = rebuilt.pending_question
         self.pending_permission = rebuilt.pending_permission

@@ -10,8 +10,18 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from agentcli.events import AssistantMessage, RetryScheduled, TextDelta, UsageReported
-from agentcli.llm.types import ModelCallError, ModelRequest, ModelResponse, RetryNotice, TextChunk
+from agentcli.config import ReasoningSetting
+from agentcli.events import AssistantMessage, Notice, ReasoningDelta, RetryScheduled, TextDelta, UsageReported
+from agentcli.llm.types import (
+    ClientNotice,
+    ModelCallError,
+    ModelRequest,
+    ModelResponse,
+    Reasoning,
+    ReasoningChunk,
+    RetryNotice,
+    TextChunk,
+)
 from agentcli.session.coalesce import TextCoalescer
 from agentcli.session.outcomes import ModelOutcome
 from agentcli.session.prompt import system_prompt, workspace_summary
@@ -19,6 +29,15 @@ from agentcli.session.turn import Turn, assistant_message
 
 CONTEXT_CHARS = 400_000
 """Roughly 100k tokens: conversations past this are trimmed, oldest tool groups first."""
+
+
+def reasoning_for(setting: ReasoningSetting) -> Reasoning | None:
+    """What the config's reasoning setting asks of the model (None: off)."""
+    if setting == "off":
+        return None
+    if isinstance(setting, int):
+        return Reasoning(budget_tokens=setting)
+    return Reasoning(effort=setting)
 
 
 class ModelProtocolError(Exception):
@@ -30,7 +49,9 @@ class _Stream:
     """The reply being streamed, for the exit callback to keep if the stream is cut off."""
 
     coalescer: TextCoalescer
+    thoughts: TextCoalescer
     text: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
 
 
 class Thinking:
@@ -55,27 +76,42 @@ class Thinking:
             self._summary = await asyncio.to_thread(workspace_summary, turn.workspace)
         prompt = system_prompt(workspace=turn.workspace, phase=phase, tool_names=tool_names,
                                plan_text=turn.plan.text(), summary=self._summary)
+        settings = turn.settings
+        model = settings.model_for(phase.model)
+        limits = settings.limits_for(model)
         request = ModelRequest(
-            model=turn.settings.model_for(phase.model),
+            model=model,
             messages=[{"role": "system", "content": prompt}, *turn.messages.for_request(CONTEXT_CHARS)],
             tools=turn.tools.schemas(tool_names),
             tool_choice=phase.tool_choice_param(),
-            api_base=turn.settings.api_base,
+            api_base=settings.api_base,
+            max_tokens=limits.max_output_tokens,
+            context_window=limits.context_window,
+            reasoning=reasoning_for(settings.models.reasoning.for_role(phase.model)),
         )
         coalescer = TextCoalescer(lambda text: turn.emit(TextDelta(text=text)))
-        stream = self._stream = _Stream(coalescer=coalescer)
+        thoughts = TextCoalescer(lambda text: turn.emit(ReasoningDelta(text=text)))
+        stream = self._stream = _Stream(coalescer=coalescer, thoughts=thoughts)
         self._called = True
         response: ModelResponse | None = None
         try:
             async for item in turn.model_client.stream(request):
                 if isinstance(item, TextChunk):
+                    thoughts.flush()
                     stream.text.append(item.text)
                     coalescer.add(item.text)
+                elif isinstance(item, ReasoningChunk):
+                    stream.reasoning.append(item.text)
+                    thoughts.add(item.text)
                 elif isinstance(item, RetryNotice):
+                    thoughts.flush()
                     coalescer.flush()
                     stream.text.clear()
+                    stream.reasoning.clear()
                     turn.emit(RetryScheduled(attempt=item.attempt, max_attempts=item.max_attempts,
                                              delay_s=item.delay_s, error=item.error))
+                elif isinstance(item, ClientNotice):
+                    turn.emit(Notice(kind="model", text=item.text))
                 else:
                     response = item
         except ModelCallError as error:
@@ -83,6 +119,7 @@ class Thinking:
             turn.end_work()
             return ModelOutcome(error=error)
         finally:
+            thoughts.flush()
             coalescer.flush()
         if response is None:
             raise ModelProtocolError("the model client ended its stream without a response")
@@ -95,8 +132,9 @@ class Thinking:
         turn = self.turn
         self._record_usage(response)
         calls = response.tool_calls
-        turn.messages.append(assistant_message(response.text, calls))
-        turn.emit(AssistantMessage(text=response.text, tool_calls=calls, finish_reason=response.finish_reason))
+        turn.messages.append(assistant_message(response.text, calls, response.thinking_blocks))
+        turn.emit(AssistantMessage(text=response.text, tool_calls=calls, finish_reason=response.finish_reason,
+                                   reasoning=response.reasoning, thinking_blocks=response.thinking_blocks))
         turn.pending.extend(calls)
 
     def _record_usage(self, response: ModelResponse) -> None:
@@ -106,6 +144,7 @@ class Thinking:
         totals = self.turn.totals
         totals.input_tokens += usage.input_tokens
         totals.output_tokens += usage.output_tokens
+        totals.cache_read_tokens += usage.cache_read_tokens
         if response.cost is None or totals.cost is None:
             totals.cost = None
         else:
@@ -118,6 +157,10 @@ class Thinking:
                 cost=response.cost,
                 total_input_tokens=totals.input_tokens,
                 total_output_tokens=totals.output_tokens,
+                cache_read_tokens=usage.cache_read_tokens,
+                cache_write_tokens=usage.cache_write_tokens,
+                total_cache_read_tokens=totals.cache_read_tokens,
+                estimated=usage.estimated,
                 total_cost=totals.cost,
             )
         )
@@ -133,8 +176,9 @@ class Thinking:
             turn.phase_steps += 1
         if stream is None:
             return
+        stream.thoughts.flush()
         stream.coalescer.flush()
         text = "".join(stream.text)
         if text:
             turn.messages.append(assistant_message(text, []))
-        turn.emit(AssistantMessage(text=text, interrupted=True))
+        turn.emit(AssistantMessage(text=text, interrupted=True, reasoning="".join(stream.reasoning)))

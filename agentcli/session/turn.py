@@ -22,6 +22,7 @@ from agentcli.events import (
     Event,
     ModelNote,
     Outcome,
+    ThinkingBlock,
     ToolCallFinished,
     ToolCallRequest,
     TurnEnded,
@@ -55,6 +56,8 @@ class Totals:
     output_tokens: int = 0
     cost: float | None = 0.0
     """None once any call had an unknown price: a partial sum would understate the cost."""
+    cache_read_tokens: int = 0
+    """Input tokens read from the provider's prompt cache, of ``input_tokens``."""
     steps: int = 0
     """Model calls made in the current turn."""
 
@@ -73,14 +76,25 @@ def _history_arguments(raw: str) -> str:
     return json.dumps({"_malformed_arguments": raw[:2000]})
 
 
-def assistant_message(text: str, calls: list[ToolCallRequest]) -> Message:
+def assistant_message(text: str, calls: list[ToolCallRequest], thinking: list[ThinkingBlock] | None = None) -> Message:
+    """A reply as the conversation keeps it: ``content`` always present (``None`` when only tools
+    were called: strict chat templates need the key, and an empty string makes litellm add a text
+    block before Anthropic's tool use), and a thinking model's signed blocks sent back verbatim."""
     message: Message = {"role": "assistant", "content": text or None}
+    if thinking:
+        message["thinking_blocks"] = [_block(block) for block in thinking]
     if calls:
         message["tool_calls"] = [
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _history_arguments(c.arguments)}}
             for c in calls
         ]
     return message
+
+
+def _block(block: ThinkingBlock) -> dict[str, str]:
+    if block.type == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": block.data}
+    return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
 
 
 def tool_message(call_id: str, content: str) -> Message:

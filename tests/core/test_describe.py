@@ -26,6 +26,7 @@ from agentcli.events import (
     PlanStep,
     PlanUpdated,
     ProgressReported,
+    ReasoningDelta,
     RetryScheduled,
     SessionStarted,
     SnapshotCaptured,
@@ -77,8 +78,9 @@ SHOWN: list[Event] = [
 ]
 """One of every kind of event a person reads about."""
 
-DRAWN_BY_EACH_FRONT_END = (TextDelta, UserMessage, ClarificationAnswered, StateChanged, UsageReported)
-"""Events the front ends draw their own way (streamed text, the user's words, the graph, totals)."""
+DRAWN_BY_EACH_FRONT_END = (TextDelta, ReasoningDelta, UserMessage, ClarificationAnswered, StateChanged, UsageReported)
+"""Events the front ends draw their own way (streamed text and reasoning, the user's words, the
+graph, totals)."""
 
 
 def test_every_kind_of_event_is_described_or_left_to_the_front_ends() -> None:

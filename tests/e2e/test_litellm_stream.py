@@ -78,7 +78,8 @@ async def test_exhausted_retries_pause_and_lose_nothing(workspace: Path, server:
     session, rec = _session(workspace, server)
     ended = await session.run_turn("go")
     assert ended.outcome == "paused" and "retries exhausted" in ended.reason
-    assert [e.fatal for e in rec.of(ErrorOccurred)] == [False]
+    errors = rec.of(ErrorOccurred)  # for the log: it ends the turn, so the turn's end shows it
+    assert [(e.kind, e.fatal) for e in errors] == [("model:server", True)] and errors[0].detail
     assert (workspace / "kept.txt").read_text() == "work\n"
     # The server recovers; resuming continues from the same conversation.
     server.add(Reply(calls=[Call("complete", {"summary": "done after outage"})]))

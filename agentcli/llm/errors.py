@@ -1,0 +1,182 @@
+"""One classification of model-call failures, at the model edge, in words a user can act on.
+
+litellm raises its own exception classes (mapped from each provider's statuses) and wraps
+transport failures; this module turns any of them into a :class:`ModelCallError` with a ``kind``
+the chart's guards read, one line of message (what is wrong and what to do), and the raw text
+as ``detail`` for the log only. Measured with litellm 1.106.2 against the test servers in
+``tests/support`` (see ``tests/llm_servers``): Anthropic's 529 arrives as ``InternalServerError``
+500 (litellm matches "Overloaded" in the body), a stream cut mid-way as ``MidStreamFallbackError``
+(a ``ServiceUnavailableError``), "prompt is too long" as ``ContextWindowExceededError`` (a
+``BadRequestError``: checked first), a repeated chunk as ``InternalServerError``.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import ssl
+from types import ModuleType
+
+from agentcli.llm.types import ErrorKind, ModelCallError
+
+_MAX_LINE = 240
+
+KEY_HELP = "set it in the environment (or the provider's usual key variable), then resume"
+
+
+class StreamStalled(Exception):
+    """No bytes arrived from the model for longer than the stall timeout."""
+
+
+class MissingKey(Exception):
+    """The provider needs a key and none is set: not worth a request."""
+
+
+class StreamEndedEmpty(Exception):
+    """The stream ended without text, reasoning or a tool call: the server gave up mid-way."""
+
+
+def status_of(error: BaseException) -> int | None:
+    status = getattr(error, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def retry_after(error: BaseException) -> float | None:
+    """The delay a ``Retry-After`` header asks for, in seconds, if the failure carried one."""
+    for headers in (getattr(error, "litellm_response_headers", None),
+                    getattr(getattr(error, "response", None), "headers", None)):
+        if not headers:
+            continue
+        try:
+            value = headers.get("retry-after")
+        except AttributeError:
+            continue
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value))
+        except (TypeError, ValueError):
+            continue
+    return None
+
+
+def classify(error: BaseException, litellm: ModuleType, model: str, *, missing_keys: list[str]) -> ModelCallError:
+    """The failure of a call to ``model``, classified, in one line.
+
+    Args:
+        error: What the call raised.
+        litellm: The litellm module (its exception classes).
+        model: The litellm model string called.
+        missing_keys: The key variables litellm looks for and did not find (for ``auth``).
+    """
+    raw = " ".join(str(error).split()) or type(error).__name__
+    status = status_of(error)
+    kind, message = _kind(error, litellm, model, raw, status, missing_keys)
+    return ModelCallError(_clip(message), kind=kind, status=status, detail=raw)
+
+
+def _kind(
+    error: BaseException, litellm: ModuleType, model: str, raw: str, status: int | None, missing_keys: list[str]
+) -> tuple[ErrorKind, str]:
+    from litellm.exceptions import MidStreamFallbackError
+
+    provider = model.split("/", 1)[0] if "/" in model else "the provider"
+    if isinstance(error, StreamStalled):
+        return "stalled", f"{model} sent nothing for {error}; the call was cut off"
+    if isinstance(error, StreamEndedEmpty):
+        return "cut_stream", f"{model}'s reply ended empty (the server stopped mid-way)"
+    if isinstance(error, litellm.ContextWindowExceededError):
+        return "overflow", (f"the conversation is longer than {model}'s context window; start a new session "
+                            "or resume with less history")
+    if isinstance(error, (MissingKey, litellm.AuthenticationError)) or status in (401, 403):
+        if missing_keys:
+            return "auth", f"no API key for {model}: {' or '.join(missing_keys)} is not set; {KEY_HELP}"
+        return "auth", f"{provider} rejected the API key for {model}: check the key ({_provider_message(raw)})"
+    if isinstance(error, litellm.ContentPolicyViolationError):
+        return "refused", f"{provider} declined to answer: {_provider_message(raw)}"
+    if isinstance(error, MidStreamFallbackError):
+        return "cut_stream", f"{model}'s reply broke off mid-stream ({_cause(error) or 'connection lost'})"
+    if isinstance(error, litellm.RateLimitError) or status == 429:
+        return "rate_limit", f"{provider} rate limit reached: {_provider_message(raw)}"
+    if status == 529 or "overloaded" in raw.lower():
+        return "overloaded", f"{provider} is overloaded; try again shortly"
+    if "repeating the same chunk" in raw:
+        return "cut_stream", f"{model} kept repeating the same output; the stream was stopped"
+    if isinstance(error, litellm.NotFoundError) or status == 404:
+        return "bad_model", (f"{provider} has no model {model.split('/', 1)[-1]!r} (or the api base is wrong): "
+                             f"{_provider_message(raw)}")
+    if isinstance(error, litellm.Timeout) or status == 408:
+        return "stalled", f"{model} did not answer in time"
+    network = _network_cause(error)
+    if network is not None:
+        return "network", f"cannot reach {provider}: {network}"
+    if isinstance(error, (litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)) or (
+        status is not None and status >= 500
+    ):
+        return "server", f"{provider} server error{f' {status}' if status else ''}: {_provider_message(raw)}"
+    if isinstance(error, litellm.APIConnectionError):
+        return "network", f"cannot reach {provider}: {_provider_message(raw)}"
+    if isinstance(error, litellm.BadRequestError) and "LLM Provider NOT provided" in raw:
+        return "bad_model", f"{model!r} names no provider litellm knows (write it as provider/model)"
+    return "bad_request", f"{provider} rejected the request: {_provider_message(raw)}"
+
+
+_DNS = ("Name or service not known", "nodename nor servname", "Temporary failure in name resolution",
+        "No address associated", "getaddrinfo")
+_REFUSED = ("Connection refused", "ConnectionRefused")
+_TLS = ("CERTIFICATE_VERIFY_FAILED", "SSLError", "SSL: ", "certificate verify failed", "TLSV1")
+_UNREACHABLE = ("Network is unreachable", "No route to host", "Cannot connect to host", "ConnectError",
+                "ClientConnectorError", "ConnectTimeout", "Connection timed out")
+_DROPPED = ("Connection reset", "Server disconnected", "RemoteProtocolError", "ServerDisconnectedError",
+            "peer closed connection", "Broken pipe")
+
+
+def _network_cause(error: BaseException) -> str | None:
+    """One line of why the server could not be reached, read from the whole chain of causes
+    (litellm often wraps an aiohttp or httpx error in a class that says nothing of it)."""
+    seen: set[int] = set()
+    texts: list[str] = []
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, socket.gaierror):
+            texts.append("getaddrinfo")
+        if isinstance(current, ssl.SSLError):
+            texts.append("SSLError")
+        if isinstance(current, ConnectionRefusedError):
+            texts.append("Connection refused")
+        texts.append(f"{type(current).__name__}: {current}")
+        current = current.__cause__ or current.__context__ or getattr(current, "original_exception", None)
+    text = " | ".join(texts)
+    if any(marker in text for marker in _DNS):
+        return "the host name does not resolve (no network, or a typo in the api base)"
+    if any(marker in text for marker in _REFUSED):
+        return "the connection was refused (is the server running at the api base?)"
+    if any(marker in text for marker in _TLS):
+        return "the TLS handshake failed (a proxy, or a certificate problem)"
+    if any(marker in text for marker in _UNREACHABLE):
+        return "the connection could not be made (no network, or the server is down)"
+    if any(marker in text for marker in _DROPPED):
+        return "the connection dropped"
+    return None
+
+
+def _cause(error: BaseException) -> str | None:
+    original = getattr(error, "original_exception", None)
+    return _network_cause(original) if isinstance(original, BaseException) else None
+
+
+_PROVIDER_MESSAGE = re.compile(r'"message"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_LITELLM_PREFIX = re.compile(r"^litellm\.\w+:\s*(?:\w+Exception - |\w+Error - )?")
+
+
+def _provider_message(raw: str) -> str:
+    """The provider's own message when the error body holds one, else litellm's text unprefixed."""
+    found = _PROVIDER_MESSAGE.search(raw)
+    if found:
+        return found.group(1).encode().decode("unicode_escape", errors="replace")
+    return _LITELLM_PREFIX.sub("", raw)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _MAX_LINE else text[: _MAX_LINE - 1] + "…"
