@@ -28,7 +28,7 @@ class ModelLimits:
     max_output_tokens: int
     context_window: int
     known: bool
-    """litellm knows the model (False: the defaults above are guesses)."""
+    """litellm knows the model's limits (False: the defaults above are guesses)."""
     cache_control: bool
     """The model takes ``cache_control`` breakpoints (Anthropic-family prompt caching)."""
     reasoning: bool
@@ -54,7 +54,7 @@ def model_limits(
     return ModelLimits(
         max_output_tokens=output,
         context_window=context,
-        known=info is not None,
+        known=bool(known_output or known_context),
         cache_control=caches or provider == "anthropic",
         reasoning=bool((info or {}).get("supports_reasoning")),
     )

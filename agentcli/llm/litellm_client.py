@@ -177,6 +177,8 @@ class LiteLLMClient:
     ) -> tuple[dict[str, Any], str | None]:
         """The arguments of the call, and a notice when the reasoning setting cannot apply."""
         messages, tools = request.messages, request.tools
+        if not _anthropic(model):
+            messages = [_with_content(message) for message in messages]
         if limits.cache_control:
             messages, tools = with_breakpoints(messages, tools)
         kwargs: dict[str, Any] = {
@@ -214,7 +216,7 @@ class LiteLLMClient:
             # Anthropic refuses thinking with a forced tool, and a tool use in progress that was
             # made without thinking cannot be continued with it: this one call goes without.
             return None
-        anthropic = model.startswith("anthropic/") or "claude" in model.lower()
+        anthropic = _anthropic(model)
         if reasoning.budget_tokens is not None and anthropic:
             budget = reasoning.budget_tokens
             kwargs["thinking"] = {"type": "enabled", "budget_tokens": budget}
@@ -229,6 +231,20 @@ class LiteLLMClient:
             # The answer needs room beyond the thinking budget, or the API refuses the request.
             kwargs["max_tokens"] = max(kwargs["max_tokens"], budget + _THINKING_HEADROOM)
         return None
+
+
+def _anthropic(model: str) -> bool:
+    """An Anthropic-protocol model (directly, or a Claude model through a cloud provider)."""
+    return model.startswith("anthropic/") or "claude" in model.lower()
+
+
+def _with_content(message: Message) -> Message:
+    """An assistant message that only calls tools, with ``content: ""``: litellm drops a ``None``
+    content, and strict chat templates of local servers (llama.cpp, vLLM) fail on a message
+    without the key. (Not for Anthropic: there an empty string becomes a text block of its own.)"""
+    if message.get("role") == "assistant" and message.get("content") is None:
+        return {**message, "content": ""}
+    return message
 
 
 def _forces_a_tool(tool_choice: str | dict[str, Any] | None) -> bool:

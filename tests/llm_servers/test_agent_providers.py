@@ -1,0 +1,239 @@
+"""The agent through litellm's real provider code paths: Anthropic Messages with thinking and
+prompt caching, Ollama's native chat, and an OpenAI-compatible server, each failure classified.
+
+The servers (``tests/support``) speak each provider's wire format and refuse what the real API
+refuses, so a session that finishes here sent nothing the provider would have rejected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentcli.config import ModelLimitSettings, ModelRoles, ReasoningRoles, RetrySettings, Settings
+from agentcli.events import (
+    AssistantMessage,
+    ErrorOccurred,
+    Notice,
+    ReasoningDelta,
+    RetryScheduled,
+    ToolCallStarted,
+    TurnEnded,
+    UsageReported,
+)
+from agentcli.llm.litellm_client import LiteLLMClient
+from agentcli.session import Session
+from agentcli.session.factory import new_session, resume_session
+from agentcli.session.log import list_sessions
+from agentcli.workflow import builtin_workflow
+from tests.llm_servers.conftest import API_KEY
+from tests.support.anthropic_server import AnthropicServer, Call, Empty, Fail, Reply
+from tests.support.ollama_server import OllamaServer
+from tests.support.ollama_server import Call as OllamaCall
+from tests.support.ollama_server import Reply as OllamaReply
+from tests.support.sessions import Recorder
+
+CLAUDE = "anthropic/claude-sonnet-4-5-20250929"
+FAST_RETRY = RetrySettings(attempts=3, base_delay_s=0.01, max_delay_s=0.05)
+
+
+@pytest.fixture(autouse=True)
+def anthropic_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
+
+
+def _settings(server_url: str, **fields: Any) -> Settings:
+    return Settings(model=CLAUDE, api_base=server_url, retry=fields.pop("retry", FAST_RETRY), **fields)
+
+
+def _session(workspace: Path, settings: Settings) -> tuple[Session, Recorder]:
+    session = Session(workspace=workspace, settings=settings, workflow=builtin_workflow("single"),
+                      model_client=LiteLLMClient(settings.retry))
+    recorder = Recorder()
+    session.subscribe(recorder)
+    return session, recorder
+
+
+def _ok(server: AnthropicServer) -> None:
+    refused = [(r.status, r.body) for r in server.responses() if r.status != 200]
+    assert not refused, refused
+
+
+def _step(number: int) -> Reply:
+    return Reply(thinking=f"Step {number}: look at file {number}.", text=f"Reading {number}.",
+                 calls=[Call("read_file", {"path": f"f{number}.txt"})])
+
+
+@pytest.fixture(autouse=True)
+def files(workspace: Path) -> None:
+    for number in range(1, 11):
+        (workspace / f"f{number}.txt").write_text(f"file {number}\n")
+
+
+async def test_thinking_with_tools_for_ten_steps_pause_restart_resume_and_finish_without_a_400(
+    workspace: Path, anthropic_server: AnthropicServer, isolated_dirs: Path
+) -> None:
+    settings = _settings(anthropic_server.base_url, models=ModelRoles(reasoning=ReasoningRoles(default=2048)))
+    anthropic_server.add(*[_step(n) for n in range(1, 7)], Reply(thinking="Stop here.", calls=[
+        Call("pause", {"reason": "halfway"})]))
+    first = new_session(workspace, settings, model_client=LiteLLMClient(settings.retry), default_permission_mode="all")
+    rec = Recorder()
+    first.subscribe(rec)
+    ended = await asyncio.wait_for(first.run_turn("walk the files"), 60)
+    assert ended.outcome == "paused" and ended.reason == "halfway"
+    assert rec.of(ReasoningDelta) and "Step 1" in rec.of(AssistantMessage)[0].reasoning
+    assert all(m.thinking_blocks and m.thinking_blocks[0].signature for m in rec.of(AssistantMessage))
+    body = anthropic_server.requests[-1]
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048} and body["max_tokens"] > 2048
+    first.close()  # the process ends here: the next one rebuilds everything from the log
+
+    anthropic_server.add(*[_step(n) for n in range(7, 11)], Reply(thinking="Done.", calls=[
+        Call("complete", {"summary": "walked ten"})]))
+    entry = list_sessions(isolated_dirs / "data" / "agentcli", workspace)[0]
+    second = resume_session(entry, settings, model_client=LiteLLMClient(settings.retry), default_permission_mode="all")
+    await second.resume()
+    assert (await asyncio.wait_for(second.wait_turn(), 60)).outcome == "completed"
+    second.close()
+    _ok(anthropic_server)
+    assert len(anthropic_server.requests) == 12
+    # Every request after a tool use sent the previous turn's thinking back, signed.
+    last = anthropic_server.requests[-1]["messages"]
+    assistant = [m for m in last if m["role"] == "assistant"]
+    assert all(m["content"][0]["type"] == "thinking" and m["content"][0]["signature"] for m in assistant[-4:])
+
+
+async def test_a_tool_use_made_without_thinking_is_continued_without_it(
+    workspace: Path, anthropic_server: AnthropicServer
+) -> None:
+    """Reasoning switched on while a tool use made without it is in progress (the server would
+    refuse to continue it with thinking on): that one call goes without thinking, and no 400."""
+    anthropic_server.add(Reply(calls=[Call("read_file", {"path": "f1.txt"})]),
+                         Reply(calls=[Call("complete", {"summary": "s"})]))
+    session, _ = _session(workspace, _settings(anthropic_server.base_url))
+    thinking = _settings(anthropic_server.base_url, models=ModelRoles(reasoning=ReasoningRoles(default=2048)))
+
+    def switch_reasoning_on(event: Any) -> None:
+        if isinstance(event, UsageReported):
+            session.turn.settings = thinking  # the next call asks for thinking
+
+    session.subscribe(switch_reasoning_on)
+    assert (await asyncio.wait_for(session.run_turn("go"), 30)).outcome == "completed"
+    _ok(anthropic_server)
+    assert [("thinking" in body) for body in anthropic_server.requests] == [False, False]
+
+
+async def test_prompt_cache_breakpoints_and_cache_reads_over_a_session(
+    workspace: Path, anthropic_server: AnthropicServer
+) -> None:
+    anthropic_server.add(*[Reply(calls=[Call("read_file", {"path": f"f{n}.txt"})]) for n in range(1, 7)],
+                         Reply(calls=[Call("complete", {"summary": "s"})]))
+    session, rec = _session(workspace, _settings(anthropic_server.base_url))
+    assert (await asyncio.wait_for(session.run_turn("go"), 30)).outcome == "completed"
+    _ok(anthropic_server)
+    for body in anthropic_server.requests:
+        marks = sum(1 for tool in body["tools"] if "cache_control" in tool)
+        marks += sum(1 for block in body["system"] if "cache_control" in block)
+        marks += sum(1 for m in body["messages"] for block in m["content"] if isinstance(block, dict)
+                     and "cache_control" in block)
+        assert 2 < marks <= 4
+    usage = rec.of(UsageReported)
+    assert usage[0].cache_read_tokens == 0 and usage[0].cache_write_tokens > 0
+    assert all(u.cache_read_tokens > 0 for u in usage[1:])
+    assert usage[-1].total_cache_read_tokens / usage[-1].total_input_tokens > 0.5
+    assert all(u.cost is not None for u in usage)
+
+
+async def test_the_output_limit_is_always_sent_and_configurable(workspace: Path, anthropic_server: AnthropicServer) -> None:
+    anthropic_server.add(Reply(calls=[Call("complete", {"summary": "s"})]))
+    limits = {CLAUDE: ModelLimitSettings(max_output_tokens=1234)}
+    session, _ = _session(workspace, _settings(anthropic_server.base_url, models=ModelRoles(limits=limits)))
+    await asyncio.wait_for(session.run_turn("go"), 30)
+    assert anthropic_server.requests[0]["max_tokens"] == 1234
+
+
+async def test_an_api_base_ending_in_v1_still_reaches_the_messages_endpoint(
+    workspace: Path, anthropic_server: AnthropicServer
+) -> None:
+    anthropic_server.add(Reply(calls=[Call("complete", {"summary": "s"})]))
+    session, _ = _session(workspace, _settings(anthropic_server.base_url + "/v1"))
+    assert (await asyncio.wait_for(session.run_turn("go"), 30)).outcome == "completed"
+
+
+@pytest.mark.parametrize(("failure", "kind"), [
+    (Fail(529), "overloaded"),
+    (Fail(500), "server"),
+    (Reply(text="hello world", chunk_size=3, cut_after=4), "cut_stream"),
+    (Empty(), "cut_stream"),
+])
+async def test_transient_failures_are_retried_then_the_call_succeeds(
+    failure: Any, kind: str, workspace: Path, anthropic_server: AnthropicServer
+) -> None:
+    anthropic_server.add(failure, Reply(calls=[Call("complete", {"summary": "s"})]))
+    session, rec = _session(workspace, _settings(anthropic_server.base_url))
+    assert (await asyncio.wait_for(session.run_turn("go"), 30)).outcome == "completed"
+    assert len(rec.of(RetryScheduled)) == 1
+
+
+async def test_retry_after_is_honoured(workspace: Path, anthropic_server: AnthropicServer) -> None:
+    anthropic_server.add(Fail(429, retry_after=0.2), Reply(calls=[Call("complete", {"summary": "s"})]))
+    retry = RetrySettings(attempts=3, base_delay_s=0.01, max_delay_s=5)
+    session, rec = _session(workspace, _settings(anthropic_server.base_url, retry=retry))
+    assert (await asyncio.wait_for(session.run_turn("go"), 30)).outcome == "completed"
+    assert [r.delay_s for r in rec.of(RetryScheduled)] == [0.2]
+    assert "rate limit" in rec.of(RetryScheduled)[0].error
+
+
+async def test_a_rejected_key_ends_at_once_without_retries(
+    workspace: Path, anthropic_server: AnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "wrong")
+    session, rec = _session(workspace, _settings(anthropic_server.base_url))
+    ended = await asyncio.wait_for(session.run_turn("go"), 30)
+    assert ended.outcome == "error" and "rejected the API key" in ended.reason
+    assert not rec.of(RetryScheduled) and len(anthropic_server.requests) + len(anthropic_server.log) >= 1
+    error = rec.of(ErrorOccurred)[-1]
+    assert error.kind == "model:auth" and "invalid x-api-key" in (error.detail or "")
+    assert "AnthropicException" not in ended.reason  # litellm's raw words stay in the log
+
+
+async def test_a_missing_key_names_the_variable_and_sends_nothing(
+    workspace: Path, anthropic_server: AnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    session, _ = _session(workspace, _settings(anthropic_server.base_url))
+    ended = await asyncio.wait_for(session.run_turn("go"), 30)
+    assert ended.outcome == "error" and "ANTHROPIC_API_KEY is not set" in ended.reason
+    assert not anthropic_server.log
+
+
+async def test_a_context_overflow_says_so(workspace: Path, anthropic_server: AnthropicServer) -> None:
+    anthropic_server.add(Fail(400, "prompt is too long: 215000 tokens > 200000 maximum"))
+    session, _ = _session(workspace, _settings(anthropic_server.base_url))
+    ended = await asyncio.wait_for(session.run_turn("go"), 30)
+    assert ended.outcome == "error" and "longer than" in ended.reason and "context window" in ended.reason
+
+
+async def test_a_stalled_stream_is_cut_and_retried(workspace: Path, anthropic_server: AnthropicServer) -> None:
+    anthropic_server.add(Reply(text="slow", delay_s=2.0), Reply(calls=[Call("complete", {"summary": "s"})]))
+    retry = RetrySettings(attempts=3, base_delay_s=0.01, max_delay_s=0.05, stall_timeout_s=0.5)
+    session, rec = _session(workspace, _settings(anthropic_server.base_url, retry=retry))
+    assert (await asyncio.wait_for(session.run_turn("go"), 30)).outcome == "completed"
+    assert "sent nothing for 0.5 s" in rec.of(RetryScheduled)[0].error
+
+
+async def test_ollama_chat_two_parallel_calls_stay_two(workspace: Path, ollama_server: OllamaServer) -> None:
+    (workspace / "a.py").write_text("a\n")
+    (workspace / "b.py").write_text("b\n")
+    ollama_server.add(OllamaReply(calls=[OllamaCall("read_file", {"path": "a.py"}),
+                                         OllamaCall("read_file", {"path": "b.py"})]),
+                      OllamaReply(calls=[OllamaCall("complete", {"summary": "read both"})]))
+    settings = Settings(model="ollama_chat/qwen3:8b", api_base=ollama_server.base_url, retry=FAST_RETRY)
+    session, rec = _session(workspace, settings)
+    assert (await asyncio.wait_for(session.run_turn("go"), 30)).outcome == "completed"
+    reads = [e for e in rec.of(ToolCallStarted) if e.name == "read_file"]
+    assert [e.preview for e in reads] == ["a.py", "b.py"]
+    assert any(isinstance(e, Notice) and "knows no limits" in e.text for e in rec.events)  # an unknown model
+    assert ollama_server.requests[0]["options"]["num_predict"] == 4096
