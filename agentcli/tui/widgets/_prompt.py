@@ -139,7 +139,9 @@ class PromptArea(Vertical):
         if description is None or description.role in ("turn-clarify", "turn-approval"):
             return
         next_step = _NEXT_STEP.get(description.role)
-        self._turn_hint = f"{description.headline} — {next_step}" if next_step else ""
+        # An error's one line is in the stream just above; the hint only says what to do.
+        said = description.label.rstrip(":") if description.role == "turn-error" else description.headline
+        self._turn_hint = f"{said} — {next_step}" if next_step else ""
         if self.mode in ("task", "guidance"):
             self.hint = self._turn_hint
 
