@@ -92,6 +92,18 @@ class RetrySettings(_Section):
     and retried: a hanging server costs this much, not the HTTP client's ten minutes."""
 
 
+class ContextSettings(_Section):
+    """When the model's view of a long session is compacted (the `[context]` table)."""
+
+    compact_at: float = Field(0.8, gt=0.1, le=0.95)
+    """Share of the model's context window a request may fill before the older part is summarized
+    (room for the output limit is always left too)."""
+    keep_recent_turns: int = Field(2, ge=1)
+    """The latest user turns kept verbatim when compacting (as long as they fit in half the window)."""
+    windows: dict[str, int] = Field(default_factory=dict)
+    """The context window per model role (``build = 32000``), over the model's own figure."""
+
+
 class ToolSettings(_Section):
     """Limits that keep tool results readable and the machine safe."""
 
@@ -259,6 +271,7 @@ class Settings(_Section):
     workflow: str = "single"
     models: ModelRoles = Field(default_factory=ModelRoles)
     retry: RetrySettings = Field(default_factory=RetrySettings)
+    context: ContextSettings = Field(default_factory=ContextSettings)
     tools: ToolSettings = Field(default_factory=ToolSettings)
     snapshots: SnapshotSettings = Field(default_factory=SnapshotSettings)
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)

@@ -18,6 +18,7 @@ from typing import Literal
 from agentcli.events import (
     AssistantMessage,
     ClarificationRequested,
+    ContextCompacted,
     ErrorOccurred,
     Event,
     FileChange,
@@ -56,6 +57,7 @@ Role = Literal[
     "decision",
     "snapshot",
     "restore",
+    "context",
     "thought",
     "plan",
     "turn-completed",
@@ -159,6 +161,10 @@ def format_changes(files: Sequence[FileChange]) -> str:
     return ", ".join(shown) + more
 
 
+def _tokens(count: int) -> str:
+    return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
+
+
 def describe(event: Event) -> Description | None:
     """What to show for ``event``, or None when it is not a line of its own (streamed text, the
     user's words, state changes and usage are drawn by each front end its own way).
@@ -168,6 +174,11 @@ def describe(event: Event) -> Description | None:
     """
     if isinstance(event, ToolCallStarted):
         return Description("tool-call", f"▶ {event.name}", call_preview(event))
+    if isinstance(event, ContextCompacted):
+        why = {"threshold": "the window was filling up", "overflow": "the model said it overflowed",
+               "manual": "asked for"}[event.reason]
+        return Description("context", "⇣ context compacted:",
+                           f"{_tokens(event.tokens_before)} → {_tokens(event.tokens_after)} tokens", f"({why})")
     if isinstance(event, ToolCallFinished):
         return _describe_result(event)
     if isinstance(event, SubagentEvent):

@@ -197,6 +197,28 @@ class UsageReported(BaseEvent):
     total_cache_read_tokens: int = 0
     estimated: bool = False
     """The server reported no usage; the figures are an estimate."""
+    context_window: int | None = None
+    """The model's context window in tokens (``input_tokens`` of it is what this request used)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContextCompacted(BaseEvent):
+    """The older part of the model's view was replaced by a summary the model wrote.
+
+    Only the model's view changes; the log (the user's transcript) keeps everything. ``replaced``
+    counts the messages of the view, from its start, that the summary stands for, so a resume
+    rebuilds the exact view without summarizing again.
+    """
+
+    type: Literal["context_compacted"] = "context_compacted"
+    summary: str
+    replaced: int
+    tokens_before: int
+    """The request's size before, in tokens (measured or estimated)."""
+    tokens_after: int
+    """Its size after, estimated."""
+    reason: Literal["threshold", "overflow", "manual"] = "threshold"
+    window: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -415,6 +437,7 @@ Event = (
     | ToolCallStarted
     | ToolCallFinished
     | UsageReported
+    | ContextCompacted
     | RetryScheduled
     | Notice
     | ModelNote

@@ -48,6 +48,7 @@ LABEL_STYLES: dict[Role, str] = {
     "decision": "dim",
     "snapshot": "dim",
     "restore": "bold",
+    "context": "dim",
     "thought": "italic dim",
     "plan": "bold",
     "turn-completed": "bold green",
@@ -59,7 +60,7 @@ LABEL_STYLES: dict[Role, str] = {
 }
 """The Rich style of each role's label (the describer says what; this says how it looks here)."""
 WHOLE_LINE: frozenset[Role] = frozenset({"session", "subagent", "warning", "progress", "question", "decision",
-                                         "snapshot", "thought"})
+                                         "snapshot", "thought", "context"})
 """Roles whose whole headline takes the label's style, not just the label."""
 _INDENTS: dict[str, tuple[str, str]] = {"tool-ok": ("  ", "    "), "tool-error": ("  ", "    "),
                                         "tool-interrupted": ("  ", "    "), "subagent": ("  ", "    ")}

@@ -3,6 +3,7 @@
 - ``options``: the options several commands share, each declared once, and where each applies;
 - ``run``: ``run``, ``resume``, ``demo`` and ``agentcli`` alone (the TUI);
 - ``drive``: the headless driver those commands run a turn with;
+- ``compact``: summarize the older part of a session's model view;
 - ``sessions``, ``workflows``, ``snapshots`` (with ``diff`` and ``restore``): the rest;
 - ``common``: usage errors, the workspace, the settings, a recorded session.
 
@@ -17,7 +18,7 @@ import sys
 
 import typer
 
-from agentcli.cli import run, sessions, snapshots, workflows
+from agentcli.cli import compact, run, sessions, snapshots, workflows
 
 __all__ = ["app", "main"]
 
@@ -33,6 +34,7 @@ app.callback(invoke_without_command=True)(run.root)
 app.command()(run.run)
 app.command()(run.demo)
 app.command()(run.resume)
+app.command()(compact.compact)
 app.command()(snapshots.diff)
 app.command()(snapshots.restore)
 app.add_typer(sessions.app, name="sessions")

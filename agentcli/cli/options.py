@@ -114,6 +114,7 @@ TAKES: dict[str, frozenset[Name]] = {
     # A resumed session keeps its workflow: its chart's configuration was recorded in it.
     "resume": _AGENT | {"theme", "output"},
     "demo": frozenset({"theme", "output"}),  # the demo plays its own recording in its own folder
+    "compact": frozenset({"model", "api_base", "cwd", "output"}),
     "sessions": frozenset({"cwd"}),
     "sessions show": frozenset(),
     "sessions rm": frozenset(),

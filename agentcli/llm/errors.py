@@ -72,7 +72,29 @@ def classify(error: BaseException, litellm: ModuleType, model: str, *, missing_k
     raw = " ".join(str(error).split()) or type(error).__name__
     status = status_of(error)
     kind, message = _kind(error, litellm, model, raw, status, missing_keys)
-    return ModelCallError(_clip(message), kind=kind, status=status, detail=raw)
+    window, prompt = overflow_figures(raw) if kind == "overflow" else (None, None)
+    return ModelCallError(_clip(message), kind=kind, status=status, detail=raw, window=window, prompt_tokens=prompt)
+
+
+_OVERFLOW_FIGURES = (
+    # Anthropic: "prompt is too long: 215000 tokens > 200000 maximum"
+    re.compile(r"prompt is too long: (?P<prompt>\d+) tokens > (?P<window>\d+) maximum"),
+    # OpenAI: "maximum context length is 8192 tokens. However, you requested 9000 tokens (7000 in the messages, …"
+    re.compile(r"maximum context length is (?P<window>\d+) tokens.*?(?P<prompt>\d+) in the messages"),
+    re.compile(r"maximum context length is (?P<window>\d+) tokens.*?resulted in (?P<prompt>\d+) tokens"),
+    re.compile(r"maximum context length is (?P<window>\d+) tokens"),
+)
+
+
+def overflow_figures(raw: str) -> tuple[int | None, int | None]:
+    """The window and the prompt's size a provider's overflow message states, when it states them."""
+    for pattern in _OVERFLOW_FIGURES:
+        found = pattern.search(raw)
+        if found:
+            figures = found.groupdict()
+            prompt = figures.get("prompt")
+            return int(figures["window"]), int(prompt) if prompt else None
+    return None, None
 
 
 def _kind(

@@ -46,8 +46,11 @@ def model_limits(
     provider = (info or {}).get("litellm_provider") or (model.split("/", 1)[0] if "/" in model else "")
     known_output = (info or {}).get("max_output_tokens") or (info or {}).get("max_tokens")
     known_context = (info or {}).get("max_input_tokens")
-    output = max_output_tokens or (min(int(known_output), OUTPUT_CAP) if known_output else DEFAULT_OUTPUT_TOKENS)
     context = context_window or (int(known_context) if known_context else DEFAULT_CONTEXT_WINDOW)
+    # Unless configured, an answer may take at most a quarter of the window: a small local model's
+    # window must leave room for the conversation (an 8k window, 4k of output, would leave none).
+    output = max_output_tokens or min(int(known_output) if known_output else DEFAULT_OUTPUT_TOKENS, OUTPUT_CAP,
+                                      max(256, context // 4))
     claude = "claude" in model.lower()
     caches = bool((info or {}).get("supports_prompt_caching")) and (
         provider == "anthropic" or (claude and provider in _CACHE_CONTROL_PROVIDERS))

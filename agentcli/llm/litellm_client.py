@@ -72,11 +72,21 @@ class LiteLLMClient:
         return min(hinted, self.retry.max_delay_s) if hinted is not None else backoff
 
     def limits(self, litellm: Any, model: str, request: ModelRequest) -> ModelLimits:
-        key = f"{model}|{request.max_tokens}|{request.context_window}"
+        return self._limits_of(litellm, model, request.max_tokens, request.context_window)
+
+    def _limits_of(self, litellm: Any, model: str, max_tokens: int | None, context_window: int | None) -> ModelLimits:
+        key = f"{model}|{max_tokens}|{context_window}"
         if key not in self._limits:
-            self._limits[key] = model_limits(litellm, model, max_output_tokens=request.max_tokens,
-                                             context_window=request.context_window)
+            self._limits[key] = model_limits(litellm, model, max_output_tokens=max_tokens,
+                                             context_window=context_window)
         return self._limits[key]
+
+    async def model_limits(
+        self, model: str, api_base: str | None, *, max_tokens: int | None = None, context_window: int | None = None
+    ) -> ModelLimits:
+        """The output limit and context window a request to ``model`` will be given."""
+        litellm = await load_litellm()
+        return self._limits_of(litellm, resolve_model(model, api_base), max_tokens, context_window)
 
     def _notice_once(self, key: str, text: str) -> ClientNotice | None:
         if key in self._noticed:

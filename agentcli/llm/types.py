@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from agentcli.events import ThinkingBlock, ToolCallRequest
+from agentcli.llm.limits import ModelLimits
 
 Message = dict[str, Any]
 """One chat message in the OpenAI format litellm takes (role, content, tool_calls, tool_call_id,
@@ -145,15 +146,29 @@ class ModelCallError(Exception):
     """A model call failed and will not be retried (any more)."""
 
     def __init__(
-        self, message: str, *, kind: ErrorKind = "bad_request", status: int | None = None, detail: str | None = None
+        self, message: str, *, kind: ErrorKind = "bad_request", status: int | None = None, detail: str | None = None,
+        window: int | None = None, prompt_tokens: int | None = None,
     ) -> None:
         super().__init__(message)
         self.kind: ErrorKind = kind
         self.status = status
         self.detail = detail
         """The provider's raw error text, for the log only."""
+        self.window = window
+        """For an overflow: the context window the provider said it has, when it said."""
+        self.prompt_tokens = prompt_tokens
+        """For an overflow: how many tokens the provider counted in the request, when it said."""
 
     @property
     def retryable(self) -> bool:
         """The failure was transient (the retries ran out on it)."""
         return self.kind in TRANSIENT
+
+
+@runtime_checkable
+class KnowsLimits(Protocol):
+    """A model client that can say a model's output limit and context window before calling it."""
+
+    async def model_limits(
+        self, model: str, api_base: str | None, *, max_tokens: int | None = None, context_window: int | None = None
+    ) -> ModelLimits: ...

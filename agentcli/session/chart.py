@@ -49,18 +49,27 @@ agent waited, then run the approved call, or think."""
 STOP = {"pause": [_t("paused", on="stop")]}
 """The user stops the agent: leaving a state cancels its work (the stream, the command)."""
 
+COMPACT = [_t("compacting")]
+"""The user asks for the model's view to be compacted now (``/compact``, ``agentcli compact``)."""
+
 
 def _model_call(state: str, *, silent: dict[str, Any]) -> dict[str, Any]:
     """``thinking`` and ``reminded``: one model call, and where its reply leads."""
     return {
         "invoke": "think",
         "exit": "count_model_call",
-        # Checked on entry, before the call is made: the limits are safety nets, not the normal stop.
-        "transitions": [_t("halted", cond="over_step_limit", on="halt_at_step_limit")],
+        # Checked on entry, before the call is made: the step limits are safety nets, not the
+        # normal stop; a request that would fill the context window is compacted first.
+        "transitions": [
+            _t("halted", cond="over_step_limit", on="halt_at_step_limit"),
+            _t("compacting", cond="needs_compaction"),
+        ],
         "on": {
             done(state): [
                 *_next_call("has_tool_calls"),
+                _t("compacting", cond="model_overflowed"),  # once: compact, then the same step again
                 _t("paused", cond="model_unavailable", on="give_up_on_model"),
+                _t("paused", cond="still_overflowing", on="pause_on_overflow"),
                 _t("halted", cond="model_refused", on="refused_by_model"),
                 _t("halted", cond="model_failed", on="fail_model"),
                 silent,  # a reply without any tool call
@@ -71,13 +80,25 @@ def _model_call(state: str, *, silent: dict[str, Any]) -> dict[str, Any]:
 
 
 CONTROL: dict[str, dict[str, Any]] = {
-    "idle": {"initial": True, "on": {"user_message": BEGIN}},
+    "idle": {"initial": True, "on": {"user_message": BEGIN, "compact": COMPACT}},
     "capturingBaseline": {
         "invoke": "capture_baseline",
         "on": {done("capturingBaseline"): [*_next_call("has_pending_calls"), _t("thinking")], **STOP},
     },
     "thinking": _model_call("thinking", silent=_t("reminded", on="remind")),
     "reminded": _model_call("reminded", silent=_t("paused", on="stop_silent")),
+    "compacting": {
+        "invoke": "summarize_history",
+        "on": {
+            done("compacting"): [
+                _t("paused", cond="compaction_failed", on="pause_on_failed_compaction"),
+                _t("idle", cond="asked_in_idle", on="end_compaction"),
+                _t("paused", cond="asked_by_user", on="end_compaction"),
+                _t("thinking"),
+            ],
+            **STOP,
+        },
+    },
     "executingTool": {
         "invoke": "run_call",
         "exit": "record_cut_off_call",
@@ -114,8 +135,8 @@ CONTROL: dict[str, dict[str, Any]] = {
         "exit": "set_aside_question",
         "on": {"answer": BEGIN, **STOP},
     },
-    "paused": {"on": {"user_message": BEGIN, "resume": BEGIN}},
-    "halted": {"on": {"user_message": BEGIN, "resume": BEGIN}},
+    "paused": {"on": {"user_message": BEGIN, "resume": BEGIN, "compact": COMPACT}},
+    "halted": {"on": {"user_message": BEGIN, "resume": BEGIN, "compact": COMPACT}},
 }
 """The control region: the tool-level loop of seed 001, read top to bottom like its diagram.
 

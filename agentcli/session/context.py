@@ -1,24 +1,42 @@
-"""The conversation, kept within the model's context without breaking tool-call pairs.
+"""The model's view of the conversation, and how many tokens it takes.
 
-Messages are trimmed oldest first in whole groups — an assistant message together with the
-results of its tool calls — so the model never receives a tool result without its call.
+The view is the log's messages with the compactions applied: its older part can be replaced by a
+summary the model wrote (``compacting.py``), always at a boundary that keeps a tool call with its
+result. Its size in tokens is what the provider reported for the last request, plus an estimate
+for what was added since: characters divided by a ratio calibrated on the provider's own counts,
+so no tokenizer runs on the event loop and the estimate tracks each model's tokenizer.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from agentcli.llm.types import Message
 
+SUMMARY_LEAD = ("[Summary of the earlier part of this session, written to save context. The work it describes "
+                "is done; details not kept here can be re-read from the files.]")
+"""How a compaction summary starts, in the model's view."""
+CHARS_PER_TOKEN = 3.5
+"""The starting guess (code and JSON run denser than prose); replaced by the measured ratio."""
+KEEP_GROUPS = 4
+"""Within one long turn, the latest call groups (a reply and its results) kept verbatim."""
+OVERHEAD_CHARS = 12_000
+"""The system prompt and the tool definitions, before the first request measures them."""
+
 
 def message_size(message: Message) -> int:
-    """Characters a message takes in the request: the measure of the context budget."""
+    """Characters a message takes in the request."""
     return len(json.dumps(message, ensure_ascii=False))
 
 
+def summary_message(summary: str) -> Message:
+    return {"role": "user", "content": f"{SUMMARY_LEAD}\n\n{summary}"}
+
+
 class Conversation:
-    """The messages of a session (without the system prompt), with their running size.
+    """The messages of the model's view (without the system prompt), with their running size.
 
     Sizes are measured once, when a message is added, so a request costs no re-measuring of the
     whole history however long the session runs.
@@ -44,52 +62,87 @@ class Conversation:
     def __getitem__(self, index: int) -> Message:
         return self._messages[index]
 
-    def for_request(self, max_chars: int) -> list[Message]:
-        """The messages to send: all of them, or a trimmed copy when over ``max_chars``."""
-        if self.chars <= max_chars:
-            return list(self._messages)
-        return trim(self._messages, max_chars, self._sizes)
+    def view(self) -> list[Message]:
+        return list(self._messages)
+
+    def compact(self, replaced: int, summary: str) -> None:
+        """Replace the first ``replaced`` messages with one message holding ``summary``."""
+        kept, sizes = self._messages[replaced:], self._sizes[replaced:]
+        self._messages, self._sizes, self.chars = [], [], 0
+        self.append(summary_message(summary))
+        self._messages.extend(kept)
+        self._sizes.extend(sizes)
+        self.chars += sum(sizes)
+
+    def boundaries(self) -> list[int]:
+        """Indexes where the view may be cut: before a user message or an assistant message, so a
+        tool result always stays with the call it answers."""
+        return [i for i, message in enumerate(self._messages) if message["role"] in ("user", "assistant") and i > 0]
+
+    def split(self, keep_turns: int, keep_chars: int) -> int:
+        """How many messages from the start to summarize.
+
+        The latest ``keep_turns`` user turns stay whole when they fit in ``keep_chars``; within a
+        single long turn (the agent working through many steps), the latest few call groups stay,
+        as many as fit. The last group always stays. 0 when nothing can be summarized.
+        """
+        boundaries = self.boundaries()
+        if not boundaries:
+            return 0
+        starts = [i for i in boundaries if self._messages[i]["role"] == "user"]
+        if len(starts) >= keep_turns and sum(self._sizes[starts[-keep_turns]:]) <= keep_chars:
+            return starts[-keep_turns]
+        cut, kept = boundaries[-1], 1
+        for start in reversed(boundaries[:-1]):
+            if kept >= KEEP_GROUPS or sum(self._sizes[start:]) > keep_chars:
+                break
+            cut, kept = start, kept + 1
+        return cut
+
+    def size_of(self, messages: Sequence[Message]) -> int:
+        return sum(message_size(message) for message in messages)
 
 
-def _groups(messages: Sequence[Message], sizes: Sequence[int]) -> list[tuple[list[Message], int]]:
-    """Split into units that must be kept or dropped together, with their sizes."""
-    groups: list[tuple[list[Message], int]] = []
-    for message, size in zip(messages, sizes, strict=True):
-        if message["role"] == "tool" and groups:
-            members, total = groups[-1]
-            members.append(message)
-            groups[-1] = (members, total + size)
-        else:
-            groups.append(([message], size))
-    return groups
+@dataclass
+class ContextMeter:
+    """Tokens of the model's view: measured after each request, estimated in between."""
 
+    chars_per_token: float = CHARS_PER_TOKEN
+    overhead_chars: int = OVERHEAD_CHARS
+    """Characters of the system prompt and the tools at the last request."""
+    measured_tokens: int | None = None
+    """The input tokens the provider reported for the last request."""
+    measured_chars: int = 0
+    """The characters of the view's messages at that request."""
+    calibrated: bool = False
+    """The ratio came from a provider's count (else it is the starting guess)."""
+    peak_tokens: int = 0
+    sending_chars: int = 0
+    """The characters of the view's messages in the request on its way."""
 
-def trim(messages: Sequence[Message], max_chars: int, sizes: Sequence[int] | None = None) -> list[Message]:
-    """Drop the oldest groups after the first user message until the rest fits in ``max_chars``.
+    def sent(self, overhead_chars: int, message_chars: int) -> None:
+        """A request is about to be sent with this many characters of each part."""
+        self.overhead_chars = overhead_chars
+        self.sending_chars = message_chars
 
-    The first user message (the task) is always kept, and so is the most recent group, whatever
-    its size: the model cannot continue without its latest results.
-    """
-    sizes = list(sizes) if sizes is not None else [message_size(m) for m in messages]
-    if sum(sizes) <= max_chars:
-        return list(messages)
-    head_len = next((i + 1 for i, m in enumerate(messages) if m["role"] == "user"), 1)
-    head = list(messages[:head_len])
-    rest = _groups(messages[head_len:], sizes[head_len:])
-    budget = max_chars - sum(sizes[:head_len])
-    kept: list[list[Message]] = []
-    for members, cost in reversed(rest):
-        if kept and cost > budget:
-            break
-        kept.append(members)
-        budget -= cost
-    dropped = sum(len(members) for members, _ in rest) - sum(len(members) for members in kept)
-    body = [m for members in reversed(kept) for m in members]
-    if not dropped:
-        return [*head, *body]
-    note: Message = {
-        "role": "user",
-        "content": f"[{dropped} earlier messages were trimmed to fit the context window; "
-        "re-read files if you need their current content.]",
-    }
-    return [*head, note, *body]
+    def measured(self, input_tokens: int, *, estimated: bool) -> None:
+        """The provider counted the last request's input (or litellm estimated it)."""
+        chars = self.overhead_chars + self.sending_chars
+        if input_tokens > 0 and not estimated:
+            self.chars_per_token = max(1.0, chars / input_tokens)
+            self.calibrated = True
+        self.measured_tokens = input_tokens
+        self.measured_chars = self.sending_chars
+        self.peak_tokens = max(self.peak_tokens, input_tokens)
+
+    def estimate(self, message_chars: int) -> int:
+        """The next request's input tokens if the view has ``message_chars`` characters now."""
+        if self.measured_tokens is not None:
+            return self.measured_tokens + round((message_chars - self.measured_chars) / self.chars_per_token)
+        return round((self.overhead_chars + message_chars) / self.chars_per_token)
+
+    def compacted(self, message_chars: int) -> None:
+        """The view changed wholesale: estimate from characters until the next measure."""
+        if self.measured_tokens is not None:
+            self.measured_tokens = self.estimate(message_chars)
+            self.measured_chars = message_chars

@@ -12,9 +12,12 @@ import traceback
 
 from agentcli.events import ClarificationRequested, ErrorOccurred, PermissionRequested
 from agentcli.llm.types import ModelCallError
+from agentcli.session.compacting import CompactionOutcome
 from agentcli.session.outcomes import CallOutcome, ModelOutcome
 from agentcli.session.prompt import REMINDER, TRUNCATED_REMINDER
 from agentcli.session.turn import Turn
+
+_NARROWER = "resume with a narrower step (read files in parts, with offset and limit), or start a new session"
 
 
 class Endings:
@@ -45,6 +48,30 @@ class Endings:
         assert error is not None
         self._model_error(error)
         self.turn.end_turn("halted", str(error))
+
+    def pause_on_overflow(self, data: ModelOutcome) -> None:
+        """Compacting did not make the request fit: pause with the figures, never loop."""
+        if data.error is not None:
+            self._model_error(data.error)
+        self.turn.end_turn("paused", f"{self._does_not_fit()} even after compacting; {_NARROWER}")
+
+    def pause_on_failed_compaction(self, data: CompactionOutcome) -> None:
+        if data.error is not None:
+            self.turn.end_turn("paused", f"could not compact the context: {data.error}")
+        else:  # an overflow, and nothing older than the latest turn to summarize
+            self.turn.end_turn("paused", f"{self._does_not_fit()} and there is nothing older to summarize; "
+                                         f"{_NARROWER}")
+
+    def _does_not_fit(self) -> str:
+        turn = self.turn
+        window = f" of a {turn.window:,}-token window" if turn.window else ""
+        return f"the conversation does not fit the model's context (~{turn.context_tokens():,} tokens{window})"
+
+    def end_compaction(self, data: CompactionOutcome) -> None:
+        """A compaction the user asked for ends the turn where it was asked."""
+        said = (f"context compacted: ~{data.tokens_before:,} → ~{data.tokens_after:,} tokens" if data.compacted
+                else "nothing to compact: the context holds only the latest turns")
+        self.turn.end_turn("completed" if data.origin == "idle" else "paused", said)
 
     def fail_model(self, data: ModelOutcome) -> None:
         """A failure retrying cannot fix (a key, a model name, a bad request): the turn ends in error."""

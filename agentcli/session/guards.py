@@ -6,6 +6,7 @@ Guards on a completion event get the work's outcome as ``data``.
 
 from __future__ import annotations
 
+from agentcli.session.compacting import CompactionOutcome
 from agentcli.session.outcomes import CallOutcome, ModelOutcome
 from agentcli.session.turn import Turn
 
@@ -31,6 +32,10 @@ class Guards:
         return turn.totals.steps >= turn.settings.max_steps or (
             phase.max_steps is not None and turn.phase_steps >= phase.max_steps)
 
+    def needs_compaction(self) -> bool:
+        """The next request would fill too much of the model's context window."""
+        return self.turn.needs_compaction()
+
     def has_tool_calls(self, data: ModelOutcome) -> bool:
         """The reply asked for tools."""
         return bool(data.tool_calls)
@@ -38,6 +43,14 @@ class Guards:
     def model_unavailable(self, data: ModelOutcome) -> bool:
         """The model could not be reached after every retry (rate limits, server errors)."""
         return data.error is not None and data.error.retryable
+
+    def model_overflowed(self, data: ModelOutcome) -> bool:
+        """The provider said the request is longer than its context window, the first time."""
+        return data.error is not None and data.error.kind == "overflow" and not self.turn.overflow_compacted
+
+    def still_overflowing(self, data: ModelOutcome) -> bool:
+        """It overflowed again after the view was compacted for it."""
+        return data.error is not None and data.error.kind == "overflow"
 
     def model_refused(self, data: ModelOutcome) -> bool:
         """The provider declined to answer (its content policy)."""
@@ -70,3 +83,16 @@ class Guards:
     def modifies_files(self, data: CallOutcome) -> bool:
         """The call may have changed files and snapshots are on: capture before going on."""
         return self.turn.snapshots is not None and data.may_have_changed_files
+
+    # -- compacting ------------------------------------------------------------------------------
+
+    def compaction_failed(self, data: CompactionOutcome) -> bool:
+        """The summary could not be written, or an overflow left nothing older to summarize."""
+        return data.error is not None or (data.reason == "overflow" and not data.compacted)
+
+    def asked_in_idle(self, data: CompactionOutcome) -> bool:
+        """The user asked for the compaction while the agent had nothing to do."""
+        return data.origin == "idle"
+
+    def asked_by_user(self, data: CompactionOutcome) -> bool:
+        return data.origin is not None

@@ -16,6 +16,7 @@ from agentcli.events import (
     AssistantMessage,
     ClarificationAnswered,
     ClarificationRequested,
+    ContextCompacted,
     Event,
     ModelNote,
     PermissionDecided,
@@ -34,6 +35,7 @@ from agentcli.events import (
 )
 from agentcli.llm.types import Message
 from agentcli.session.chart import CONTROL_STATES, WAITING_STATES
+from agentcli.session.context import summary_message
 from agentcli.session.prompt import answer_message
 from agentcli.session.turn import INTERRUPTED, NOT_RUN, assistant_message, tool_message
 
@@ -107,6 +109,8 @@ def rebuild(events: Iterable[Event]) -> Rebuilt:
             state.cost = event.total_cost
         elif isinstance(event, StateChanged):
             state.configuration = list(event.configuration)
+        elif isinstance(event, ContextCompacted):
+            state.messages = [summary_message(event.summary), *state.messages[event.replaced:]]
         elif isinstance(event, TurnEnded):
             streamed.clear()
             state.last_turn = event

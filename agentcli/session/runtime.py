@@ -8,6 +8,8 @@ listeners. Every piece shares one :class:`~agentcli.session.turn.Turn`:
 - ``capturing.py`` — ``capture_baseline`` / ``capture_after_call``: write the workspace's tree.
 - ``reviewing.py`` — ``review_progress`` (reviewingProgress): feed the progress tracker, raise the
   phase signals; ``is_stuck``.
+- ``compacting.py`` — ``summarize_history`` (compacting): the model summarizes the older part of
+  its view.
 - ``guards.py`` — the questions the transitions ask of an outcome.
 - ``endings.py`` — the transitions' actions: how a turn ends, what the model is told.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from agentcli.session.calling import Calling
 from agentcli.session.capturing import Capturing
+from agentcli.session.compacting import Compacting
 from agentcli.session.endings import Endings
 from agentcli.session.guards import Guards
 from agentcli.session.reviewing import Reviewing
@@ -25,4 +28,5 @@ from agentcli.session.turn import Turn
 
 def listeners(turn: Turn) -> list[object]:
     """The objects the chart resolves its callbacks on, for one session."""
-    return [Thinking(turn), Calling(turn), Capturing(turn), Reviewing(turn), Guards(turn), Endings(turn)]
+    return [Thinking(turn), Calling(turn), Capturing(turn), Reviewing(turn), Compacting(turn), Guards(turn),
+            Endings(turn)]

@@ -10,7 +10,7 @@ import asyncio
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentcli.config import Settings
 from agentcli.events import (
@@ -263,11 +263,12 @@ class Session(TimelineCommands):
         if rebuilt is not None:
             self.turn.add_note("resumed", resumed_note(rebuilt.last_event_at, rebuilt.interrupted))
 
-    async def _send(self, event: str) -> None:
+    async def _send(self, event: str, **data: str | None) -> None:
         """Start a turn with a user event; its end resolves :meth:`wait_turn`."""
         self._turn_end = asyncio.get_running_loop().create_future()
         assert self.chart is not None  # every command calls start() before it sends
-        await self.chart.send(event)
+        payload: dict[str, Any] = dict(data)  # the chart's event data: open by nature
+        await self.chart.send(event, **payload)
 
     async def send_user_message(self, text: str) -> None:
         """Give the agent a task, a follow-up, or guidance after a halt or pause."""
@@ -354,6 +355,16 @@ class Session(TimelineCommands):
             self._emit(UserMessage(text=guidance))
         self.turn.begin_turn(guidance)
         await self._send("resume")
+
+    async def compact(self, focus: str | None = None) -> None:
+        """Summarize the older part of the model's view now (what ``/compact`` asks for); the
+        turn ends where it was asked. ``focus`` says what the summary should keep in detail."""
+        await self.start()
+        view = self.view
+        if not view.allows("compact"):
+            raise SessionStateError(f"cannot compact while the agent is {view.control}; pause it first")
+        self.turn.new_turn()
+        await self._send("compact", focus=focus, origin=view.control)
 
     async def respond(self, text: str | None) -> None:
         """The user's next words, for whatever the session waits for: the answer to its question,

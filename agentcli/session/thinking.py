@@ -8,12 +8,14 @@ The reply goes into the conversation and its tool calls wait to run; what the ch
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass, field
 
 from agentcli.config import ReasoningSetting
 from agentcli.events import AssistantMessage, Notice, ReasoningDelta, RetryScheduled, TextDelta, UsageReported
 from agentcli.llm.types import (
     ClientNotice,
+    KnowsLimits,
     ModelCallError,
     ModelRequest,
     ModelResponse,
@@ -26,9 +28,6 @@ from agentcli.session.coalesce import TextCoalescer
 from agentcli.session.outcomes import ModelOutcome
 from agentcli.session.prompt import system_prompt, workspace_summary
 from agentcli.session.turn import Turn, assistant_message
-
-CONTEXT_CHARS = 400_000
-"""Roughly 100k tokens: conversations past this are trimmed, oldest tool groups first."""
 
 
 def reasoning_for(setting: ReasoningSetting) -> Reasoning | None:
@@ -79,16 +78,23 @@ class Thinking:
         settings = turn.settings
         model = settings.model_for(phase.model)
         limits = settings.limits_for(model)
+        window = settings.context.windows.get(phase.model) or limits.context_window
+        if turn.learned_window is not None:
+            window = min(window or turn.learned_window, turn.learned_window)
+        tools = turn.tools.schemas(tool_names)
         request = ModelRequest(
             model=model,
-            messages=[{"role": "system", "content": prompt}, *turn.messages.for_request(CONTEXT_CHARS)],
-            tools=turn.tools.schemas(tool_names),
+            messages=[{"role": "system", "content": prompt}, *turn.messages.view()],
+            tools=tools,
             tool_choice=phase.tool_choice_param(),
             api_base=settings.api_base,
             max_tokens=limits.max_output_tokens,
-            context_window=limits.context_window,
+            context_window=window,
             reasoning=reasoning_for(settings.models.reasoning.for_role(phase.model)),
         )
+        await self._learn_limits(request)
+        turn.fit_tool_output()
+        turn.meter.sent(len(prompt) + len(json.dumps(tools)), turn.messages.chars)
         coalescer = TextCoalescer(lambda text: turn.emit(TextDelta(text=text)))
         thoughts = TextCoalescer(lambda text: turn.emit(ReasoningDelta(text=text)))
         stream = self._stream = _Stream(coalescer=coalescer, thoughts=thoughts)
@@ -125,8 +131,20 @@ class Thinking:
             raise ModelProtocolError("the model client ended its stream without a response")
         self._stream = None
         self._record(response)
+        turn.compacted_since_call = turn.overflow_compacted = False
         turn.end_work()
         return ModelOutcome(response=response)
+
+    async def _learn_limits(self, request: ModelRequest) -> None:
+        """The model's window and output limit, for the compaction guard (none for a replay)."""
+        turn = self.turn
+        client = turn.model_client
+        if not isinstance(client, KnowsLimits):
+            turn.window = request.context_window
+            return
+        limits = await client.model_limits(request.model, request.api_base, max_tokens=request.max_tokens,
+                                           context_window=request.context_window)
+        turn.window, turn.max_output = limits.context_window, limits.max_output_tokens
 
     def _record(self, response: ModelResponse) -> None:
         turn = self.turn
@@ -141,6 +159,7 @@ class Thinking:
         usage = response.usage
         if usage is None:
             return
+        self.turn.meter.measured(usage.input_tokens, estimated=usage.estimated)
         totals = self.turn.totals
         totals.input_tokens += usage.input_tokens
         totals.output_tokens += usage.output_tokens
@@ -161,6 +180,7 @@ class Thinking:
                 cache_write_tokens=usage.cache_write_tokens,
                 total_cache_read_tokens=totals.cache_read_tokens,
                 estimated=usage.estimated,
+                context_window=self.turn.window,
                 total_cost=totals.cost,
             )
         )

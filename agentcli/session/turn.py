@@ -13,7 +13,7 @@ import json
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +30,7 @@ from agentcli.events import (
 from agentcli.llm.types import Message, ModelClient
 from agentcli.permissions import Decision, Policy
 from agentcli.secrets import Redactor
-from agentcli.session.context import Conversation
+from agentcli.session.context import ContextMeter, Conversation
 from agentcli.session.watchdog import Watchdog
 from agentcli.tools.base import ToolContext, ToolResult
 from agentcli.tools.control import CONTROL_TOOLS
@@ -128,7 +128,21 @@ class Turn:
         self.policy = policy
         self.chart: StateChart[Model] | None = None
         self.messages = Conversation()
-        """The conversation without the system prompt, which is rebuilt for every request."""
+        """The model's view of the conversation (without the system prompt, rebuilt per request)."""
+        self.meter = ContextMeter()
+        """How many tokens that view takes: measured per request, estimated in between."""
+        self.window: int | None = None
+        """The active model's context window in tokens, once known (from the first request)."""
+        self.max_output: int = 0
+        """The active model's output limit, left free in the window."""
+        self.learned_window: int | None = None
+        """The window a provider stated when it refused a request as too long (believed over any
+        figure from the config or litellm)."""
+        self.compacted_since_call = False
+        """A compaction ran since the last model call: another waits for a call to measure it."""
+        self.overflow_compacted = False
+        """The last model call overflowed and the view was compacted for it: a second overflow
+        pauses instead of compacting again."""
         self.pending: deque[ToolCallRequest] = deque()
         """Calls of the latest reply not yet run, in order."""
         self.totals = Totals()
@@ -227,6 +241,36 @@ class Turn:
             decision = self.policy.decide(call.name, arguments if not isinstance(arguments, str) else None)
             self._decisions[call.id] = decision
         return decision
+
+    # -- the context window ----------------------------------------------------------------------
+
+    def context_tokens(self) -> int:
+        """The next request's input tokens, as measured and estimated."""
+        return self.meter.estimate(self.messages.chars)
+
+    def context_budget(self) -> int | None:
+        """How many input tokens a request may take before the view is compacted."""
+        if not self.window:
+            return None
+        share = round(self.window * self.settings.context.compact_at)
+        return max(1, min(share, self.window - self.max_output))
+
+    def fit_tool_output(self) -> None:
+        """No single tool output may take more than a quarter of the window: on a small local
+        model a read of a big file would otherwise overflow the next request by itself."""
+        limit = self.settings.tools.max_output_chars
+        if self.window:
+            limit = max(2000, min(limit, round(self.window * 0.25 * self.meter.chars_per_token)))
+        if limit != self.tool_context.settings.max_output_chars:
+            settings = self.tool_context.settings.model_copy(update={"max_output_chars": limit})
+            self.tool_context = replace(self.tool_context, settings=settings)
+
+    def needs_compaction(self) -> bool:
+        """The next request would pass the budget, and no compaction has run since the last call
+        (one that could not shrink the view enough is not retried until a call measures it)."""
+        budget = self.context_budget()
+        return (budget is not None and not self.compacted_since_call and len(self.messages) > 1
+                and self.context_tokens() > budget)
 
     # -- the conversation ------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from statemachine.model import Model
 from agentcli.events import ClarificationRequested, PermissionRequested
 from agentcli.session.chart import CONTROL_STATES, WAITING_STATES, control_events
 
-Command = Literal["message", "answer", "approve", "deny", "pause", "resume", "restore"]
+Command = Literal["message", "answer", "approve", "deny", "pause", "resume", "restore", "compact"]
 """What a user can ask of a session: the Session method each names is the one to call."""
 
 COMMAND_EVENTS: dict[str, Command] = {
@@ -27,6 +27,7 @@ COMMAND_EVENTS: dict[str, Command] = {
     "deny": "deny",
     "pause": "pause",
     "resume": "resume",
+    "compact": "compact",
 }
 """The chart events a user's command sends, and the command's name."""
 

@@ -16,6 +16,7 @@ from agentcli.events import (
     AssistantMessage,
     ClarificationAnswered,
     ClarificationRequested,
+    ContextCompacted,
     ErrorOccurred,
     Event,
     FileChange,
@@ -75,6 +76,7 @@ SHOWN: list[Event] = [
     PermissionDecided(call_id="p", allowed=True, scope="session", rules=["bash:rm *"]),
     PermissionDecided(call_id="p", allowed=False),
     AssistantMessage(text="half a sen", interrupted=True),
+    ContextCompacted(summary="s", replaced=10, tokens_before=118_000, tokens_after=21_000, reason="threshold"),
 ]
 """One of every kind of event a person reads about."""
 

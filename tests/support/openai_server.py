@@ -59,7 +59,13 @@ Script = Reply | Fail | Callable[[dict[str, Any]], "Reply | Fail"]
 class OpenAIServer:
     """Start with :meth:`start`; queue replies with :meth:`add`; read :attr:`requests`."""
 
-    def __init__(self) -> None:
+    def __init__(self, context_limit: int | None = None) -> None:
+        self.context_limit = context_limit
+        """When set, a request whose prompt plus ``max_tokens`` passes this many tokens is refused
+        as OpenAI refuses it (400 ``context_length_exceeded``), and usage reports the prompt's
+        size as this server counts it (``count_tokens``)."""
+        self.rejected: list[dict[str, Any]] = []
+        """Requests refused for their length."""
         self.requests: list[dict[str, Any]] = []
         self.script: deque[Script] = deque()
         self.default: Script | None = None
@@ -98,6 +104,12 @@ class OpenAIServer:
             self._server.shutdown()
             self._server.server_close()
 
+    def __enter__(self) -> OpenAIServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
     def _next(self, body: dict[str, Any]) -> Reply | Fail:
         with self._lock:
             self.requests.append(body)
@@ -107,7 +119,23 @@ class OpenAIServer:
         return item(body) if callable(item) else item
 
     def _handle(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        if self.context_limit is not None:
+            prompt = count_tokens(body)
+            asked = prompt + int(body.get("max_tokens") or 0)
+            if asked > self.context_limit:
+                with self._lock:
+                    self.rejected.append(body)
+                message = (f"This model's maximum context length is {self.context_limit} tokens. However, you "
+                           f"requested {asked} tokens ({prompt} in the messages, {body.get('max_tokens') or 0} "
+                           "in the completion). Please reduce the length of the messages or completion.")
+                error = {"message": message, "type": "invalid_request_error", "param": "messages",
+                         "code": "context_length_exceeded"}
+                _send_json(handler, 400, {"error": error})
+                return
         reply = self._next(body)
+        if isinstance(reply, Reply) and self.context_limit is not None and reply.usage is not None:
+            reply = Reply(text=reply.text, calls=reply.calls, usage=(count_tokens(body), reply.usage[1]),
+                          chunk_size=reply.chunk_size, delay_s=reply.delay_s)
         if isinstance(reply, Fail):
             payload = json.dumps({"error": {"message": reply.message, "type": "server_error"}}).encode()
             handler.send_response(reply.status)
@@ -134,6 +162,21 @@ class OpenAIServer:
             handler.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client went away mid-stream (a pause): nothing to do
+
+
+def count_tokens(body: dict[str, Any]) -> int:
+    """This server's token count of a request: a character count of its messages and tools, by
+    four (what a provider would count, near enough, and the same every time)."""
+    return len(json.dumps(body.get("messages", []))) // 4 + len(json.dumps(body.get("tools", []))) // 4
+
+
+def _send_json(handler: BaseHTTPRequestHandler, status: int, payload: dict[str, Any]) -> None:
+    data = json.dumps(payload).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
 
 
 def _chunks(reply: Reply, model: str, include_usage: bool) -> Iterator[dict[str, Any]]:

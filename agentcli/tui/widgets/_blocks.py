@@ -68,6 +68,7 @@ class NoticeBlock(Static):
         color: $secondary; text-style: bold; border-left: outer $secondary;
     }
     NoticeBlock.-restore { color: $accent; }
+    NoticeBlock.-context { color: $text-muted; border-left: outer $primary; }
     """
 
 
