@@ -162,3 +162,15 @@ def test_agentcli_compact_summarizes_a_waiting_session(workspace: Path, isolated
     assert "context compacted" in compacted.output
     events = list(read_events(list_sessions(data_home(), workspace)[0].directory))
     assert any(isinstance(e, ContextCompacted) and e.reason == "manual" for e in events)
+
+
+def test_the_long_session_bench_runs_and_prints_its_figures() -> None:
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[2] / "bench" / "long_session.py"
+    run = subprocess.run([sys.executable, str(script), "--steps", "12", "--window", "8192"], capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "outcome: completed" in run.stdout and "refused requests: 0" in run.stdout
+    assert "compactions:" in run.stdout and "% of the window" in run.stdout
