@@ -1,9 +1,13 @@
-"""Shared fixtures: an isolated home for agentcli's data, and the local model server."""
+"""Shared fixtures: an isolated home for agentcli's data, and the local model server.
+
+Also the suite's rule for CI: under ``CI=true`` a skip fails unless the test is marked
+``may_skip`` with the reason it depends on the machine.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -11,6 +15,52 @@ import pytest
 from tests.support.openai_server import OpenAIServer
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+CI = os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
+"""CI runs every test: a skip there is a test that silently did not run, so it fails."""
+
+
+def _skip_reason(report: pytest.TestReport | pytest.CollectReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2])
+    return str(longrepr)
+
+
+def _unexpected_skip(report: pytest.TestReport | pytest.CollectReport, item: pytest.Item | None) -> bool:
+    if not CI or not report.skipped or hasattr(report, "wasxfail"):
+        return False
+    marker = item.get_closest_marker("may_skip") if item is not None else None
+    if marker is None:
+        return True
+    return not (marker.kwargs.get("reason") or (marker.args[0] if marker.args else ""))
+
+
+def _fail_instead(report: pytest.TestReport | pytest.CollectReport) -> None:
+    reason = _skip_reason(report)
+    report.outcome = "failed"
+    report.longrepr = (
+        f"skipped under CI=true, where every test must run: {reason}\n"
+        "Install what the test needs in .ci/run, or, if it truly depends on the machine, mark it "
+        "@pytest.mark.may_skip(reason=...) saying what it needs."
+    )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if _unexpected_skip(report, item):
+        _fail_instead(report)
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    report = yield
+    if _unexpected_skip(report, None):  # a whole module skipped (``pytest.skip(allow_module_level=True)``)
+        _fail_instead(report)
+    return report
 
 
 @pytest.fixture(autouse=True)

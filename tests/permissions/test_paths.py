@@ -155,6 +155,7 @@ def test_fifo_and_socket_inside_the_workspace_are_refused(workspace: Path) -> No
         server.close()
 
 
+@pytest.mark.may_skip(reason="creating a device node needs CAP_MKNOD (root, or a container that grants it)")
 def test_device_node_inside_the_workspace_is_refused(workspace: Path) -> None:
     try:
         os.mknod(workspace / "null", stat.S_IFCHR | 0o600, os.makedev(1, 3))
