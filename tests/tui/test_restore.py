@@ -4,17 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from agentcli.llm.replay import ReplayModel
-from agentcli.session import Session
 from agentcli.tui.screens import ConfirmRestore
 from tests.tui.helpers import make_app, make_session, recording, wait_for, wait_idle
-
-pytestmark = pytest.mark.skipif(
-    not all(hasattr(Session, name) for name in ("timeline", "diff", "plan_restore", "restore")),
-    reason="Session has no snapshot API yet (timeline, diff, plan_restore, restore)",
-)
 
 BUGGY = 'return text.lower().split(" ")'
 FIXED = 'return re.findall(r"[a-z0-9\']+", text.lower())'

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from textual.widgets import Input
 
 from agentcli.config import Settings, data_home
 from agentcli.llm.replay import ReplayModel
-from agentcli.session import factory
 from agentcli.session.log import list_sessions
 from agentcli.tui.widgets import AgentBlock, UserBlock
 from tests.tui.helpers import make_app, make_session, recording, wait_for, wait_idle, write_recording
@@ -31,8 +29,6 @@ async def test_with_no_session_the_app_starts_a_new_recorded_one(project: Path, 
 
 
 async def test_a_session_from_the_palette_opens_with_its_history(project: Path, tmp_path: Path) -> None:
-    if not hasattr(factory, "resume_session"):
-        pytest.skip("factory.resume_session is not in this checkout yet")
     model = write_recording(tmp_path / "rec.json", REC)
     old = make_session(project, ReplayModel(REC), session_id="01d5e5510000", record=True, data_dir=data_home(),
                        model=model)
