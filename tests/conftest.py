@@ -1,7 +1,8 @@
 """Shared fixtures: an isolated home for agentcli's data, and the local model server.
 
-Also the suite's rule for CI: under ``CI=true`` a skip fails unless the test is marked
-``may_skip`` with the reason it depends on the machine.
+Also the suite's rules for CI and for loaded machines: under ``CI=true`` a skip fails unless the
+test is marked ``may_skip`` with the reason it depends on the machine, and Hypothesis checks no
+wall-clock deadlines (a slow machine is not a failing test; ``bench/`` measures speed).
 """
 
 from __future__ import annotations
@@ -11,10 +12,18 @@ from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.support.openai_server import OpenAIServer
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+# Hypothesis fails an example that takes over 200 ms (``deadline``) and a test whose data is slow
+# to generate (``too_slow``): both are wall-clock checks that fail when other jobs share the
+# cores. A test's own ``@settings`` inherits these unless it sets the same field (so a test that
+# lists its own suppressed health checks lists ``too_slow`` too).
+settings.register_profile("agentcli", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("agentcli")
 
 CI = os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
 """CI runs every test: a skip there is a test that silently did not run, so it fails."""

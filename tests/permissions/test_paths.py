@@ -74,14 +74,14 @@ def model_paths(draw: st.DrawFn, ws: Path) -> str:
     return prefix + "/".join(segments)
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@settings(max_examples=400, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], deadline=None)
 @given(data=st.data())
 def test_generated_paths_never_resolve_outside(tricky: tuple[Path, Path], data: st.DataObject) -> None:
     ws, _ = tricky
     _assert_confined(ws, data.draw(model_paths(ws)))
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], deadline=None)
 @given(raw=st.text(max_size=120))
 @example(raw="\ud800")
 @example(raw="a\x00b")
