@@ -276,7 +276,9 @@ def preview_shown(app: AgentApp) -> bool:
     entry = timeline.selected
     if timeline.differ is None or entry is None:
         return True
-    return app.query_one("#diff-text", Static).render().plain.startswith(f"#{entry.seq} →")
+    title = app.query_one("#diff-text", Static).render().plain.partition("\n")[0]
+    # "#5 → working tree", or "#4 → #5" against the previous snapshot
+    return title == f"#{entry.seq} → working tree" or title.endswith(f" → #{entry.seq}")
 
 
 __all__ = [
