@@ -1,6 +1,6 @@
 """What stuck detection costs per tool call, at 1,000 recorded actions and beyond.
 
-Run: python bench/progress_tracker.py [--actions 1000] [--repeats 7]
+Run: python bench/progress_tracker.py [--actions 1000] [--repeats 7] [--report-only]
 
 Records a realistic mix of tool calls (reads, edits, writes, greps, test runs with check
 results, other commands, some failures) and prints the tracker's cost per recorded call at
@@ -14,7 +14,9 @@ It also records ten times as many actions to show the cost does not grow with hi
 times one test run reporting 2,000 checks (the one input whose cost grows with its size),
 and times `Action.from_call` (hashing arguments and output) separately, since the session
 pays for it too. The goal from issue 5 is under 100 µs per call; the script exits 1 if the
-record cost misses it, so CI can run it.
+record cost misses it, so CI can run it. With ``--report-only`` it prints the same verdict but
+exits 0 either way: the test suite runs it so to check that it runs and reports its figures,
+which must not fail because other jobs shared the cores.
 """
 
 from __future__ import annotations
@@ -177,6 +179,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--actions", type=int, default=1000, help="recorded actions (default 1000)")
     parser.add_argument("--repeats", type=int, default=7, help="runs per figure; the best is kept")
+    parser.add_argument("--report-only", action="store_true",
+                        help="print the figures and the goal's verdict, but exit 0 even if the goal is missed")
     args = parser.parse_args()
     n = args.actions
 
@@ -211,7 +215,7 @@ def main() -> int:
         print(f"one test run reporting {size} checks ({failing} failing): {report_us:.1f} µs (grows with the report, not the history)")
     within = at_n_us < GOAL_US
     print(f"goal: under {GOAL_US:.0f} µs per call at {n} actions: {'met' if within else 'MISSED'}")
-    return 0 if within else 1
+    return 0 if within or args.report_only else 1
 
 
 if __name__ == "__main__":

@@ -1,16 +1,75 @@
-"""Shared fixtures: an isolated home for agentcli's data, and the local model server."""
+"""Shared fixtures: an isolated home for agentcli's data, and the local model server.
+
+Also the suite's rules for CI and for loaded machines: under ``CI=true`` a skip fails unless the
+test is marked ``may_skip`` with the reason it depends on the machine, and Hypothesis checks no
+wall-clock deadlines (a slow machine is not a failing test; ``bench/`` measures speed).
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.support.openai_server import OpenAIServer
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+# Hypothesis fails an example that takes over 200 ms (``deadline``) and a test whose data is slow
+# to generate (``too_slow``): both are wall-clock checks that fail when other jobs share the
+# cores. A test's own ``@settings`` inherits these unless it sets the same field (so a test that
+# lists its own suppressed health checks lists ``too_slow`` too).
+settings.register_profile("agentcli", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("agentcli")
+
+CI = os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
+"""CI runs every test: a skip there is a test that silently did not run, so it fails."""
+
+
+def _skip_reason(report: pytest.TestReport | pytest.CollectReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2])
+    return str(longrepr)
+
+
+def _unexpected_skip(report: pytest.TestReport | pytest.CollectReport, item: pytest.Item | None) -> bool:
+    if not CI or not report.skipped or hasattr(report, "wasxfail"):
+        return False
+    marker = item.get_closest_marker("may_skip") if item is not None else None
+    if marker is None:
+        return True
+    return not (marker.kwargs.get("reason") or (marker.args[0] if marker.args else ""))
+
+
+def _fail_instead(report: pytest.TestReport | pytest.CollectReport) -> None:
+    reason = _skip_reason(report)
+    report.outcome = "failed"
+    report.longrepr = (
+        f"skipped under CI=true, where every test must run: {reason}\n"
+        "Install what the test needs in .ci/run, or, if it truly depends on the machine, mark it "
+        "@pytest.mark.may_skip(reason=...) saying what it needs."
+    )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if _unexpected_skip(report, item):
+        _fail_instead(report)
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    report = yield
+    if _unexpected_skip(report, None):  # a whole module skipped (``pytest.skip(allow_module_level=True)``)
+        _fail_instead(report)
+    return report
 
 
 @pytest.fixture(autouse=True)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentcli.tools.process import die_with_agent, kill_group
+from agentcli.tools.process import kill_group, start_group
 
 _KEEP_BYTES = 256 * 1024
 """Output kept per command while it runs: the tail, where test runners print their summary."""
@@ -234,15 +234,13 @@ async def run_check(
     if wrap is not None:
         argv = wrap(argv)
     started = time.monotonic()
-    process = await asyncio.create_subprocess_exec(
+    process = await start_group(
         *argv,
         cwd=workspace,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         env={**os.environ, "CI": "true"},
-        start_new_session=True,
-        preexec_fn=die_with_agent,
     )
     tail: deque[bytes] = deque()
     kept = 0

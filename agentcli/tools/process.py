@@ -7,6 +7,7 @@ import ctypes
 import os
 import signal
 import sys
+from typing import Any
 
 _KILL_GRACE_S = 2.0
 
@@ -26,6 +27,24 @@ def die_with_agent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):
         pass
+
+
+async def start_group(*argv: str, **options: Any) -> asyncio.subprocess.Process:
+    """Start ``argv`` as its own process group that dies with the agent; a cancellation that
+    lands while it starts still kills the whole group.
+
+    Cancelled after the fork but before its pipes are connected, ``create_subprocess_exec``
+    kills only the group's leader: a child the command had already started ran on, holding the
+    output pipe open, and the cancelled call waited for it to exit. So the start is shielded,
+    and the group killed once it is known.
+    """
+    start = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(*argv, start_new_session=True, preexec_fn=die_with_agent, **options))
+    try:
+        return await asyncio.shield(start)
+    except asyncio.CancelledError:
+        await kill_group(await start)
+        raise
 
 
 async def kill_group(process: asyncio.subprocess.Process) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pydantic import Field
 
 from agentcli.tools.base import Arguments, Tool, ToolContext, ToolError, ToolResult
-from agentcli.tools.process import die_with_agent, kill_group
+from agentcli.tools.process import kill_group, start_group
 from agentcli.tools.sandbox import sandbox_status, wrap_command
 from agentcli.tools.text import truncate_middle
 
@@ -50,17 +50,15 @@ class Bash(Tool[BashArgs]):
                 return ToolResult.failure(f"the command was not run: {status.reason}")
             argv = wrap_command(argv, ctx.workspace, bwrap=status.bwrap)
         started = time.monotonic()
-        process = await asyncio.create_subprocess_exec(
+        # Its own process group, so a timeout or a pause kills the children it spawned too.
+        # Under bwrap the group is bwrap itself: killing it takes down the sandbox's PID
+        # namespace (--unshare-pid, --die-with-parent), children that left the group included.
+        process = await start_group(
             *argv,
             cwd=ctx.workspace,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
-            # Its own process group, so a timeout or a pause kills the children it spawned too.
-            # Under bwrap the group is bwrap itself: killing it takes down the sandbox's PID
-            # namespace (--unshare-pid, --die-with-parent), children that left the group included.
-            start_new_session=True,
-            preexec_fn=die_with_agent,
         )
         try:
             output, timed_out = await _collect(process, timeout)

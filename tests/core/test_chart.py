@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from agentcli.session import SessionStateError
 from agentcli.session.chart import CONTROL_STATES, WAITING_STATES, chart_class, chart_graph
 from agentcli.workflow import builtin_workflow
 from tests.support.sessions import make_session, replay
+from tests.support.waiting import eventually, processes_with
 
 
 def test_graph_exposes_both_regions_and_every_control_state() -> None:
@@ -140,7 +142,11 @@ async def test_calls_after_a_control_tool_get_results_and_do_not_run(workspace: 
 
 
 class SlowClient:
-    """Streams text forever, slowly: a pause must cancel it."""
+    """Streams text forever, slowly: a pause must cancel it.
+
+    The sleep between chunks is the model's behaviour (a slow stream), not a wait of the test's:
+    the test acts once ``started`` says the first chunk reached the session.
+    """
 
     def __init__(self) -> None:
         self.cancelled = False
@@ -162,8 +168,8 @@ async def test_pause_while_thinking_cancels_the_stream_and_keeps_the_text(worksp
     client = SlowClient()
     session, rec = make_session(workspace, client)
     await session.send_user_message("talk")
+    # Set when the session asks for the second chunk, so the first ("word0 ") is in its reply.
     await client.started.wait()
-    await asyncio.sleep(0.05)
     await session.pause()
     ended = await session.wait_turn()
     assert ended.outcome == "paused" and ended.reason == "paused by the user"
@@ -176,24 +182,23 @@ async def test_pause_while_thinking_cancels_the_stream_and_keeps_the_text(worksp
 
 async def test_pause_while_executing_kills_the_command_and_pairs_every_call(workspace: Path) -> None:
     marker = workspace / "survived"
+    sleep = f"sleep 30.{uuid.uuid4().int % 10**6:06d}"  # this test's command, told apart from others'
     client = replay(
-        ("", [("bash", {"command": f"sleep 30; touch {marker}"}), ("read_file", {"path": "x"})]),
+        ("", [("bash", {"command": f"{sleep}; touch {marker}"}), ("read_file", {"path": "x"})]),
         ("", [("complete", {"summary": "resumed and done"})]),
     )
     session, rec = make_session(workspace, client)
     await session.send_user_message("go")
-    for _ in range(200):
-        if session.control_state == "executingTool":
-            break
-        await asyncio.sleep(0.01)
-    await asyncio.sleep(0.2)
+    await eventually(lambda: session.control_state == "executingTool" and processes_with(sleep),
+                     what="the command to run")
     await session.pause()
     ended = await session.wait_turn()
     assert ended.outcome == "paused"
     finished = rec.of(ToolCallFinished)
     assert [f.interrupted for f in finished] == [True, False]
     assert "Interrupted" in finished[0].output and "Not run" in finished[1].output
-    await asyncio.sleep(0.1)
+    # Killed, not left to finish: gone long before its 30 s are up, and the marker never written.
+    await eventually(lambda: not processes_with(sleep), what="the command to be killed", timeout=20)
     assert not marker.exists()
     await session.resume()
     assert (await session.wait_turn()).outcome == "completed"

@@ -7,10 +7,12 @@ import os
 import signal
 import subprocess
 import time
+import uuid
 from pathlib import Path
 
 from tests.e2e.test_cli import AGENTCLI, agentcli, events
 from tests.support.openai_server import Call, OpenAIServer, Reply
+from tests.support.waiting import eventually_sync, processes_with
 
 
 def _model(server: OpenAIServer) -> list[str]:
@@ -95,7 +97,7 @@ def test_sigkill_mid_stream_then_resume_to_completion(workspace: Path, server: O
     proc = _start(["run", "explain", *_model(server), "-o", "jsonl"], workspace)
     seen = _read_until(proc, "text_delta")
     proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=10)
+    proc.wait(timeout=60)
     session_id = seen[0]["session_id"]
 
     server.script.clear()
@@ -109,16 +111,16 @@ def test_sigkill_mid_stream_then_resume_to_completion(workspace: Path, server: O
 
 
 def test_sigkill_mid_tool_then_resume_pairs_every_call(workspace: Path, server: OpenAIServer) -> None:
-    server.add(Reply(calls=[Call("bash", {"command": "sleep 61.25"}), Call("write_file", {"path": "later.txt", "content": "x"})]))
+    command = f"sleep 61.{uuid.uuid4().int % 10**6:06d}"  # this test's command, told apart from others'
+    server.add(Reply(calls=[Call("bash", {"command": command}), Call("write_file", {"path": "later.txt", "content": "x"})]))
     proc = _start(["run", "wait", *_model(server), "--yes", "-o", "jsonl"], workspace)
     seen = _read_until(proc, "tool_call_started")
-    time.sleep(0.3)
+    eventually_sync(lambda: processes_with(command), what="the command to run")
     proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=10)
-    time.sleep(0.5)
-    # The command dies with the agent (parent-death signal): no orphan runs on unwatched.
-    orphans = subprocess.run(["pgrep", "-f", "sleep 61.25"], capture_output=True, text=True).stdout.split()
-    assert orphans == []
+    proc.wait(timeout=60)
+    # The command dies with the agent (parent-death signal): no orphan runs on unwatched, and it
+    # is gone long before its own 61 s are up.
+    eventually_sync(lambda: not processes_with(command), what="the command to die with the agent", timeout=30)
     session_id = str(seen[0]["session_id"])
     assert json.loads((_session_dir(session_id) / "meta.json").read_text())["outcome"] is None
 
@@ -154,12 +156,13 @@ def test_a_torn_last_line_is_skipped_with_a_warning(workspace: Path, server: Ope
 
 
 def test_ctrl_c_pauses_cleanly_and_resume_continues(workspace: Path, server: OpenAIServer) -> None:
-    server.add(Reply(calls=[Call("bash", {"command": "sleep 30; touch too-late"})]))
+    sleep = f"sleep 30.{uuid.uuid4().int % 10**6:06d}"  # this test's command, told apart from others'
+    server.add(Reply(calls=[Call("bash", {"command": f"{sleep}; touch too-late"})]))
     proc = _start(["run", "wait", *_model(server), "--yes", "-o", "jsonl"], workspace)
     seen = _read_until(proc, "tool_call_started")
-    time.sleep(0.3)
+    eventually_sync(lambda: processes_with(sleep), what="the command to run")
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=20)
+    out, err = proc.communicate(timeout=60)
     assert proc.returncode == 5, err
     stream = seen + [json.loads(line) for line in out.splitlines()]
     assert stream[-1]["type"] == "turn_ended" and stream[-1]["reason"] == "interrupted with Ctrl-C"

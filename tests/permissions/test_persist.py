@@ -118,7 +118,7 @@ def test_a_symlinked_config_is_edited_where_it_lives(tmp_path: Path) -> None:
 _rule_text = st.text(st.characters(blacklist_categories=["Cs"]), min_size=1, max_size=40)
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], deadline=None)
 @given(existing=st.lists(_rule_text, max_size=3), new=st.lists(_rule_text, min_size=1, max_size=3),
        layout=st.sampled_from(sorted(k for k, v in LAYOUTS.items() if v is not None and "allow" not in v)))
 def test_any_rule_text_round_trips(tmp_path: Path, existing: list[str], new: list[str], layout: str) -> None:

@@ -158,9 +158,11 @@ def test_the_latest_report_of_a_check_wins_across_sources() -> None:
 
 
 def test_the_benchmark_runs_and_reports_its_figures() -> None:
+    """The script runs and prints its figures; how fast they are is the bench's business, not
+    the suite's (``--report-only``: a goal missed on a busy machine does not fail this test)."""
     script = Path(__file__).resolve().parents[2] / "bench" / "progress_tracker.py"
     run = subprocess.run(
-        [sys.executable, str(script), "--actions", "200", "--repeats", "1"],
+        [sys.executable, str(script), "--actions", "200", "--repeats", "1", "--report-only"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -169,3 +171,4 @@ def test_the_benchmark_runs_and_reports_its_figures() -> None:
     assert run.returncode == 0, run.stdout + run.stderr
     assert "tracker cost per call:" in run.stdout
     assert "µs at 200 actions" in run.stdout
+    assert "goal: under 100 µs per call at 200 actions:" in run.stdout

@@ -440,11 +440,13 @@ def test_store_lock_times_out_with_an_actionable_error(tmp_path: Path) -> None:
     def hold() -> None:
         with holder.held():
             held.set()
-            release.wait(5)
+            release.wait(60)
 
     thread = threading.Thread(target=hold)
     thread.start()
-    held.wait(5)
+    # The waiter must find the lock taken: go on only once the holder has it (on a loaded machine
+    # the thread may take a while to start; a timed-out wait would let the waiter in).
+    assert held.wait(60), "the holder thread never took the lock"
     try:
         with pytest.raises(StoreBusyError, match="held by another agentcli process"):
             with waiter.held():

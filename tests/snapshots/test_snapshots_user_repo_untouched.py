@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import time
 from pathlib import Path
 
 from agentcli.snapshots import SnapshotStore
 from snaphelpers import commit_all, git, write
+from tests.support.waiting import eventually_sync
 
 
 def _fingerprint(gitdir: Path) -> dict[str, tuple[str, int, int, int]]:
@@ -21,6 +21,24 @@ def _fingerprint(gitdir: Path) -> dict[str, tuple[str, int, int, int]]:
             digest = "dir" if os.path.isdir(full) else hashlib.sha256(Path(full).read_bytes()).hexdigest()
             out[os.path.relpath(full, gitdir)] = (digest, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     return out
+
+
+def _wait_for_the_clock_to_pass(gitdir: Path, probe: Path) -> None:
+    """Wait until a file written now is stamped later than everything under gitdir.
+
+    File timestamps move in coarse ticks: a file the store rewrote within the tick of the
+    fingerprint would keep its mtime and ctime, and with the same bytes the rewrite would go
+    unseen. Waiting for a fresh write to be stamped later rules that out (instead of sleeping
+    for a tick of a guessed length).
+    """
+    stamps = _fingerprint(gitdir).values()
+    newest = max(max(mtime, ctime) for _, _, mtime, ctime in stamps)
+
+    def stamped_later() -> bool:
+        probe.write_bytes(b"tick")
+        return probe.stat().st_mtime_ns > newest
+
+    eventually_sync(stamped_later, what="the file clock to move past the repository's timestamps")
 
 
 def test_capture_diff_restore_gc_cycle_never_writes_the_users_git(
@@ -40,7 +58,7 @@ def test_capture_diff_restore_gc_cycle_never_writes_the_users_git(
     git(repo, "add", "src/staged.py")  # an index that differs from HEAD
     write(repo / "src" / "app.py", "uncommitted\n")
     write(repo / ".git" / "info" / "exclude", "*.secret\n")
-    time.sleep(0.01)
+    _wait_for_the_clock_to_pass(repo / ".git", tmp_path / "clock-probe")
     before = _fingerprint(repo / ".git")
 
     store = SnapshotStore(repo, data_dir)

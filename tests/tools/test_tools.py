@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
 import pygit2
@@ -11,6 +12,7 @@ import pytest
 from agentcli.config import ToolSettings
 from agentcli.tools import ToolContext, default_registry
 from agentcli.tools.base import ToolResult
+from tests.support.waiting import eventually, processes_with
 
 REGISTRY = default_registry()
 
@@ -215,11 +217,12 @@ async def test_bash_runs_in_the_workspace_and_returns_the_exit_code(workspace: P
 
 async def test_bash_timeout_kills_the_whole_process_group(workspace: Path) -> None:
     marker = workspace / "child-survived"
-    result = await call(workspace, "bash", {"command": f"(sleep 2; touch {marker}) & sleep 30", "timeout_s": 0.5})
+    child = f"sleep 2.{uuid.uuid4().int % 10**6:06d}"  # in the background subshell's command line too
+    result = await call(workspace, "bash", {"command": f"({child}; touch {marker}) & sleep 30", "timeout_s": 0.5})
     assert not result.ok and "timed out after 0.5 s" in result.output
-    import asyncio
-
-    await asyncio.sleep(2.5)
+    # Wait for the background subshell to be gone rather than for its 2 s to pass: killed, it
+    # never touches the marker; had it survived, it would have touched it before exiting.
+    await eventually(lambda: not processes_with(child), what="the background subshell to end")
     assert not marker.exists()
 
 

@@ -8,7 +8,9 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+from textual.app import App
 from textual.pilot import Pilot
+from textual.widgets import Static
 
 from agentcli.config import RetrySettings, Settings, data_home
 from agentcli.llm.replay import RecordedCall, RecordedTurn, Recording, ReplayModel
@@ -17,6 +19,7 @@ from agentcli.session import Session
 from agentcli.session.log import SessionLog
 from agentcli.tui.app import AgentApp
 from agentcli.workflow import builtin_workflow
+from tests.support.waiting import DEADLINE_S, POLL_S
 
 DEMO = Path(__file__).resolve().parents[2] / "agentcli" / "data" / "demo"
 SESSION_ID = "5e55a1d0c0de"
@@ -159,17 +162,31 @@ def demo_project(target: Path) -> Path:
     return target
 
 
-async def wait_for(pilot: Pilot, predicate: Callable[[], bool], timeout: float = 10.0, what: str = "") -> None:
-    """Let the app run until ``predicate`` holds (failing the test after ``timeout`` seconds)."""
+async def wait_for(pilot: Pilot, predicate: Callable[[], object], timeout: float = DEADLINE_S, what: str = "") -> None:
+    """Let the app run until ``predicate`` holds (failing the test after ``timeout`` seconds).
+
+    The deadline is generous on purpose: it is how long a condition that should hold may take on
+    a loaded machine, not how long it takes here.
+    """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not predicate():
         if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what or predicate}")
-        await pilot.pause(0.02)
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what or predicate}")
+        await pilot.pause(POLL_S)  # the poll interval: the app runs between checks
 
 
-async def wait_idle(pilot: Pilot, app: AgentApp, timeout: float = 10.0) -> None:
+async def drain(pilot: Pilot) -> None:
+    """Wait until every widget on the screen has handled the messages already posted to it.
+
+    That is what ``pilot.pause()`` without a delay waits for (a marker at the end of each
+    widget's queue), before it also lets the process go idle: no clock is involved. Use it
+    before checking that something did *not* happen, which no condition can wait for.
+    """
+    await pilot.pause()
+
+
+async def wait_idle(pilot: Pilot, app: AgentApp, timeout: float = DEADLINE_S) -> None:
     """Wait until the session's turn has ended and the widgets have drawn it."""
     await wait_for(pilot, lambda: app.session_ready, timeout, "the session to attach")
     await wait_for(
@@ -180,7 +197,88 @@ async def wait_idle(pilot: Pilot, app: AgentApp, timeout: float = 10.0) -> None:
         "the turn to end",
     )
     await wait_for(pilot, lambda: not app.conversation.rendering, timeout, "the streamed text to render")
-    await pilot.pause(0.1)
+    # The turn's end reached the app; the events before it may still be queued at the widgets.
+    await drain(pilot)
+
+
+def palette_highlights(app: App[Any], text: str) -> bool:
+    """The command palette has finished searching and its highlighted entry contains ``text``.
+
+    The palette searches in a worker and adds hits in batches: enter pressed before that picks
+    whatever was first, or nothing.
+    """
+    from textual.command import CommandList, CommandPalette
+
+    palette = app.screen
+    if not isinstance(palette, CommandPalette):
+        return False
+    if any(w.group == CommandPalette._GATHER_COMMANDS_GROUP and not w.is_finished for w in app.workers):
+        return False
+    hits = palette.query_one(CommandList)
+    index = hits.highlighted
+    return index is not None and text in hits.get_option_at_index(index).prompt.plain
+
+
+def pane_titles_current(app: AgentApp) -> bool:
+    """The tool-call and snapshot pane titles count what the panes show.
+
+    The app recounts them on a half-second tick (and as calls and snapshots arrive, before the
+    timeline has added the entry), so a count can lag what the pane lists for up to a tick.
+    """
+    titles = {title.id: title.render().plain for title in app.query(".pane-title").results(Static)}
+    tools, timeline = titles.get("tools-title"), titles.get("timeline-title")
+    snapshots = str(len(app.timeline.entries)) if app.snapshots == "on" else app.snapshots
+    return tools == f"tool calls ({len(app.calls)})" and timeline == f"snapshots ({snapshots})"
+
+
+def footer_current(app: AgentApp) -> bool:
+    """The footer offers what the app allows now: Resume when it may resume, else Pause.
+
+    The footer recomposes after the next refresh once the bindings change, not when the view does.
+    """
+    from textual.widgets._footer import FooterKey
+
+    keys = {key.description for key in app.query(FooterKey)}
+    resumable = app.check_action("resume", ()) is True
+    return ("Resume" in keys) == resumable and ("Pause" in keys) == (not resumable)
+
+
+def screen_settled(app: AgentApp) -> bool:
+    """Everything the app draws after the fact shows the session as it is now: the pane titles,
+    the diff preview and the footer (the snapshots compare the whole screen)."""
+    return app.session_ready and pane_titles_current(app) and preview_shown(app) and footer_current(app)
+
+
+async def wait_streamed_text_shown(pilot: Pilot, app: AgentApp) -> None:
+    """Wait until every character streamed so far is in its Markdown widget, for a reply that is
+    still streaming (``wait_idle`` waits for a finished one).
+
+    A slice leaves the stream's pending text just before its append starts (and takes the
+    widget's lock), so "nothing pending, nothing appending" is checked again after the widgets
+    have handled what was queued: by then an append that was about to start has the lock.
+    """
+    conversation = app.conversation
+
+    def appended() -> bool:
+        streams = [s for s in conversation._draining.values() if not s.done]
+        return conversation.pending_chars == 0 and not any(s.markdown.lock.is_locked for s in streams)
+
+    while True:
+        await wait_for(pilot, appended, what="the streamed text to be in its widget")
+        await drain(pilot)
+        if appended():
+            return
+
+
+def preview_shown(app: AgentApp) -> bool:
+    """The timeline's diff preview shows the selected snapshot (computed in a worker, after a pause)."""
+    timeline = app.timeline
+    entry = timeline.selected
+    if timeline.differ is None or entry is None:
+        return True
+    title = app.query_one("#diff-text", Static).render().plain.partition("\n")[0]
+    # "#5 → working tree", or "#4 → #5" against the previous snapshot
+    return title == f"#{entry.seq} → working tree" or title.endswith(f" → #{entry.seq}")
 
 
 __all__ = [
@@ -189,13 +287,20 @@ __all__ = [
     "GatedModel",
     "Usage",
     "demo_project",
+    "drain",
+    "footer_current",
     "frozen_clock",
     "logged_outcomes",
     "logged_then_resumed",
     "make_app",
     "make_session",
+    "palette_highlights",
+    "pane_titles_current",
+    "preview_shown",
     "recording",
+    "screen_settled",
     "write_recording",
     "wait_for",
     "wait_idle",
+    "wait_streamed_text_shown",
 ]

@@ -11,6 +11,7 @@ from textual.widget import Widget
 
 from agentcli.tui.themes import ROLE_DEFAULTS
 from agentcli.tui.widgets._agent_block import AgentBlock, FinishedAgentBlock, finished_block
+from tests.tui.helpers import drain
 
 SAMPLES = [
     "Done.",
@@ -79,7 +80,7 @@ async def test_a_finished_block_looks_like_the_markdown_widget(text: str, width:
     app = Pair(text)
     async with app.run_test(size=(width, 40)) as pilot:
         app.theme = theme
-        await pilot.pause()
+        await drain(pilot)  # the stylesheet is refreshed for the theme in a queued callback
         assert isinstance(app.query_one("#right").children[0], FinishedAgentBlock)
         assert lines(app, "right") == lines(app, "left")
         left, right = (app.query_one(f"#{c}").children[0] for c in ("left", "right"))

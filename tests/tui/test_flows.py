@@ -18,7 +18,7 @@ from agentcli.events import (
 from agentcli.llm.replay import ReplayModel
 from agentcli.tui.messages import SessionEventPosted
 from agentcli.tui.widgets import AgentBlock, NoticeBlock, ToolCallBlock, UserBlock
-from tests.tui.helpers import GatedModel, make_app, make_session, recording, wait_for, wait_idle
+from tests.tui.helpers import GatedModel, drain, make_app, make_session, recording, wait_for, wait_idle
 
 class Seen(list):
     """A ``message_hook`` that notes which widget (or the app) received each message."""
@@ -97,7 +97,10 @@ async def test_pause_mid_stream_then_resume(project: Path) -> None:
         await wait_for(pilot, lambda: bool(app.query(AgentBlock)) and bool(app.query_one(AgentBlock).source))
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: app.control_state == "paused", what="paused")
-        await pilot.pause(0.1)
+        # The state reached the app; the interrupted reply and its notice may still be queued.
+        await wait_for(pilot, lambda: any("interrupted" in n.render().plain for n in app.query(NoticeBlock)),
+                       what="the interruption notice")
+        await drain(pilot)
         block = app.query_one(AgentBlock)
         assert block.has_class("-interrupted")
         assert "cut off" not in block.source
@@ -123,7 +126,7 @@ async def test_escape_pauses_a_running_tool(project: Path) -> None:
         assert "running" in block.render().plain
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.control_state == "paused", what="paused")
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: block.info.status != "running", what="the call's result")
         assert block.info.status == "interrupted"
         assert "⏸" in block.render().plain
 

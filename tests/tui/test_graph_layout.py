@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
-
 from agentcli.session.chart import chart_class, chart_graph
 from agentcli.workflow import builtin_workflow
-from agentcli.workflow.builtin import UnknownWorkflowError
 from agentcli.workflow.model import Workflow
 from agentcli.tui.graph_layout import format_count, layout_graph, short_name, short_names
 
 
 def plan_build() -> Workflow:
-    try:
-        return builtin_workflow("plan-build")
-    except UnknownWorkflowError:
-        pytest.skip("the plan-build workflow is not in this checkout yet")
+    return builtin_workflow("plan-build")
 
 
 def test_both_regions_are_boxes_with_every_state() -> None:

@@ -4,17 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from agentcli.llm.replay import ReplayModel
-from agentcli.session import Session
+from agentcli.tui.app import AgentApp
 from agentcli.tui.screens import ConfirmRestore
-from tests.tui.helpers import make_app, make_session, recording, wait_for, wait_idle
-
-pytestmark = pytest.mark.skipif(
-    not all(hasattr(Session, name) for name in ("timeline", "diff", "plan_restore", "restore")),
-    reason="Session has no snapshot API yet (timeline, diff, plan_restore, restore)",
-)
+from tests.tui.helpers import drain, make_app, make_session, recording, wait_for, wait_idle
 
 BUGGY = 'return text.lower().split(" ")'
 FIXED = 'return re.findall(r"[a-z0-9\']+", text.lower())'
@@ -72,6 +65,10 @@ async def test_scrub_restore_and_undo(project: Path) -> None:
         assert (project / "NOTES.md").read_text() == "fixed words()\n"
 
 
+def restores_done(app: AgentApp) -> bool:
+    return not any(worker.group == "restore" and not worker.is_finished for worker in app.workers)
+
+
 async def test_restoring_while_the_agent_works_is_refused(project: Path) -> None:
     rec = recording(("Writing.", [("write_file", {"path": "a.txt", "content": "a"})]),
                     ("Running.", [("bash", {"command": "sleep 20"})]))
@@ -79,10 +76,13 @@ async def test_restoring_while_the_agent_works_is_refused(project: Path) -> None
     app = make_app(project, session, initial_prompt="go")
     async with app.run_test(size=(140, 45)) as pilot:
         await wait_for(pilot, lambda: app.control_state == "executingTool" and app.timeline.entries != [],
-                       timeout=15, what="a running command with a snapshot taken")
+                       what="a running command with a snapshot taken")
         await wait_for(pilot, lambda: any(c.name == "bash" for c in app.calls), what="the bash call")
         app.restore_to(app.timeline.entries[0])
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: any("Pause the agent" in n.message for n in app._notifications),
+                       what="the refusal")
+        await wait_for(pilot, lambda: restores_done(app), what="the restore worker to finish")
+        await drain(pilot)
         assert not isinstance(app.screen, ConfirmRestore)
         assert any("Pause the agent" in n.message for n in app._notifications)
         await pilot.press("ctrl+s")

@@ -4,15 +4,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from textual.widgets import Input
 
 from agentcli.config import Settings, data_home
 from agentcli.llm.replay import ReplayModel
-from agentcli.session import factory
 from agentcli.session.log import list_sessions
 from agentcli.tui.widgets import AgentBlock, UserBlock
-from tests.tui.helpers import make_app, make_session, recording, wait_for, wait_idle, write_recording
+from tests.tui.helpers import (
+    drain,
+    make_app,
+    make_session,
+    palette_highlights,
+    recording,
+    wait_for,
+    wait_idle,
+    write_recording,
+)
 
 REC = recording(("Reading it.", [("read_file", {"path": "textstats.py"})]),
                 ("All good.", [("complete", {"summary": "looked"})]))
@@ -31,8 +38,6 @@ async def test_with_no_session_the_app_starts_a_new_recorded_one(project: Path, 
 
 
 async def test_a_session_from_the_palette_opens_with_its_history(project: Path, tmp_path: Path) -> None:
-    if not hasattr(factory, "resume_session"):
-        pytest.skip("factory.resume_session is not in this checkout yet")
     model = write_recording(tmp_path / "rec.json", REC)
     old = make_session(project, ReplayModel(REC), session_id="01d5e5510000", record=True, data_dir=data_home(),
                        model=model)
@@ -46,11 +51,11 @@ async def test_a_session_from_the_palette_opens_with_its_history(project: Path, 
         await pilot.press("ctrl+p")
         await wait_for(pilot, lambda: len(app.screen_stack) > 1, what="the palette")
         await pilot.press(*"session: open 01d5")
-        await pilot.pause(0.4)
+        await wait_for(pilot, lambda: palette_highlights(app, "01d5"), what="the palette to find the session")
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.session is not None and app.session.id == "01d5e5510000", what="switch")
-        await wait_for(pilot, lambda: app.session_ready)
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: app.session_ready, what="the session to attach")
+        await drain(pilot)
         assert [b.render().plain for b in app.query(UserBlock)] == ["what does textstats do?"]
         assert [b.source for b in app.query(AgentBlock)] == ["Reading it.", "All good."]
         assert app.tools.option_list.option_count == 2
@@ -79,13 +84,13 @@ async def test_at_80x24_the_side_panes_open_on_demand(project: Path) -> None:
         assert app.screen.has_class("-narrow") and not sidebar.display
         assert app.conversation.size.width >= 78
         await pilot.press("ctrl+b")
-        await pilot.pause()
+        await drain(pilot)
         assert sidebar.display
         await pilot.press("ctrl+g")
-        await pilot.pause()
+        await drain(pilot)
         assert not app.query_one("#graph-pane").display
         await pilot.press("f2")
-        await pilot.pause()
+        await drain(pilot)
         assert app.focused is app.timeline.option_list
         await pilot.press("f4")
         assert isinstance(app.focused, Input)
@@ -98,8 +103,8 @@ async def test_wide_screens_show_every_pane_and_toggle_them(project: Path) -> No
         for pane in ("graph", "tools", "timeline"):
             assert app.query_one(f"#{pane}-pane").display
         await pilot.press("ctrl+t")
-        await pilot.pause()
+        await drain(pilot)
         assert not app.query_one("#tools-pane").display
         await pilot.press("ctrl+b")
-        await pilot.pause()
+        await drain(pilot)
         assert not app.query_one("#sidebar").display

@@ -21,12 +21,15 @@ from agentcli.tui.screens import ConfirmRestore
 from agentcli.tui.widgets import ToolCallBlock
 from tests.tui.helpers import (
     GatedModel,
+    drain,
     logged_then_resumed,
     make_app,
     make_session,
     recording,
+    screen_settled,
     wait_for,
     wait_idle,
+    wait_streamed_text_shown,
 )
 
 FIXED = recording(
@@ -63,9 +66,9 @@ async def settle(pilot: Pilot) -> None:
     assert isinstance(app, AgentApp)
     still(app)
     await wait_idle(pilot, app)
-    await pilot.pause(0.2)
+    await wait_for(pilot, lambda: screen_settled(app), what="the titles, diff preview and footer to catch up")
     same_durations(app)
-    await pilot.pause(0.3)
+    await drain(pilot)
 
 
 def test_idle_after_a_turn(project: Path, snap_compare) -> None:
@@ -98,8 +101,9 @@ def test_mid_run_streaming(project: Path, snap_compare) -> None:
         # on a timer, which a loaded machine can delay) and has been rendered.
         first_turn = len(FIXED.turns[0].text)
         await wait_for(pilot, lambda: sum(streamed) >= first_turn + model.sent_before_gate, what="the streamed text")
-        await wait_for(pilot, lambda: app.conversation.pending_chars == 0, what="the streamed text to render")
-        await pilot.pause(0.3)
+        await wait_streamed_text_shown(pilot, app)
+        await wait_for(pilot, lambda: screen_settled(app), what="the titles, diff preview and footer to catch up")
+        await drain(pilot)
 
     assert snap_compare(app, terminal_size=(130, 40), run_before=mid_run)
 
@@ -134,8 +138,9 @@ def test_restore_confirmation(project: Path, snap_compare) -> None:
 
     async def confirm(pilot: Pilot) -> None:
         await settle(pilot)
-        app.push_screen(ConfirmRestore(2, "edit_file", plan))
-        await pilot.pause(0.2)
+        await app.push_screen(ConfirmRestore(2, "edit_file", plan))
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmRestore) and app.screen.focused is not None,
+                       what="the confirmation, with a button focused")
 
     assert snap_compare(app, terminal_size=(120, 36), run_before=confirm)
 
@@ -155,8 +160,8 @@ def test_new_plan_build_session(project: Path, snap_compare) -> None:
 
     async def ready(pilot: Pilot) -> None:
         still(app)
-        await wait_for(pilot, lambda: app.session_ready, what="the session")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: screen_settled(app), what="the session, its titles and footer")
+        await drain(pilot)
 
     assert snap_compare(app, terminal_size=(130, 40), run_before=ready)
 
@@ -174,7 +179,7 @@ def test_resumed_into_a_pause(project: Path, tmp_path: Path, snap_compare) -> No
 
     async def ready(pilot: Pilot) -> None:
         still(app)
-        await wait_for(pilot, lambda: app.session_ready, what="the session")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: screen_settled(app), what="the session, its titles and footer")
+        await drain(pilot)
 
     assert snap_compare(app, terminal_size=(120, 36), run_before=ready)

@@ -21,10 +21,11 @@ from agentcli.tui.widgets._conversation import (
     MAX_WEIGHT,
     PAGE,
     EarlierMarker,
+    Record,
     chunk_markdown,
     split_point,
 )
-from tests.tui.helpers import frozen_clock, wait_for
+from tests.tui.helpers import drain, frozen_clock, wait_for
 
 
 def history(messages: int) -> list[Event]:
@@ -55,8 +56,16 @@ async def opened_with_history(messages: int) -> AsyncIterator[tuple[Pilot[None],
     async with app.run_test(size=(100, 30)) as pilot:
         conversation = app.query_one(Conversation)
         await conversation.load_history(history(messages))
-        await pilot.pause()
+        # Laid out and anchored at the newest message. Before the first layout the view is at 0
+        # of 0, and a scroll to the top would change nothing (so load nothing).
+        await wait_for(pilot, lambda: 0 < conversation.max_scroll_y == conversation.scroll_y,
+                       what="the history to be laid out, at its newest message")
         yield pilot, conversation
+
+
+def window_work_done(app: App[None]) -> bool:
+    """No page is being mounted or unloaded (scrolling past an end starts that in a worker)."""
+    return not any(worker.group == "window" and not worker.is_finished for worker in app.workers)
 
 
 async def test_a_long_history_mounts_only_the_newest_blocks() -> None:
@@ -81,7 +90,8 @@ async def test_scrolling_to_the_top_loads_the_previous_page() -> None:
                        what="the window to stay bounded (newest unloaded)")
         # The view stays on what the user was reading rather than jumping to the new top.
         await wait_for(pilot, lambda: conversation.scroll_y > 0, what="the view to stay put")
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: window_work_done(pilot.app), what="the window's workers to finish")
+        await drain(pilot)
         assert conversation._first_mounted == first - PAGE, "staying put does not load another page"
 
 
@@ -89,7 +99,9 @@ async def test_reading_back_to_the_start_keeps_the_dom_bounded_and_end_returns()
     async with opened_with_history(1000) as (pilot, conversation):
         while conversation._first_mounted > 0:
             await conversation.action_show_earlier()
-            await pilot.pause()
+            # A page is mounted, then the other end unloaded: bounded once no page is in flight
+            # (putting the view back can start one in a worker).
+            await wait_for(pilot, lambda: window_work_done(pilot.app), what="the window's workers to finish")
             assert conversation.mounted_blocks <= MAX_MOUNTED
         assert conversation.query(UserBlock).first().render().plain == "question 0"
         assert not conversation.at_end
@@ -97,13 +109,15 @@ async def test_reading_back_to_the_start_keeps_the_dom_bounded_and_end_returns()
 
         # While the user reads old messages, new ones are recorded but not mounted.
         conversation.post_message(SessionEventPosted(UserMessage(text="live while reading")))
-        await pilot.pause(0.05)
-        assert conversation.records[-1].text == "live while reading" and conversation.records[-1].widget is None
+        await wait_for(pilot, lambda: conversation.records[-1].text == "live while reading", what="the live message")
+        assert conversation.records[-1].widget is None
 
         conversation.focus()
         await pilot.press("end")
-        await wait_for(pilot, lambda: conversation.at_end, what="the jump to the newest")
-        await pilot.pause()
+        # The window reaches the end before the newest blocks are mounted; following the stream
+        # again (anchor) is the jump's last step.
+        await wait_for(pilot, lambda: conversation.at_end and conversation.following, what="the jump to the newest")
+        await drain(pilot)
         assert conversation.query(UserBlock).last().render().plain == "live while reading"
         assert conversation.mounted_blocks <= INITIAL + 1
         assert conversation.following
@@ -113,16 +127,21 @@ async def test_scrolling_down_past_the_window_loads_the_next_page() -> None:
     async with opened_with_history(1000) as (pilot, conversation):
         for _ in range(10):
             await conversation.action_show_earlier()
-        await pilot.pause()
+        await drain(pilot)
         last = conversation._last_mounted
         assert last < len(conversation.records)
         # Scrolling to the bottom loads the next page. The layout after the pages loaded above may
         # not be settled yet on a loaded machine, so keep scrolling down as a reader would.
         def scrolled_down() -> bool:
+            if conversation._last_mounted > last:
+                return True
             conversation.scroll_end(animate=False)
-            return conversation._last_mounted > last
+            return False
 
         await wait_for(pilot, scrolled_down, what="the next page")
+        # The window grows by the page before the other end is unloaded, in the same worker:
+        # bounded once no page is in flight, checked in the same step as that.
+        await wait_for(pilot, lambda: window_work_done(pilot.app), what="the window's workers to finish")
         assert conversation.mounted_blocks <= MAX_MOUNTED
 
 
@@ -133,7 +152,7 @@ async def test_live_messages_prune_the_oldest_blocks() -> None:
         for n in range(MAX_MOUNTED + PAGE + 10):
             conversation.post_message(SessionEventPosted(UserMessage(text=f"message {n}")))
         await wait_for(pilot, lambda: len(conversation.records) == MAX_MOUNTED + PAGE + 10)
-        await pilot.pause()
+        await drain(pilot)  # the last message is recorded before its block is mounted
         assert conversation.mounted_blocks <= MAX_MOUNTED + PAGE
         assert conversation.query(UserBlock).last().render().plain == f"message {MAX_MOUNTED + PAGE + 9}"
 
@@ -155,7 +174,7 @@ async def test_a_result_updates_its_call_block_in_place() -> None:
                                     duration_s=1.25)
         calls.finished(finished)
         conversation.post_message(SessionEventPosted(finished))
-        await pilot.pause(0.05)
+        await drain(pilot)  # the result has been handled: updated in place, not a new block
         assert conversation.query_one(ToolCallBlock) is block
         assert block.render().plain.startswith("✗ bash  pytest -q  1.2s")
 
@@ -225,12 +244,16 @@ async def test_rendered_chunks_of_a_streaming_reply_become_one_widget_each() -> 
         conversation.post_message(SessionEventPosted(TextDelta(text=section * 3)))  # the reply goes on
         await wait_for(pilot, lambda: len(conversation.records) >= 3 and not any(
             not s.done for s in list(conversation._draining.values())[:-1]), what="the first chunks rendered")
-        await pilot.pause()
-        await pilot.pause()
+
+        def expected(record: Record) -> type[Widget]:
+            return AgentBlock if "| a |" in record.text else FinishedAgentBlock
+
+        # A chunk is swapped once it has rendered, in a callback queued when its stream ends.
+        await wait_for(pilot, lambda: all(type(r.widget) is expected(r) for r in conversation.records[:-1]),
+                       what="the rendered chunks to be swapped for one widget each")
         *done, last = conversation.records
         for record in done:
-            expected = AgentBlock if "| a |" in record.text else FinishedAgentBlock
-            assert type(record.widget) is expected, "rendered chunks are one widget, unless they have a table"
+            assert type(record.widget) is expected(record), "rendered chunks are one widget, unless they have a table"
         assert type(last.widget) is AgentBlock and last is conversation._streaming, \
             "the chunk being streamed into stays Markdown"
         assert "".join(r.text for r in conversation.records) == text + section * 3

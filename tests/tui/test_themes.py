@@ -20,7 +20,7 @@ from agentcli.tui.themes import (
     remember_theme,
     user_themes_dir,
 )
-from tests.tui.helpers import make_app, wait_for
+from tests.tui.helpers import drain, make_app, palette_highlights, wait_for
 
 
 def test_the_bundled_themes_are_valid_and_fill_every_role() -> None:
@@ -210,17 +210,20 @@ async def test_switching_theme_from_the_palette_is_remembered(project: Path) -> 
         await pilot.press("ctrl+p")
         await wait_for(pilot, lambda: app.screen.query(Input).first() is not None and app.screen is not app.screen_stack[0])
         await pilot.press(*"theme: agentcli-light")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: palette_highlights(app, "agentcli-light"), what="the palette to find the theme")
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.theme == "agentcli-light", what="the theme to change")
-        await pilot.pause(0.1)
+        # The change is announced to the app after the theme is set, and remembered then.
+        config = config_home() / "config.toml"
+        await wait_for(pilot, lambda: config.exists() and "agentcli-light" in config.read_text(),
+                       what="the theme to be remembered")
     assert 'theme = "agentcli-light"' in (config_home() / "config.toml").read_text()
 
 
 async def test_the_theme_flag_wins_and_is_not_written(project: Path) -> None:
     app = make_app(project, None, theme="agentcli-high-contrast")
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
+        await drain(pilot)  # the start-up theme's announcement handled: it must not be written
         assert app.theme == "agentcli-high-contrast"
     assert not (config_home() / "config.toml").exists()
 
@@ -228,7 +231,8 @@ async def test_the_theme_flag_wins_and_is_not_written(project: Path) -> None:
 async def test_an_unknown_theme_falls_back_with_a_notification(project: Path) -> None:
     app = make_app(project, None, theme="no-such-theme")
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
+        await wait_for(pilot, lambda: any("no-such-theme" in n.message for n in app._notifications),
+                       what="the notification")
         assert app.theme == "agentcli-dark"
         assert any("no-such-theme" in n.message for n in app._notifications)
 
@@ -239,6 +243,7 @@ async def test_a_broken_user_theme_is_skipped_with_a_notification(project: Path)
     (folder / "bad.toml").write_text('name = "bad"\n[colors]\nprimary = "nope"\n')
     app = make_app(project, None)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
+        await wait_for(pilot, lambda: any("bad.toml" in n.message for n in app._notifications),
+                       what="the notification")
         assert "bad" not in app.available_themes
         assert any("bad.toml" in n.message for n in app._notifications)

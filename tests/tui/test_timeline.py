@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from textual.app import App
 from textual.widget import Widget
 
@@ -14,7 +15,17 @@ from agentcli.tui.messages import SessionEventPosted
 from agentcli.tui.screens import ConfirmRestore, planned_paths
 from agentcli.tui.themes import ROLE_DEFAULTS
 from agentcli.tui.widgets import SnapshotTimeline, TimelineEntry
-from tests.tui.helpers import wait_for
+from agentcli.tui.widgets import _timeline as timeline_module
+from tests.tui.helpers import drain, wait_for
+
+
+def diff_text(app: App[None]) -> str:
+    return app.query_one("#diff-text").render().plain
+
+
+def previews_done(app: App[None]) -> bool:
+    """No diff preview is waiting or running (each runs in an exclusive worker)."""
+    return not any(worker.group == "preview" and not worker.is_finished for worker in app.workers)
 
 
 def captured(seq: int, path: str = "textstats.py", tool: str | None = "edit_file") -> SnapshotCaptured:
@@ -60,14 +71,18 @@ async def test_snapshots_are_listed_with_sequence_tool_and_stats() -> None:
         timeline = app.query_one(SnapshotTimeline)
         for seq in (1, 2, 3):
             timeline.post_message(SessionEventPosted(captured(seq)))
-        await pilot.pause(0.05)
+        await wait_for(pilot, lambda: timeline.option_list.option_count == 3, what="the three snapshots")
         prompts = [option.prompt.plain for option in timeline.option_list.options]
         assert prompts[2].startswith("#3") and "edit_file" in prompts[2] and "+3" in prompts[2]
         assert "textstats.py" in prompts[2]
         assert timeline.option_list.highlighted == 2, "the newest entry is followed"
 
 
-async def test_fast_scrubbing_diffs_only_where_it_stops() -> None:
+async def test_fast_scrubbing_diffs_only_where_it_stops(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The moves below are handled one message at a time, and a preview starts whenever more than
+    # the preview delay (0.12 s) passes between two of them, as it can when other jobs share the
+    # cores. A longer delay keeps the burst faster than the delay, as a held key is.
+    monkeypatch.setattr(timeline_module, "PREVIEW_DELAY_S", 1.0)
     differ = FakeDiffer()
     app = TimelineApp(differ)
     async with app.run_test(size=(60, 30)) as pilot:
@@ -79,9 +94,11 @@ async def test_fast_scrubbing_diffs_only_where_it_stops() -> None:
         for _ in range(15):
             timeline.action_scrub(-1)
         await wait_for(pilot, lambda: len(differ.asked) == 2, what="the preview after scrubbing")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: "#5 → working tree" in diff_text(app), what="the preview to be shown")
+        await wait_for(pilot, lambda: previews_done(app), what="every preview worker to finish")
+        await drain(pilot)
         assert differ.asked == [("snap20", None), ("snap05", None)], "the 14 entries scrubbed past were never diffed"
-        text = app.query_one("#diff-text").render().plain
+        text = diff_text(app)
         assert "#5 → working tree" in text and "+new line from snap05" in text
 
 
@@ -110,8 +127,7 @@ async def test_d_compares_with_the_previous_snapshot() -> None:
         await pilot.press("d")
         await wait_for(pilot, lambda: len(differ.asked) == 2)
         assert differ.asked[-1] == ("snap02", "snap03")
-        await pilot.pause(0.05)
-        assert "#2 → #3" in app.query_one("#diff-text").render().plain
+        await wait_for(pilot, lambda: "#2 → #3" in diff_text(app), what="the diff against the previous snapshot")
 
 
 async def test_enter_asks_for_a_restore_and_u_for_an_undo() -> None:
@@ -124,9 +140,9 @@ async def test_enter_asks_for_a_restore_and_u_for_an_undo() -> None:
         await pilot.press("u")  # nothing to undo yet: a warning, no request
         timeline.post_message(SessionEventPosted(SnapshotRestored(target_id="snap02", target_seq=2,
                                                                   undo_snapshot_id="snap04")))
-        await pilot.pause(0.05)
+        await wait_for(pilot, lambda: timeline.undo_id == "snap04", what="the restore's undo point")
         await pilot.press("u")
-        await pilot.pause(0.05)
+        await wait_for(pilot, lambda: len(app.requests) == 2, what="the undo request")
         assert app.requests == [("restore", "snap02"), ("undo", "snap04")]
 
 
@@ -154,14 +170,13 @@ async def test_the_confirmation_lists_the_paths_and_answers_y_or_n() -> None:
     app = ModalApp()
     answers: list[bool | None] = []
     async with app.run_test(size=(80, 24)) as pilot:
-        app.push_screen(ConfirmRestore(3, "edit_file", plan), callback=answers.append)
-        await pilot.pause(0.05)
+        await app.push_screen(ConfirmRestore(3, "edit_file", plan), callback=answers.append)
         text = "\n".join(w.render().plain for w in app.screen.query("Static"))
         assert "snapshot #3" in text and "M textstats.py" in text and "D notes.txt" in text
         assert "2 paths will change" in text
         await pilot.press("y")
-        app.push_screen(ConfirmRestore(3, "edit_file", plan), callback=answers.append)
-        await pilot.pause(0.05)
+        await wait_for(pilot, lambda: len(answers) == 1, what="the first answer")
+        await app.push_screen(ConfirmRestore(3, "edit_file", plan), callback=answers.append)
         await pilot.press("escape")
-        await pilot.pause(0.05)
+        await wait_for(pilot, lambda: len(answers) == 2, what="the second answer")
     assert answers == [True, False]
