@@ -23,8 +23,9 @@ class CachedModel:
         self.calls = iter(calls)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
-        yield ModelResponse(text="", tool_calls=[ToolCallRequest(id="c", name="complete", arguments='{"summary": "s"}')],
-                            finish_reason="tool_calls", usage=next(self.calls), cost=0.01, model="anthropic/claude")
+        call = ToolCallRequest(id="c", name="complete", arguments='{"summary": "s"}')
+        yield ModelResponse(text="", tool_calls=[call], finish_reason="tool_calls", usage=next(self.calls), cost=0.01,
+                            model="anthropic/claude")
 
 
 @pytest.mark.parametrize("width", [80, 160])
