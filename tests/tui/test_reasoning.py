@@ -5,14 +5,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentcli.config import data_home
+import pytest
+
+from agentcli.config import ModelRoles, ReasoningRoles, RetrySettings, data_home
 from agentcli.events import AssistantMessage, Event, ReasoningDelta, RetryScheduled, TextDelta, UserMessage
+from agentcli.llm.litellm_client import LiteLLMClient
 from agentcli.llm.replay import ReplayModel
 from agentcli.session import factory
 from agentcli.session.log import find_session
 from agentcli.tui.messages import SessionEventPosted
 from agentcli.tui.widgets import AgentBlock, Conversation, ReasoningBlock
 from agentcli.tui.widgets._blocks import _WrappedLines
+from tests.support.anthropic_server import AnthropicServer, Call, Reply
 from tests.tui.helpers import GatedModel, ThinkingModel, make_app, make_session, recording, wait_for, wait_idle
 from tests.tui.test_stream import StreamApp
 
@@ -116,6 +120,31 @@ async def test_an_interrupted_reply_keeps_its_reasoning_live_and_when_reopened(p
         await wait_for(pilot, lambda: block.content_size.width > 0, what="the stream to be laid out")
         assert block.text == THOUGHTS[0] and not block.expanded and block.has_class("-interrupted")
         assert header(block) == "▸ thought for 2 lines — enter expands"
+
+
+async def test_a_thinking_claude_model_through_litellm_shows_each_replys_reasoning(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole path: Anthropic's thinking deltas through litellm's parser, the session's
+    coalescer and the bridge, for a reply with text and for one that only calls a tool."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    with AnthropicServer(api_key="test-key") as server:
+        server.add(Reply(thinking="Read the module before\nguessing at the bug.", text="Reading it first.",
+                         calls=[Call("read_file", {"path": "textstats.py"})]),
+                   Reply(thinking="Nothing left to check.", calls=[Call("complete", {"summary": "read it"})]))
+        retry = RetrySettings(attempts=2, base_delay_s=0.01)
+        session = make_session(project, LiteLLMClient(retry), model="anthropic/claude-sonnet-4-5-20250929",
+                               api_base=server.base_url, retry=retry,
+                               models=ModelRoles(reasoning=ReasoningRoles(default=2048)))
+        app = make_app(project, session, initial_prompt="Why do the tests fail?")
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_idle(pilot, app, timeout=60)
+            blocks = list(app.query(ReasoningBlock))
+            assert [b.text for b in blocks] == ["Read the module before\nguessing at the bug.",
+                                                "Nothing left to check."]
+            assert all(not b.expanded for b in blocks)
+            assert stream_order(app.conversation)[:5] == ["UserBlock", "reasoning", "agent", "ToolCallBlock",
+                                                          "reasoning"]
 
 
 async def test_history_restores_reasoning_from_the_reply_or_its_deltas() -> None:
