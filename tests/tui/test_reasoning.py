@@ -16,6 +16,7 @@ from agentcli.session.log import find_session
 from agentcli.tui.messages import SessionEventPosted
 from agentcli.tui.widgets import AgentBlock, Conversation, ReasoningBlock
 from agentcli.tui.widgets._blocks import _WrappedLines
+from agentcli.tui.widgets._conversation import MAX_MOUNTED
 from tests.support.anthropic_server import AnthropicServer, Call, Reply
 from tests.tui.helpers import GatedModel, ThinkingModel, make_app, make_session, recording, wait_for, wait_idle
 from tests.tui.test_stream import StreamApp
@@ -120,6 +121,7 @@ async def test_an_interrupted_reply_keeps_its_reasoning_live_and_when_reopened(p
         await wait_for(pilot, lambda: block.content_size.width > 0, what="the stream to be laid out")
         assert block.text == THOUGHTS[0] and not block.expanded and block.has_class("-interrupted")
         assert header(block) == "▸ thought for 2 lines — enter expands"
+    reopened.close()
 
 
 async def test_a_thinking_claude_model_through_litellm_shows_each_replys_reasoning(
@@ -201,3 +203,24 @@ def test_an_append_wraps_again_only_the_line_it_grows() -> None:
     assert lines._wrapped[0] is first and lines._wrapped[1] is None and lines._wrapped[2] is None
     assert lines.text == "first line\nsecond line grows\nand a third"
     assert lines.height(40) == 3 and lines.height(8) == 7  # first|line, second|line|grows, and a|third
+
+
+async def test_reasoning_blocks_page_like_the_others_and_stay_as_the_user_left_them() -> None:
+    events: list[Event] = []
+    for n in range(300):
+        events += [UserMessage(text=f"question {n}"), AssistantMessage(text=f"answer {n}", reasoning=f"thought {n}")]
+    app = StreamApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        conversation = app.query_one(Conversation)
+        await conversation.load_history(events)
+        await pilot.pause()
+        assert len(conversation.records) == 900 and conversation.mounted_blocks <= MAX_MOUNTED
+        last = conversation.query(ReasoningBlock).last()
+        record = next(r for r in conversation.records if r.widget is last)
+        last.action_expand()
+        await wait_for(pilot, lambda: not record.collapsed, what="the stream to note the block is open")
+        while record.widget is not None:  # page back until the block is unloaded
+            await conversation.action_show_earlier()
+        assert conversation.mounted_blocks <= MAX_MOUNTED
+        await conversation.action_jump_to_end()
+        assert isinstance(record.widget, ReasoningBlock) and record.widget.expanded, "mounted again as left: open"

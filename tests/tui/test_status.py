@@ -85,3 +85,4 @@ async def test_the_header_shows_the_cache_share_of_a_live_and_of_a_reopened_sess
     async with app.run_test(size=(130, 30)) as pilot:
         await wait_for(pilot, lambda: app.session_ready, what="the session")
         assert "20.0k in (45% cached) / 200 out" in app.status.render().plain
+    reopened.close()
