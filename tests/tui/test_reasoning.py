@@ -198,9 +198,10 @@ async def test_streamed_reasoning_mounts_one_block_and_appends_to_it() -> None:
 def test_an_append_wraps_again_only_the_line_it_grows() -> None:
     lines = _WrappedLines("first line\nsecond")
     assert lines.height(40) == 2
-    first = lines._wrapped[0]
+    first, second = lines.line(0, 40), lines.line(1, 40)
     lines.append(" line grows\nand a third")
-    assert lines._wrapped[0] is first and lines._wrapped[1] is None and lines._wrapped[2] is None
+    assert lines.line(0, 40) is first, "kept"
+    assert lines.line(1, 40) is not second and lines.line(1, 40).plain == "second line grows"
     assert lines.text == "first line\nsecond line grows\nand a third"
     assert lines.height(40) == 3 and lines.height(8) == 7  # first|line, second|line|grows, and a|third
 
