@@ -78,9 +78,10 @@ async def test_reasoning_streams_open_and_folds_to_one_line_when_the_reply_start
 async def test_enter_or_a_click_opens_folded_reasoning_and_closes_it_again(project: Path) -> None:
     app = make_app(project, make_session(project, ThinkingModel(ReplayModel(FIXED), THOUGHTS)),
                    initial_prompt="Why do the tests fail?")
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with app.run_test(size=(80, 16)) as pilot:
         await wait_idle(pilot, app)
         block = app.query(ReasoningBlock)[1]
+        conversation = app.conversation
         record = next(r for r in app.conversation.records if r.widget is block)
         assert not block.expanded and block.size.height == 1 and record.collapsed
         block.focus()
@@ -88,6 +89,9 @@ async def test_enter_or_a_click_opens_folded_reasoning_and_closes_it_again(proje
         await wait_for(pilot, lambda: block.size.height == 6, what="the reasoning to open")
         assert block.expanded and header(block) == "▾ thought for 5 lines — enter collapses"
         assert not record.collapsed, "the stream remembers the block was opened"
+        # Opened near the end of a followed stream, it grows upwards: the view keeps its start in sight.
+        await wait_for(pilot, lambda: conversation.scroll_y <= block.virtual_region.y
+                       < conversation.scroll_y + conversation.scrollable_content_region.height, what="the header")
         assert app.active_bindings["enter"].binding.description == "Collapse"
         await pilot.press("enter")
         await wait_for(pilot, lambda: block.size.height == 1, what="the reasoning to fold")

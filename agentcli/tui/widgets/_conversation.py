@@ -398,7 +398,19 @@ class Conversation(VerticalScroll, can_focus=True):
         for record in self.records[self._first_mounted : self._last_mounted]:
             if record.widget is message.block:
                 record.collapsed = not message.expanded
-                return
+                break
+        if message.expanded:
+            self.call_after_refresh(self._show_header, message.block)
+
+    def _show_header(self, block: ReasoningBlock) -> None:
+        """Keep an opened block's start in view: while the view follows the stream, a block opened
+        near the end grows upwards, and its header would leave the screen."""
+        if not block.is_attached:
+            return
+        top = block.virtual_region.y
+        if not self.scroll_y <= top < self.scroll_y + self.scrollable_content_region.height:
+            self.release_anchor()  # reading back: scrolling to the end again follows once more
+            self.scroll_to_widget(block, animate=False)
 
     async def _write(self, text: str) -> None:
         """Queue streamed text; it renders in the background, so this handler never waits on it."""
