@@ -164,6 +164,8 @@ async def test_history_restores_reasoning_from_the_reply_or_its_deltas() -> None
         RetryScheduled(attempt=1, max_attempts=3, delay_s=0.1, error="overloaded"),
         ReasoningDelta(text="only as deltas"),
         AssistantMessage(text="answer two"),
+        UserMessage(text="paused mid-reply"),
+        AssistantMessage(text="half an ans", reasoning="a whole thought", interrupted=True),
         UserMessage(text="third"),
         ReasoningDelta(text="cut off mid-thought"),  # a crash: no reply was recorded
     ]
@@ -175,9 +177,13 @@ async def test_history_restores_reasoning_from_the_reply_or_its_deltas() -> None
         kinds = [(r.kind, r.text) for r in conversation.records if r.kind in ("reasoning", "agent")]
         assert kinds == [("reasoning", "streamed, then recorded"), ("agent", "answer one"),
                          ("reasoning", "only as deltas"), ("agent", "answer two"),
+                         ("reasoning", "a whole thought"), ("agent", "half an ans"),
                          ("reasoning", "cut off mid-thought")]
         blocks = list(conversation.query(ReasoningBlock))
-        assert all(not b.expanded for b in blocks) and blocks[-1].has_class("-interrupted")
+        assert all(not b.expanded for b in blocks)
+        # What was cut off is marked: the reply's text, or the reasoning when no text had come.
+        assert [b.has_class("-interrupted") for b in blocks] == [False, False, False, True]
+        assert conversation.query(AgentBlock)[2].has_class("-interrupted")
         assert conversation.query(AgentBlock).first().has_class("-reasoned"), "the reply sits under its reasoning"
 
 

@@ -2,9 +2,9 @@
 
 One ``Markdown`` widget per agent message, streamed with ``Markdown.get_stream``; the model's
 reasoning is a block above its reply, appended to per delta and folded to one line when the reply
-starts; tool calls are keyed blocks updated per status change, never per token. Every block is first a light record
-(``_records``); only a window of them are widgets (the newest, while the view follows the
-stream), so the DOM stays bounded however long the session. Scrolling past either end of the
+starts; tool calls are keyed blocks updated per status change, never per token. Every block is
+first a light record (``_records``); only a window of them are widgets (the newest, while the view
+follows the stream), so the DOM stays bounded however long the session. Scrolling past either end of the
 window mounts the next page there and unloads one at the other end.
 
 Over 400 lines on purpose: the window and the reply being streamed into it are one piece of

@@ -93,9 +93,12 @@ def agent_records(text: str, classes: str = "") -> list[Record]:
 
 
 def reply_records(text: str, reasoning: str, *, interrupted: bool) -> list[Record]:
-    """A finished reply as records: its reasoning (collapsed to its header), then its text."""
+    """A finished reply as records: its reasoning (collapsed to its header), then its text.
+
+    Of a reply cut off, the part it was in is marked: the text, or the reasoning if no text came.
+    """
     mark = "-interrupted" if interrupted else ""
-    records = [Record("reasoning", reasoning, mark, collapsed=True)] if reasoning else []
+    records = [Record("reasoning", reasoning, "" if text else mark, collapsed=True)] if reasoning else []
     if text:
         records += agent_records(text, " ".join(filter(None, (mark, "-reasoned" if reasoning else ""))))
     return records
