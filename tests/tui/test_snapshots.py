@@ -206,9 +206,9 @@ def test_replies_under_folded_reasoning(project: Path, snap_compare) -> None:
 
 def test_mid_reasoning(project: Path, snap_compare) -> None:
     """You should see the first reply under its folded reasoning and its read_file call, then the
-    second reply's reasoning open while the model still reasons: "▾ thinking…" over its five
-    paragraphs in dimmed italics, indented two cells (the code line four more), no reply under it
-    yet, and `thinking` in the status line."""
+    second reply's reasoning open while the model still reasons: "▾ thinking…" over its lines in
+    dimmed italics, indented two cells (the `text.lower().split(" ")` line four more, blank lines
+    around it), no reply under it yet, and `thinking` in the status line."""
     model = ThinkingModel(ReplayModel(FIXED), THOUGHTS, hold_turn=1)
     app = make_app(project, make_session(project, model), initial_prompt="Why do the tests fail?")
 
