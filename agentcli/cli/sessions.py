@@ -27,32 +27,36 @@ def sessions_list(
     from rich.table import Table
 
     from agentcli.config import data_home
-    from agentcli.headless import format_age, format_cost
+    from agentcli.headless import cache_ratio, format_age, format_cost
     from agentcli.session.log import list_sessions, status
 
     entries = list_sessions(data_home(), None if all_workspaces else workspace(options.cwd))
     if not entries:
         typer.echo("No sessions yet." + ("" if all_workspaces else " (`--all` lists every workspace.)"))
         return
-    columns = ("id", "age", "title", "state", "steps", "tokens", "cost", *(["workspace"] if all_workspaces else []))
+    columns = ("id", "age", "title", "state", "steps", "tokens", "cache", "cost",
+               *(["workspace"] if all_workspaces else []))
     rows: list[list[str]] = []
     for entry in entries:
         meta = entry.meta
         cost = format_cost(meta.cost)
+        # The share of input read from the prompt cache; "—" when nothing was (no cache, or none hit).
+        cached = cache_ratio(meta.cache_read_tokens, meta.input_tokens) if meta.cache_read_tokens else "—"
         rows.append([meta.id, format_age(meta.updated), meta.title or "—", status(meta), str(meta.steps),
-                     f"{meta.input_tokens + meta.output_tokens:,}", "unknown" if meta.cost is None else cost,
+                     f"{meta.input_tokens + meta.output_tokens:,}", cached, "unknown" if meta.cost is None else cost,
                      *([meta.workspace] if all_workspaces else [])])
     console = Console()
     widths = [max(len(column), *(len(row[index]) for row in rows)) for index, column in enumerate(columns)]
-    # Ids, ages, states and figures are shown whole; the title and the workspace share what is left.
+    # Ids, ages, states and figures (the cache share too) are shown whole; the title and the
+    # workspace share what is left, down to their headings' width (nine columns fit in 80).
     flexible = [index for index, column in enumerate(columns) if column in ("title", "workspace")]
     left = console.width - sum(w for i, w in enumerate(widths) if i not in flexible) - 2 * (len(columns) - 1)
     if all_workspaces:
         workspace_index = columns.index("workspace")
-        widths[workspace_index] = min(widths[workspace_index], max(10, left * 2 // 5))
+        widths[workspace_index] = min(widths[workspace_index], max(len("workspace"), left * 2 // 5))
         left -= widths[workspace_index]
     title_index = columns.index("title")
-    widths[title_index] = min(widths[title_index], max(10, left))
+    widths[title_index] = min(widths[title_index], max(len("title"), left))
     table = Table(box=None, header_style="bold", pad_edge=False)
     for column, width in zip(columns, widths, strict=True):
         # A path keeps its end (the project's name); a title its start.

@@ -65,7 +65,10 @@ class SessionMeta(BaseModel):
     """Model calls over the whole session."""
     tool_calls: int = 0
     input_tokens: int = 0
+    """Every input token, read from the prompt cache or not."""
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    """Input tokens read from the provider's prompt cache (a share of ``input_tokens``)."""
     cost: float | None = 0.0
     pid: int | None = None
     """The process writing the session, while one is; with no outcome and a dead pid, the run was cut off."""
@@ -130,6 +133,7 @@ class SessionLog:
         elif isinstance(event, UsageReported):
             meta.input_tokens += event.input_tokens
             meta.output_tokens += event.output_tokens
+            meta.cache_read_tokens += event.cache_read_tokens
             meta.cost = None if event.cost is None or meta.cost is None else meta.cost + event.cost
         elif isinstance(event, TurnEnded):
             meta.outcome = event.outcome

@@ -66,9 +66,9 @@ PANES = ("graph", "tools", "timeline")
 
 def binding_classes() -> list[type]:
     """Every class of the TUI that declares key bindings (for the keymap and its tests)."""
-    from agentcli.tui.widgets._blocks import ToolCallBlock
+    from agentcli.tui.widgets._blocks import ReasoningBlock, ToolCallBlock
 
-    return [AgentApp, Conversation, ToolCallBlock, SnapshotTimeline, ConfirmRestore, ConfirmWorkspace]
+    return [AgentApp, Conversation, ToolCallBlock, ReasoningBlock, SnapshotTimeline, ConfirmRestore, ConfirmWorkspace]
 
 
 def all_binding_ids() -> set[str]:

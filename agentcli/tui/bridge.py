@@ -98,6 +98,7 @@ class SessionBridge:
         app.timeline.differ = session.diff if self.snapshots == "on" else None
         app.timeline.off_reason = _OFF_REASONS.get(self.snapshots, "")
         self._route_events()
+        status.estimated = False
         if history:
             await self._load_history(session)
         self.show_view()
@@ -105,6 +106,7 @@ class SessionBridge:
             app.prompt.show_turn_end(session.last_turn)
         totals = session.totals
         status.input_tokens, status.output_tokens = totals.input_tokens, totals.output_tokens
+        status.cache_read_tokens = totals.cache_read_tokens
         status.cost = totals.cost
         await self._load_timeline(session)
         self._unsubscribe = session.subscribe(self.on_event)
@@ -148,6 +150,8 @@ class SessionBridge:
                 app.timeline.undo_id = event.undo_snapshot_id
             elif isinstance(event, PlanUpdated):
                 plan = event.steps
+            elif isinstance(event, UsageReported) and event.estimated:
+                app.status.estimated = True  # the session's totals include an estimate
         app.show_plan(plan)
         await app.conversation.load_history(events)
         app.tools.load(app.calls)

@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from agentcli.config import Settings
+from agentcli.events import ToolCallRequest
+from agentcli.llm.types import ModelRequest, ModelResponse, StreamItem, Usage
 from agentcli.session.factory import new_session
+from agentcli.session.log import read_meta
 from tests.support.sessions import replay
+
+
+class CachedModel:
+    """Ends every turn at once, reporting usage with part of the input read from the prompt cache."""
+
+    def __init__(self, calls: list[Usage]) -> None:
+        self.calls = iter(calls)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
+        call = ToolCallRequest(id="c", name="complete", arguments='{"summary": "s"}')
+        yield ModelResponse(text="", tool_calls=[call], finish_reason="tool_calls", usage=next(self.calls), cost=0.01,
+                            model="anthropic/claude")
 
 
 @pytest.mark.parametrize("width", [80, 160])
@@ -26,7 +42,29 @@ async def test_every_column_shows_and_states_and_figures_are_whole(
     monkeypatch.setenv("COLUMNS", str(width))
     listing = CliRunner().invoke(app, ["sessions", "--all"]).output
     header, row = listing.splitlines()[:2]
-    assert header.split() == ["id", "age", "title", "state", "steps", "tokens", "cost", "workspace"]
+    assert header.split() == ["id", "age", "title", "state", "steps", "tokens", "cache", "cost", "workspace"]
     assert session.id in row and "completed" in row and "unknown" in row  # a replay has no price
+    assert row.split()[-3] == "—", "nothing read from a prompt cache"
     assert all(len(line) <= width for line in listing.splitlines())
     assert (title[:50] in row) == (width == 160)  # the title gives way first
+
+
+async def test_the_cache_column_shows_the_share_of_input_read_from_the_prompt_cache(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentcli.cli import app
+
+    model = CachedModel([Usage(input_tokens=1000, output_tokens=10, cache_write_tokens=900),
+                         Usage(input_tokens=1200, output_tokens=10, cache_read_tokens=1000, cache_write_tokens=150)])
+    session = new_session(workspace, Settings(), model_client=model, default_permission_mode="all")
+    await session.run_turn("first")
+    await session.run_turn("second")
+    session.close()
+    assert session.log is not None
+    meta = read_meta(session.log.directory)
+    assert (meta.input_tokens, meta.cache_read_tokens) == (2200, 1000)  # writes are not reads
+
+    monkeypatch.setenv("COLUMNS", "100")
+    header, row = CliRunner().invoke(app, ["sessions", "--all"]).output.splitlines()[:2]
+    assert row.startswith(session.id)
+    assert header.split()[6] == "cache" and row.split()[-3] == "45%", row  # 1,000 of 2,200 input tokens

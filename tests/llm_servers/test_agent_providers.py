@@ -209,11 +209,13 @@ async def test_a_missing_key_names_the_variable_and_sends_nothing(
     assert not anthropic_server.log
 
 
-async def test_a_context_overflow_says_so(workspace: Path, anthropic_server: AnthropicServer) -> None:
+async def test_a_context_overflow_with_nothing_to_compact_pauses_with_the_figures(
+    workspace: Path, anthropic_server: AnthropicServer
+) -> None:
     anthropic_server.add(Fail(400, "prompt is too long: 215000 tokens > 200000 maximum"))
-    session, _ = _session(workspace, _settings(anthropic_server.base_url))
+    session, rec = _session(workspace, _settings(anthropic_server.base_url))
     ended = await asyncio.wait_for(session.run_turn("go"), 30)
-    assert ended.outcome == "error" and "longer than" in ended.reason and "context window" in ended.reason
+    assert ended.outcome == "paused" and "does not fit" in ended.reason and "200,000-token window" in ended.reason
 
 
 async def test_a_stalled_stream_is_cut_and_retried(workspace: Path, anthropic_server: AnthropicServer) -> None:

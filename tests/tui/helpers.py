@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import shutil
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -14,7 +15,7 @@ from textual.widgets import Static
 
 from agentcli.config import RetrySettings, Settings, data_home
 from agentcli.llm.replay import RecordedCall, RecordedTurn, Recording, ReplayModel
-from agentcli.llm.types import ModelRequest, ModelResponse, StreamItem, TextChunk, Usage
+from agentcli.llm.types import ModelRequest, ModelResponse, ReasoningChunk, StreamItem, TextChunk, Usage
 from agentcli.session import Session
 from agentcli.session.log import SessionLog
 from agentcli.tui.app import AgentApp
@@ -75,6 +76,39 @@ class GatedModel:
                 self.reached_gate = True
                 await self.gate.wait()
             yield item
+
+
+class ThinkingModel:
+    """Makes a scripted model a thinking one: a turn's reasoning streams first, then the reply the
+    inner model (``ReplayModel``, ``GatedModel``) plays.
+
+    With ``hold_turn`` set, that turn stops after its reasoning until ``gate`` is set: a model
+    still reasoning, for a test to look at (or interrupt).
+    """
+
+    def __init__(self, inner: ReplayModel | GatedModel, thoughts: dict[int, str], *,
+                 hold_turn: int | None = None, chunk_chars: int = 16) -> None:
+        self.inner = inner
+        self.thoughts = thoughts
+        """The reasoning of each turn, by its index in the recording."""
+        self.hold_turn = hold_turn
+        self.chunk_chars = chunk_chars
+        self.gate = asyncio.Event()
+        self.held = False
+        """The held turn has streamed all its reasoning and waits at the gate."""
+        self.calls = 0
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
+        turn = self.calls
+        self.calls += 1
+        thought = self.thoughts.get(turn, "")
+        for start in range(0, len(thought), self.chunk_chars):
+            yield ReasoningChunk(thought[start : start + self.chunk_chars])
+        if turn == self.hold_turn:
+            self.held = True
+            await self.gate.wait()
+        async for item in self.inner.stream(request):
+            yield dataclasses.replace(item, reasoning=thought) if isinstance(item, ModelResponse) else item
 
 
 def make_session(
@@ -285,6 +319,7 @@ __all__ = [
     "DEMO",
     "SESSION_ID",
     "GatedModel",
+    "ThinkingModel",
     "Usage",
     "demo_project",
     "drain",

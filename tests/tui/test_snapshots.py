@@ -18,9 +18,10 @@ from agentcli.events import TextDelta
 from agentcli.llm.replay import ReplayModel
 from agentcli.tui.app import AgentApp
 from agentcli.tui.screens import ConfirmRestore
-from agentcli.tui.widgets import ToolCallBlock
+from agentcli.tui.widgets import ReasoningBlock, ToolCallBlock
 from tests.tui.helpers import (
     GatedModel,
+    ThinkingModel,
     drain,
     logged_then_resumed,
     make_app,
@@ -183,3 +184,45 @@ def test_resumed_into_a_pause(project: Path, tmp_path: Path, snap_compare) -> No
         await drain(pilot)
 
     assert snap_compare(app, terminal_size=(120, 36), run_before=ready)
+
+
+THOUGHTS = {
+    0: "The user asks why the tests fail. Before guessing I should read textstats.py and see how it counts words.",
+    1: ("words() lowercases the text and splits it on a single space:\n\n"
+        "    text.lower().split(\" \")\n\n"
+        "Two spaces in a row give an empty string, and an empty string counts as a word. Punctuation also "
+        "stays glued to the word (\"fox.\" is not \"fox\"), which explains the second failing test.\n"
+        "A regular expression over letters and digits handles both; I'll edit that one line."),
+    2: "The edit is in; nothing else to change.",
+}
+"""What the model thinks before each reply of FIXED."""
+
+
+def test_replies_under_folded_reasoning(project: Path, snap_compare) -> None:
+    """You should see the finished turn with each reply under its reasoning folded to one dimmed
+    line: "▸ thought for 2 lines — enter expands" above "I'll read the implementation first.",
+    "▸ thought for 7 lines — enter expands" right above "The bug is in words():" and its list, and
+    "▸ thought for 1 line — enter expands" above "Done."; no blank line between a header and its
+    reply."""
+    session = make_session(project, ThinkingModel(ReplayModel(FIXED), THOUGHTS), snapshots=True)
+    app = make_app(project, session, initial_prompt="Why do the tests fail?")
+    assert snap_compare(app, terminal_size=(100, 30), run_before=settle)
+
+
+def test_mid_reasoning(project: Path, snap_compare) -> None:
+    """You should see the first reply under its folded reasoning and its read_file call, then the
+    second reply's reasoning open while the model still reasons: "▾ thinking…" over its lines in
+    dimmed italics, indented two cells (the `text.lower().split(" ")` line four more, blank lines
+    around it), no reply under it yet, and `thinking` in the status line."""
+    model = ThinkingModel(ReplayModel(FIXED), THOUGHTS, hold_turn=1)
+    app = make_app(project, make_session(project, model), initial_prompt="Why do the tests fail?")
+
+    async def mid_reasoning(pilot: Pilot) -> None:
+        still(app)
+        await wait_for(pilot, lambda: model.held, what="the model to reason")
+        await wait_for(pilot, lambda: any(block.text == THOUGHTS[1] for block in app.query(ReasoningBlock)),
+                       what="all the reasoning")
+        same_durations(app)
+        await drain(pilot)
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=mid_reasoning)

@@ -2,7 +2,7 @@
 
 from typing import TYPE_CHECKING, Any
 
-from agentcli.tui.widgets._blocks import NoticeBlock, ToolCallBlock, UserBlock
+from agentcli.tui.widgets._blocks import NoticeBlock, ReasoningBlock, ToolCallBlock, UserBlock
 from agentcli.tui.widgets._conversation import Conversation
 from agentcli.tui.widgets._plan import PlanPane
 from agentcli.tui.widgets._prompt import PromptArea
@@ -17,6 +17,7 @@ __all__ = [
     "NoticeBlock",
     "PlanPane",
     "PromptArea",
+    "ReasoningBlock",
     "SnapshotTimeline",
     "StateGraph",
     "StatusHeader",

@@ -35,6 +35,7 @@ class AgentBlock(Markdown):
     }
     AgentBlock.-interrupted { border-left: outer $warning; }
     AgentBlock.-cont { margin: 0; }
+    AgentBlock.-reasoned { margin: 0; }
     """
 
     def on_markdown_table_of_contents_updated(self, message: Markdown.TableOfContentsUpdated) -> None:

@@ -1,4 +1,5 @@
-"""The blocks of the message stream: what the user said, notices, tool calls, the window's edges.
+"""The blocks of the message stream: what the user said, notices, tool calls, the model's
+reasoning, the window's edges.
 
 Agent messages are Markdown widgets of their own (``_agent_block``); everything else in the
 stream is one of these light widgets, drawn from a record (``_records``).
@@ -8,17 +9,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
 
 from textual.binding import Binding
 from textual.content import Content
-from textual.geometry import Region
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import var
+from textual.strip import Strip
+from textual.style import Style
+from textual.visual import RenderOptions
 from textual.widget import Widget
 from textual.widgets import Static
 
 from agentcli.describe import CALL_MARKS, clip_lines, more_lines
 from agentcli.tui.calls import ToolCallInfo, format_duration
+
+if TYPE_CHECKING:
+    from textual.css.styles import RulesMap
 
 OUTPUT_LINES = 24
 """Lines of a tool's result shown inline when expanded; the panel shows all of it."""
@@ -189,6 +197,172 @@ def render_call(info: ToolCallInfo, now: float, *, expanded: bool) -> Content:
         if info.error and info.error not in info.output:
             parts.append(Content.styled(info.error, "$tool-error"))
     return Content("\n").join(parts)
+
+
+class ReasoningBlock(Widget, can_focus=True):
+    """The model's reasoning before a reply: dimmed, expanded while it streams, then one line.
+
+    Streamed into with ``append``, a coalesced delta at a time. The text is plain (reasoning is
+    notes, not a document: no Markdown widgets), each of its lines is wrapped once and kept
+    (``_WrappedLines``), and the block draws through the line API, so an append re-wraps only the
+    line it grows and a frame draws only the lines on screen. Drawing the whole text per delta
+    costs more the longer the model thinks: 22 ms a delta at 100k characters, measured here.
+    """
+
+    DEFAULT_CSS = """
+    ReasoningBlock { height: auto; margin: 1 0 0 0; padding: 0 1; color: $text-muted; }
+    ReasoningBlock.-expanded { margin: 1 0 1 0; }
+    ReasoningBlock:focus { background: $boost; }
+    ReasoningBlock:hover { color: $foreground 70%; }
+    ReasoningBlock.-interrupted { border-left: outer $warning; }
+    """
+    # One key, shown as what it will do now (check_action hides the other).
+    BINDINGS = [
+        Binding("enter,space", "expand", "Expand", id="agentcli.reasoning.expand",
+                tooltip="Show the model's reasoning before this reply"),
+        Binding("enter,space", "collapse", "Collapse", id="agentcli.reasoning.collapse",
+                tooltip="Fold the model's reasoning to its header line"),
+    ]
+
+    expanded: var[bool] = var(True, toggle_class="-expanded")
+    """Whether the reasoning's text is shown under its header line."""
+    live: var[bool] = var(False, toggle_class="-live")
+    """The model is still reasoning (the header says "thinking…")."""
+
+    class Toggled(Message):
+        """The user expanded or collapsed the block (the stream remembers it for the record)."""
+
+        def __init__(self, block: ReasoningBlock, expanded: bool) -> None:
+            super().__init__()
+            self.block = block
+            """The block that was toggled."""
+            self.expanded = expanded
+            """Whether it is now expanded."""
+
+    def __init__(self, text: str = "", *, expanded: bool = True, live: bool = False,
+                 classes: str | None = None) -> None:
+        super().__init__(classes=classes)
+        self.lines = _WrappedLines(text)
+        self.set_reactive(ReasoningBlock.expanded, expanded)
+        self.set_reactive(ReasoningBlock.live, live)
+        self.set_class(expanded, "-expanded")
+        self.set_class(live, "-live")
+
+    @property
+    def text(self) -> str:
+        return self.lines.text
+
+    def append(self, text: str) -> None:
+        """Add streamed reasoning: the line it grows is wrapped again, the others are kept."""
+        if text:
+            self.lines.append(text)
+            # Only an expanded block grows; a collapsed one repaints its header's count.
+            self.refresh(layout=self.expanded)
+
+    def header(self, width: int) -> Content:
+        """The first line: what the block is, and how to open or close it."""
+        if self.live:
+            return Content.assemble(("▾ ", "bold"), ("thinking…", "italic"))
+        count = self.lines.height(max(1, width - REASONING_INDENT))
+        size = f"thought for {count:,} line{'s' if count != 1 else ''}"
+        hint = "enter collapses" if self.expanded else "enter expands"
+        return Content.assemble(("▾ " if self.expanded else "▸ ", "bold"), size, (f" — {hint}", "dim"))
+
+    def get_content_width(self, container: Size, viewport: Size) -> int:
+        return container.width
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return 1 + self.lines.height(max(1, width - REASONING_INDENT)) if self.expanded else 1
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        style = self.visual_style
+        # The widget's styles are read as the rules map, as Visual.to_strips passes them.
+        options = RenderOptions(self._get_style, cast("RulesMap", self.styles))
+        if y == 0:
+            line = self.header(width).truncate(width, ellipsis=True)
+            return line.render_strips(width, 1, style, options)[0].adjust_cell_length(width, style.rich_style)
+        inner = max(1, width - REASONING_INDENT)
+        if not self.expanded or y > self.lines.height(inner):
+            return Strip.blank(width, style.rich_style)
+        body = self.lines.line(y - 1, inner).render_strips(inner, 1, style + Style(italic=True), options)[0]
+        indent = Strip.blank(REASONING_INDENT, style.rich_style)
+        return Strip.join([indent, body]).adjust_cell_length(width, style.rich_style)
+
+    def watch_expanded(self) -> None:
+        self.refresh(layout=True)
+        self.refresh_bindings()
+
+    def watch_live(self) -> None:
+        self.refresh()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # False hides the binding (None would show it dimmed), so the footer names what enter does.
+        if action == "expand":
+            return not self.expanded
+        if action == "collapse":
+            return self.expanded
+        return True
+
+    def action_expand(self) -> None:
+        self._set_expanded(True)
+
+    def action_collapse(self) -> None:
+        self._set_expanded(False)
+
+    def on_click(self) -> None:
+        self._set_expanded(not self.expanded)
+
+    def _set_expanded(self, expanded: bool) -> None:
+        """The user's choice: shown, and told to the stream, which keeps it for the record."""
+        self.expanded = expanded
+        self.post_message(self.Toggled(self, expanded))
+
+
+REASONING_INDENT = 2
+"""Cells the reasoning's text is indented under its header's arrow."""
+
+
+class _WrappedLines:
+    """A text's lines wrapped at one width, kept in order: an append re-wraps only the line it
+    grows (and wraps the new ones); a new width wraps everything once."""
+
+    def __init__(self, text: str = "") -> None:
+        self._lines = text.split("\n")
+        self._width = 0
+        self._wrapped: list[Content] = []
+        """The wrapped lines of ``_lines[:len(_starts)]`` at ``_width``."""
+        self._starts: list[int] = []
+        """Where each source line's wrapped lines start in ``_wrapped``."""
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self._lines)
+
+    def append(self, text: str) -> None:
+        grown = len(self._lines) - 1
+        first, *more = text.split("\n")
+        self._lines[grown] += first
+        self._lines += more
+        if grown < len(self._starts):
+            del self._wrapped[self._starts[grown] :]
+            del self._starts[grown:]
+
+    def _wrap(self, width: int) -> list[Content]:
+        if width != self._width:
+            self._width, self._wrapped, self._starts = width, [], []
+        for index in range(len(self._starts), len(self._lines)):
+            self._starts.append(len(self._wrapped))
+            self._wrapped += Content(self._lines[index]).expand_tabs().wrap(width) or [Content("")]
+        return self._wrapped
+
+    def height(self, width: int) -> int:
+        """Lines the text takes at ``width`` cells."""
+        return len(self._wrap(width))
+
+    def line(self, y: int, width: int) -> Content:
+        """The ``y``th line of the text wrapped at ``width`` cells."""
+        return self._wrap(width)[y]
 
 
 # -- records -----------------------------------------------------------------------------

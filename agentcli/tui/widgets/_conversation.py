@@ -1,9 +1,10 @@
-"""The message stream: what the user said, what the agent says (streamed), what it did.
+"""The message stream: what the user said, what the agent thinks and says (streamed), what it did.
 
-One ``Markdown`` widget per agent message, streamed with ``Markdown.get_stream``; tool calls are
-keyed blocks updated per status change, never per token. Every block is first a light record
-(``_records``); only a window of them are widgets (the newest, while the view follows the
-stream), so the DOM stays bounded however long the session. Scrolling past either end of the
+One ``Markdown`` widget per agent message, streamed with ``Markdown.get_stream``; the model's
+reasoning is a block above its reply, appended to per delta and folded to one line when the reply
+starts; tool calls are keyed blocks updated per status change, never per token. Every block is
+first a light record (``_records``); only a window of them are widgets (the newest, while the view
+follows the stream), so the DOM stays bounded however long the session. Scrolling past either end of the
 window mounts the next page there and unloads one at the other end.
 
 Over 400 lines on purpose: the window and the reply being streamed into it are one piece of
@@ -28,6 +29,8 @@ from agentcli.events import (
     AssistantMessage,
     ClarificationAnswered,
     Event,
+    ReasoningDelta,
+    RetryScheduled,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
@@ -38,13 +41,21 @@ from agentcli.tui.messages import SessionEventPosted
 from agentcli.tui.widgets._blocks import (
     EarlierMarker,
     NoticeBlock,
+    ReasoningBlock,
     ToolCallBlock,
     UserBlock,
     call_widget_id,
     render_call,
     status_mark,
 )
-from agentcli.tui.widgets._records import CHUNK_CHARS, Record, agent_records, chunk_markdown, record_for, split_point
+from agentcli.tui.widgets._records import (
+    CHUNK_CHARS,
+    Record,
+    chunk_markdown,
+    record_for,
+    reply_records,
+    split_point,
+)
 
 if TYPE_CHECKING:
     from agentcli.tui.widgets._agent_block import AgentBlock, SlicedStream
@@ -58,6 +69,7 @@ __all__ = [
     "Conversation",
     "EarlierMarker",
     "NoticeBlock",
+    "ReasoningBlock",
     "Record",
     "ToolCallBlock",
     "UserBlock",
@@ -131,6 +143,10 @@ class Conversation(VerticalScroll, can_focus=True):
         """The reply being streamed goes on past a chunk boundary."""
         self._draining: dict[int, SlicedStream] = {}
         """Streams still appending, by record: a finished chunk may still be rendering."""
+        self._thought: Record | None = None
+        """The reasoning block the model is streaming into (None once its reply starts)."""
+        self._thought_shown = False
+        """The reply in progress showed its reasoning (its text then sits right under it)."""
 
     def compose(self) -> Iterable[Widget]:
         yield self._marker
@@ -161,6 +177,7 @@ class Conversation(VerticalScroll, can_focus=True):
     async def clear(self) -> None:
         """Forget every block (switching sessions)."""
         self._end_stream(interrupted=False)
+        self._thought, self._thought_shown = None, False
         self._draining.clear()
         await self.remove_children([r.widget for r in self.records if r.widget is not None])
         self.records.clear()
@@ -172,19 +189,26 @@ class Conversation(VerticalScroll, can_focus=True):
     async def load_history(self, events: Iterable[Event]) -> None:
         """Show a reopened session's past: records for all of it, widgets for the newest page."""
         streamed: list[str] = []
+        thought: list[str] = []
         for event in events:
             if isinstance(event, TextDelta):
                 streamed.append(event.text)
                 continue
+            if isinstance(event, ReasoningDelta):
+                thought.append(event.text)
+                continue
             if isinstance(event, AssistantMessage):
                 text = event.text or "".join(streamed)
+                reasoning = event.reasoning or "".join(thought)
                 streamed.clear()
-                if text:
-                    self.records += agent_records(text, "-interrupted" if event.interrupted else "")
+                thought.clear()
+                self.records += reply_records(text, reasoning, interrupted=event.interrupted)
                 continue
+            if isinstance(event, RetryScheduled):
+                thought.clear()  # the failed attempt's reasoning is void; the reply has the retry's
             self._record_event(event)
-        if streamed:
-            self.records += agent_records("".join(streamed), "-interrupted")
+        # Cut off mid-reply (a crash): what had streamed of it, marked interrupted.
+        self.records += reply_records("".join(streamed), "".join(thought), interrupted=True)
         self._first_mounted = self._window_start(len(self.records), INITIAL)
         self._last_mounted = len(self.records)
         widgets = [self._widget_for(record) for record in self.records[self._first_mounted :]]
@@ -249,15 +273,23 @@ class Conversation(VerticalScroll, can_focus=True):
         if not self.is_attached:
             return  # posted before the app began to close: there is no stream left to draw in
         event = message.event
+        if isinstance(event, ReasoningDelta):
+            await self._think(event.text)
+            return
+        if self._thought is not None:
+            # The reply starts (or the call ended without one): the reasoning folds to its header.
+            # Cut off while the model still reasoned, it stays open, as it was being read.
+            self._end_thought(interrupted=isinstance(event, AssistantMessage) and event.interrupted)
         if isinstance(event, TextDelta):
             await self._write(event.text)
             return
+        shown, self._thought_shown = self._thought_shown, False  # anything but text ends the reply
         if isinstance(event, AssistantMessage):
             streamed = self._streaming or (self.records[-1] if self._continuing else None)
             self._continuing = False
             self._end_stream(interrupted=event.interrupted)
-            if streamed is None and event.text:
-                for part in agent_records(event.text, "-interrupted" if event.interrupted else ""):
+            if streamed is None:  # a reply that was not streamed (its reasoning may have been)
+                for part in reply_records(event.text, "" if shown else event.reasoning, interrupted=event.interrupted):
                     await self._add(part)
             if (notice := record_for(event)) is not None:  # "… reply interrupted"
                 await self._add(notice)
@@ -313,6 +345,9 @@ class Conversation(VerticalScroll, can_focus=True):
                 self._stream.finish()
                 self._stream = SlicedStream(widget)
                 self._draining[id(record)] = self._stream
+        elif record.kind == "reasoning":
+            widget = ReasoningBlock(record.text, expanded=not record.collapsed, live=record is self._thought,
+                                    classes=record.classes or None)
         elif record.kind in ("user", "answer"):
             text = record.text if record.kind == "user" else f"↳ {record.text}"
             widget = UserBlock(Content(text), classes="-answer" if record.kind == "answer" else "")
@@ -325,6 +360,57 @@ class Conversation(VerticalScroll, can_focus=True):
         return widget
 
     # -- streaming -----------------------------------------------------------------------
+
+    async def _think(self, text: str) -> None:
+        """Streamed reasoning: the first delta of a reply mounts its block, the others append."""
+        record = self._thought
+        if record is None:
+            # Reasoning after text in the same reply (interleaved thinking) gets a block of its own.
+            self._continuing = False
+            self._end_stream(interrupted=False)
+            record = self._thought = Record("reasoning", text)
+            self._thought_shown = True
+            await self._add(record)
+            return
+        record.text += text
+        if isinstance(record.widget, ReasoningBlock):
+            record.widget.append(text)
+
+    def _end_thought(self, *, interrupted: bool) -> None:
+        """The model stopped reasoning: fold the block to its header (or mark it cut off)."""
+        record, self._thought = self._thought, None
+        if record is None:
+            return
+        if interrupted:
+            record.classes = "-interrupted"
+        else:
+            record.collapsed = True
+        block = record.widget
+        if isinstance(block, ReasoningBlock):
+            with self.app.batch_update():
+                block.live = False
+                block.expanded = not record.collapsed
+                block.set_class(interrupted, "-interrupted")
+
+    @on(ReasoningBlock.Toggled)
+    def _reasoning_toggled(self, message: ReasoningBlock.Toggled) -> None:
+        message.stop()
+        for record in self.records[self._first_mounted : self._last_mounted]:
+            if record.widget is message.block:
+                record.collapsed = not message.expanded
+                break
+        if message.expanded:
+            self.call_after_refresh(self._show_header, message.block)
+
+    def _show_header(self, block: ReasoningBlock) -> None:
+        """Keep an opened block's start in view: while the view follows the stream, a block opened
+        near the end grows upwards, and its header would leave the screen."""
+        if not block.is_attached:
+            return
+        top = block.virtual_region.y
+        if not self.scroll_y <= top < self.scroll_y + self.scrollable_content_region.height:
+            self.release_anchor()  # reading back: scrolling to the end again follows once more
+            self.scroll_to_widget(block, animate=False)
 
     async def _write(self, text: str) -> None:
         """Queue streamed text; it renders in the background, so this handler never waits on it."""
@@ -350,7 +436,7 @@ class Conversation(VerticalScroll, can_focus=True):
     async def _start_stream(self, *, continued: bool) -> None:
         from agentcli.tui.widgets._agent_block import SlicedStream
 
-        record = Record("agent", classes="-cont" if continued else "")
+        record = Record("agent", classes="-cont" if continued else "-reasoned" if self._thought_shown else "")
         self.records.append(record)
         self._streaming = record  # mounted as Markdown, to stream into
         await self._mount_new(record)

@@ -1,4 +1,5 @@
-"""What the stream shows for an event, as a record: the user's words, an agent chunk, a notice.
+"""What the stream shows for an event, as a record: the user's words, an agent chunk, the model's
+reasoning, a notice.
 
 A record is a block whether or not it is mounted (the window in ``_conversation`` decides that).
 Notices are the describer's words (``agentcli.describe``, shared with the headless printer);
@@ -32,7 +33,7 @@ class Record:
     """One block of the stream, whether or not it is mounted."""
 
     kind: str
-    """user, answer, agent, call, notice."""
+    """user, answer, agent, reasoning, call, notice."""
     text: str = ""
     classes: str = ""
     call_id: str | None = None
@@ -41,6 +42,9 @@ class Record:
     sealed: bool = False
     """An agent chunk ended at a chunk boundary: its reply goes on in the next record, so its text
     never changes again and, once rendered, it can be drawn by one widget instead of Markdown."""
+    collapsed: bool = False
+    """A reasoning block shows its header line only (once the reply starts, or when the user
+    closed it): kept here so a block unloaded and mounted again looks as it was left."""
 
     @property
     def weight(self) -> int:
@@ -86,6 +90,18 @@ def agent_records(text: str, classes: str = "") -> list[Record]:
     """A finished agent message as records, one per chunk."""
     return [Record("agent", chunk, " ".join(filter(None, (classes, "-cont" if n else ""))))
             for n, chunk in enumerate(chunk_markdown(text))]
+
+
+def reply_records(text: str, reasoning: str, *, interrupted: bool) -> list[Record]:
+    """A finished reply as records: its reasoning (collapsed to its header), then its text.
+
+    Of a reply cut off, the part it was in is marked: the text, or the reasoning if no text came.
+    """
+    mark = "-interrupted" if interrupted else ""
+    records = [Record("reasoning", reasoning, "" if text else mark, collapsed=True)] if reasoning else []
+    if text:
+        records += agent_records(text, " ".join(filter(None, (mark, "-reasoned" if reasoning else ""))))
+    return records
 
 
 def notice_classes(description: Description) -> str:

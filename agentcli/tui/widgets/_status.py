@@ -1,4 +1,5 @@
-"""The header line: workspace, model, workflow phase, control state, tokens and cost."""
+"""The header line: workspace, model, workflow phase, control state, tokens (with the share read
+from the prompt cache) and cost."""
 
 from __future__ import annotations
 
@@ -32,6 +33,11 @@ def display_model(model: str) -> str:
     return model
 
 
+def cached_share(read: int, total: int) -> str:
+    """The share of input tokens read from the prompt cache, as a whole percentage."""
+    return f"{100 * read / total:.0f}%" if total else "0%"
+
+
 class StatusHeader(Static):
     """One line that says where the agent is and what it has cost."""
 
@@ -58,7 +64,12 @@ class StatusHeader(Static):
     waiting_for: reactive[str | None] = reactive("task")
     """What the agent waits for (``task``, ``answer``, ``approval``, ``guidance``); None while it works."""
     input_tokens: reactive[int] = reactive(0)
+    """Every input token of the session, read from the prompt cache or not."""
     output_tokens: reactive[int] = reactive(0)
+    cache_read_tokens: reactive[int] = reactive(0)
+    """Input tokens read from the provider's prompt cache (shown as a share only when some were)."""
+    estimated: reactive[bool] = reactive(False)
+    """Some call's usage was not reported by the server but estimated: the figures get a ``~``."""
     cost: reactive[float | None] = reactive(0.0)
     """Total dollars; None when any call had no known price."""
 
@@ -73,9 +84,18 @@ class StatusHeader(Static):
         if isinstance(event, UsageReported):
             self.input_tokens = event.total_input_tokens
             self.output_tokens = event.total_output_tokens
+            self.cache_read_tokens = event.total_cache_read_tokens
+            self.estimated = self.estimated or event.estimated  # the totals hold that estimate from now on
             self.cost = event.total_cost
         elif isinstance(event, SessionStarted):
             self.session_id = event.session_id
+
+    def tokens(self) -> str:
+        """``42.1k in (87% cached) / 1.2k out``; ``~`` marks figures that are partly estimates."""
+        about = "~" if self.estimated else ""
+        read = self.cache_read_tokens
+        cached = f" ({cached_share(read, self.input_tokens)} cached)" if read else ""
+        return f"{about}{format_tokens(self.input_tokens)} in{cached} / {about}{format_tokens(self.output_tokens)} out"
 
     def render(self) -> Content:
         running = self.waiting_for is None
@@ -86,7 +106,7 @@ class StatusHeader(Static):
         parts = [
             Content.styled(f"{'●' if running else '○'} {self.state}", state_style) if self.state else Content(""),
             Content.assemble(("phase ", "$text-muted"), (self.phase or "-", "bold")),
-            Content(f"{format_tokens(self.input_tokens)} in / {format_tokens(self.output_tokens)} out"),
+            Content(self.tokens()),
             Content(format_cost(self.cost)),
             Content.styled(self.model, "$primary"),
             Content(self.workspace),
