@@ -12,7 +12,9 @@ The command runs as ``bwrap <flags> -- bash -c COMMAND``:
 - ``--unshare-pid`` + ``--die-with-parent`` — when bwrap is killed (timeout, pause, cancel) the
   kernel kills everything left in the sandbox's PID namespace, however the command forked,
   double-forked or called ``setsid``; that is what keeps "kill the whole group" true under bwrap;
-- ``--new-session`` — no controlling terminal to inject keystrokes into (``TIOCSTI``).
+- no controlling terminal to inject keystrokes into (``TIOCSTI``): the command starts in a
+  session of its own with stdin closed (not ``--new-session``, which moved bwrap's child out of
+  the process group a pause kills).
 
 Whether bubblewrap works is probed once per process (``bwrap <the same flags> true``): it may be
 installed yet unable to create namespaces (containers without user namespaces, hardened kernels).
@@ -70,7 +72,10 @@ def sandbox_flags(workspace: Path) -> list[str]:
         "--unshare-net",
         "--unshare-pid",
         "--die-with-parent",
-        "--new-session",
+        # No --new-session: the command is started in a session of its own, with no terminal
+        # (so no TIOCSTI), and bwrap's sandboxed child must stay in its process group, which a
+        # pause kills whole. With --new-session, a pause that landed while bwrap was starting
+        # (before its child had set --die-with-parent) left the whole sandbox running.
         "--chdir", ws,
     ]
 
