@@ -34,7 +34,7 @@ def sessions_list(
     if not entries:
         typer.echo("No sessions yet." + ("" if all_workspaces else " (`--all` lists every workspace.)"))
         return
-    columns = ("id", "age", "title", "state", "steps", "tokens", "cache", "cost",
+    columns = ("id", "age", "title", "state", "steps", "tokens", "cache", "peak", "cost",
                *(["workspace"] if all_workspaces else []))
     rows: list[list[str]] = []
     for entry in entries:
@@ -42,14 +42,28 @@ def sessions_list(
         cost = format_cost(meta.cost)
         # The share of input read from the prompt cache; "—" when nothing was (no cache, or none hit).
         cached = cache_ratio(meta.cache_read_tokens, meta.input_tokens) if meta.cache_read_tokens else "—"
+        # The largest request sent, in tokens: how close the session came to the model's window.
+        peak = f"{meta.peak_context / 1000:.0f}k" if meta.peak_context >= 1000 else str(meta.peak_context or "—")
         rows.append([meta.id, format_age(meta.updated), meta.title or "—", status(meta), str(meta.steps),
-                     f"{meta.input_tokens + meta.output_tokens:,}", cached, "unknown" if meta.cost is None else cost,
-                     *([meta.workspace] if all_workspaces else [])])
+                     f"{meta.input_tokens + meta.output_tokens:,}", cached, peak,
+                     "unknown" if meta.cost is None else cost, *([meta.workspace] if all_workspaces else [])])
     console = Console()
     widths = [max(len(column), *(len(row[index]) for row in rows)) for index, column in enumerate(columns)]
     # Ids, ages, states and figures (the cache share too) are shown whole; the title and the
-    # workspace share what is left, down to their headings' width (nine columns fit in 80).
-    flexible = [index for index, column in enumerate(columns) if column in ("title", "workspace")]
+    # workspace share what is left, down to their headings' width. When even that does not fit,
+    # the least telling figures go, in this order.
+    flexible_names = ("title", "workspace")
+    least = {"title": min(16, widths[columns.index("title")]), "workspace": len("workspace")}
+    for optional in ("peak", "steps", "cache"):
+        needed = sum(least[c] if c in flexible_names else w for c, w in zip(columns, widths, strict=True))
+        if needed + 2 * (len(columns) - 1) <= console.width:
+            break
+        index = columns.index(optional)
+        columns = columns[:index] + columns[index + 1:]
+        widths.pop(index)
+        for row in rows:
+            row.pop(index)
+    flexible = [index for index, column in enumerate(columns) if column in flexible_names]
     left = console.width - sum(w for i, w in enumerate(widths) if i not in flexible) - 2 * (len(columns) - 1)
     if all_workspaces:
         workspace_index = columns.index("workspace")

@@ -69,6 +69,8 @@ class SessionMeta(BaseModel):
     output_tokens: int = 0
     cache_read_tokens: int = 0
     """Input tokens read from the provider's prompt cache (a share of ``input_tokens``)."""
+    peak_context: int = 0
+    """The largest request the session sent, in input tokens (against the model's window)."""
     cost: float | None = 0.0
     pid: int | None = None
     """The process writing the session, while one is; with no outcome and a dead pid, the run was cut off."""
@@ -124,16 +126,17 @@ class SessionLog:
             meta.title = self.redact(" ".join(event.text.split()))[:TITLE_CHARS]
         elif isinstance(event, StateChanged):
             meta.state = next((s for s in reversed(event.configuration) if not s.startswith("phase")), meta.state)
-            if event.target == "thinking":
-                meta.steps += 1  # every entry into thinking is one model call
             if event.event in ("user_message", "answer", "resume"):
                 meta.outcome = None
+        elif isinstance(event, AssistantMessage):
+            meta.steps += 1  # one model call (one cut off by a pause too)
         elif isinstance(event, ToolCallFinished):
             meta.tool_calls += 1
         elif isinstance(event, UsageReported):
             meta.input_tokens += event.input_tokens
             meta.output_tokens += event.output_tokens
             meta.cache_read_tokens += event.cache_read_tokens
+            meta.peak_context = max(meta.peak_context, event.input_tokens)
             meta.cost = None if event.cost is None or meta.cost is None else meta.cost + event.cost
         elif isinstance(event, TurnEnded):
             meta.outcome = event.outcome

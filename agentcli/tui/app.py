@@ -440,6 +440,11 @@ class AgentApp(App[int]):
         """Resume a paused or halted run, with the prompt's text as guidance if any."""
         await self.commands.resume()
 
+    @work(group="command", exit_on_error=False)
+    async def action_compact(self) -> None:
+        """Compact the model's view of a waiting session (the prompt's text says what to keep)."""
+        await self.commands.compact()
+
     async def action_quit(self) -> None:
         """Quit with code 0; a run in progress is paused first, so it can be resumed."""
         await self.commands.quit()

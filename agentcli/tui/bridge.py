@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentcli.events import (
     ClarificationRequested,
+    ContextCompacted,
     Event,
     PermissionRequested,
     PlanStep,
@@ -152,6 +153,7 @@ class SessionBridge:
                 plan = event.steps
             elif isinstance(event, UsageReported) and event.estimated:
                 app.status.estimated = True  # the session's totals include an estimate
+            app.status.follow_context(event)
         app.show_plan(plan)
         await app.conversation.load_history(events)
         app.tools.load(app.calls)
@@ -177,6 +179,7 @@ class SessionBridge:
             ToolCallStarted: (conversation, tools),
             ToolCallFinished: (conversation, tools),
             UsageReported: (status,),
+            ContextCompacted: (status, conversation),
             SessionStarted: (status, conversation),
             SnapshotCaptured: (timeline,),
             SnapshotRestored: (timeline, conversation),

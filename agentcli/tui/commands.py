@@ -25,6 +25,8 @@ def system_commands(app: AgentApp) -> Iterable[SystemCommand]:
     """The app's own actions, each titled ``group: action`` with its key in the help."""
     yield SystemCommand("agent: pause", "Stop the agent now (ctrl+s / esc)", app.action_pause)
     yield SystemCommand("agent: resume", "Continue a paused or halted run (ctrl+s)", app.action_resume)
+    yield SystemCommand("context: compact", "Summarize the older part of the model's view now; text in the prompt "
+                        "says what to keep", app.action_compact)
     for title, choice, help_text in (
         ("permission: allow once", "once", "Let the waiting tool call run"),
         ("permission: allow for this session", "session", "Allow it and calls like it until the session ends"),

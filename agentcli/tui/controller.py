@@ -87,6 +87,25 @@ class Commands:
             return
         await self.submit(self.app.prompt.input.value.strip())
 
+    async def compact(self) -> None:
+        """Summarize the older part of the model's view now, with the prompt's text as focus."""
+        from agentcli.session import SessionStateError
+
+        app = self.app
+        session = app.session
+        if session is None:
+            return
+        if not session.view.allows("compact"):
+            app.notify("Only a waiting session is compacted: pause the agent first (ctrl+s).", severity="warning")
+            return
+        focus = app.prompt.input.value.strip() or None
+        try:
+            await session.compact(focus)
+        except SessionStateError as error:
+            app.notify(str(error), severity="warning")
+            return
+        app.prompt.input.clear()
+
     # -- snapshots -----------------------------------------------------------------------
 
     def undo_point(self) -> TimelineEntry | None:

@@ -86,3 +86,34 @@ async def test_the_header_shows_the_cache_share_of_a_live_and_of_a_reopened_sess
         await wait_for(pilot, lambda: app.session_ready, what="the session")
         assert "20.0k in (45% cached) / 200 out" in app.status.render().plain
     reopened.close()
+
+
+async def test_the_context_figure_follows_requests_and_compactions() -> None:
+    from agentcli.events import ContextCompacted
+
+    app = HeaderApp()
+    async with app.run_test(size=(160, 3)) as pilot:
+        header = app.query_one(StatusHeader)
+        request = UsageReported(model="m", input_tokens=42_000, output_tokens=10, cost=None, total_input_tokens=42_000,
+                                total_output_tokens=10, total_cost=None, context_window=200_000)
+        header.post_message(SessionEventPosted(request))
+        await wait_for(pilot, lambda: header.context_tokens == 42_000)
+        assert "ctx 42.0k/200k ▰▱▱▱▱" in header.render().plain
+        header.post_message(SessionEventPosted(ContextCompacted(summary="s", replaced=9, tokens_before=170_000,
+                                                                tokens_after=21_000, window=200_000)))
+        await wait_for(pilot, lambda: header.context_tokens == 21_000)
+        assert "ctx 21.0k/200k" in header.render().plain
+        full = UsageReported(model="m", input_tokens=170_000, output_tokens=10, cost=None, total_input_tokens=1,
+                             total_output_tokens=1, total_cost=None, context_window=200_000)
+        header.post_message(SessionEventPosted(full))
+        await wait_for(pilot, lambda: header.context_tokens == 170_000)
+        assert "ctx 170k/200k ▰▰▰▰▱" in header.render().plain
+
+
+async def test_a_session_without_a_known_window_shows_no_context_figure() -> None:
+    app = HeaderApp()
+    async with app.run_test(size=(160, 3)) as pilot:
+        header = app.query_one(StatusHeader)
+        header.post_message(SessionEventPosted(usage(1_000, 10)))
+        await wait_for(pilot, lambda: header.input_tokens == 1_000)
+        assert "ctx" not in header.render().plain

@@ -10,7 +10,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from agentcli.events import SessionStarted, UsageReported
+from agentcli.events import ContextCompacted, SessionStarted, UsageReported
 from agentcli.tui.calls import format_cost, format_tokens
 from agentcli.tui.messages import SessionEventPosted
 
@@ -72,6 +72,10 @@ class StatusHeader(Static):
     """Some call's usage was not reported by the server but estimated: the figures get a ``~``."""
     cost: reactive[float | None] = reactive(0.0)
     """Total dollars; None when any call had no known price."""
+    context_tokens: reactive[int] = reactive(0)
+    """The size of the latest request (or, after a compaction, the estimate of the next)."""
+    context_window: reactive[int | None] = reactive(None)
+    """The model's context window, once a request has told it."""
 
     def show_view(self, view: SessionView) -> None:
         """Show where the session is (from ``Session.view``)."""
@@ -81,6 +85,7 @@ class StatusHeader(Static):
 
     def on_session_event_posted(self, message: SessionEventPosted) -> None:
         event = message.event
+        self.follow_context(event)
         if isinstance(event, UsageReported):
             self.input_tokens = event.total_input_tokens
             self.output_tokens = event.total_output_tokens
@@ -89,6 +94,28 @@ class StatusHeader(Static):
             self.cost = event.total_cost
         elif isinstance(event, SessionStarted):
             self.session_id = event.session_id
+
+    def follow_context(self, event: object) -> None:
+        """Where the context window stands, from a request's usage or a compaction."""
+        if isinstance(event, UsageReported):
+            self.context_tokens = event.input_tokens
+            self.context_window = event.context_window or self.context_window
+        elif isinstance(event, ContextCompacted):
+            self.context_tokens = event.tokens_after
+            self.context_window = event.window or self.context_window
+
+    def context(self) -> Content:
+        """``ctx 42k/200k ▰▰▱▱▱``: the latest request against the window, a bar of five cells that
+        turns to the warning colour from 80% (where the view is compacted by default)."""
+        window = self.context_window
+        if not window or not self.context_tokens:
+            return Content("")
+        share = min(1.0, self.context_tokens / window)
+        filled = max(1, min(5, round(share * 5)))  # a started session shows at least one cell
+        bar = "▰" * filled + "▱" * (5 - filled)
+        style = "$warning" if share >= 0.8 else "$text-muted"
+        return Content.assemble(("ctx ", "$text-muted"),
+                                f"{format_tokens(self.context_tokens)}/{format_tokens(window)} ", (bar, style))
 
     def tokens(self) -> str:
         """``42.1k in (87% cached) / 1.2k out``; ``~`` marks figures that are partly estimates."""
@@ -107,6 +134,7 @@ class StatusHeader(Static):
             Content.styled(f"{'●' if running else '○'} {self.state}", state_style) if self.state else Content(""),
             Content.assemble(("phase ", "$text-muted"), (self.phase or "-", "bold")),
             Content(self.tokens()),
+            self.context(),
             Content(format_cost(self.cost)),
             Content.styled(self.model, "$primary"),
             Content(self.workspace),
