@@ -77,8 +77,12 @@ def _print_result(result: BatchResult) -> None:
     from agentcli.fleet.view import cost_words
 
     checks = sum(1 for check in result.checks if check.passed)
-    detail = result.error.splitlines()[-1] if result.status == "error" and result.error.strip() else \
-        f"{result.outcome}, checks {checks}/{len(result.checks)}, +{result.change.added} -{result.change.removed}"
+    if result.status == "error":
+        detail = result.error.strip().splitlines()[-1] if result.error.strip() else f"exit {result.exit_code}"
+    else:
+        why = f" ({' '.join(result.reason.split())[:60]})" if result.outcome != "completed" and result.reason else ""
+        detail = (f"{result.outcome}{why}, checks {checks}/{len(result.checks)}, "
+                  f"+{result.change.added} -{result.change.removed}")
     typer.echo(f"  {result.status:<6} {result.id}: {detail}, {result.wall_s:.1f}s, {cost_words(result.cost)}")
 
 

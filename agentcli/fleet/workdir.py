@@ -131,6 +131,8 @@ def discard(workdir: Path, data_dir: Path) -> None:
     """Deletes a directory and its snapshot store (a finished batch task nobody asked to keep)."""
     import shutil
 
+    if not workdir.is_dir():
+        return
     store = store_path(workdir, data_dir)
     shutil.rmtree(store, ignore_errors=True)
     store.with_name(store.name + ".lock").unlink(missing_ok=True)
