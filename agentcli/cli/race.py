@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from agentcli.cli.common import EXIT_ERROR, fail, load_settings, workspace
+from agentcli.cli.common import EXIT_ERROR, fail, interactive, load_settings, workspace
 from agentcli.cli.fleet_common import EXIT_INTERRUPTED, RayOpt, backend_for, run_cancellable, split_list
 from agentcli.cli.options import CommonOptions, OutputFormat, shared_options
 
@@ -136,17 +136,26 @@ def _print_json_change(race: Race, attempt: Attempt) -> None:
 
 
 def _print_table(race: Race) -> None:
+    from rich import box
     from rich.console import Console
     from rich.table import Table
 
     from agentcli.fleet.view import COLUMNS, rows
 
-    table = Table(title=f"race {race.id}: {' '.join(race.task.split())[:70]}", title_justify="left")
+    console = Console()
+    console.print(f"race {race.id}: {' '.join(race.task.split())[:200]}", markup=False, highlight=False)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), collapse_padding=True, show_edge=False)
     for column in COLUMNS:
-        table.add_column(column, overflow="fold", no_wrap=column not in ("note", "model"))
-    for row in rows(race):
+        # Only the model gives way on a narrow terminal; the figures stay whole.
+        table.add_column(column, no_wrap=column != "model", overflow="fold",
+                         justify="right" if column in ("steps", "tokens", "cost") else "left")
+    listed = rows(race)
+    for row in listed:
         table.add_row(*row.cells, style="green" if row.passed else None)
-    Console().print(table)
+    console.print(table)
+    for row in listed:
+        if row.note:
+            console.print(f"  attempt {row.attempt_id}: {row.note}", markup=False, highlight=False)
     if race.ended is not None:
         from agentcli.fleet.scoring import best
 
@@ -178,12 +187,22 @@ def _attempt(race: Race, attempt_id: str) -> Attempt:
 @shared_options("race show")
 def show(race_ref: RaceOpt = None,
          as_json: Annotated[bool, typer.Option("--json", help="The race record as JSON.")] = False,
+         plain: Annotated[bool, typer.Option("--plain", help="Print the table, even in a terminal.")] = False,
          *, options: CommonOptions) -> None:
-    """Compare a race's attempts: state, steps, tokens, cost, checks and size of change, best first."""
-    _, race = _race(race_ref, options.cwd)
+    """Compare a race's attempts: state, steps, tokens, cost, checks and size of change, best first.
+
+    In a terminal it opens the race view, live while the race runs: d shows an attempt's diff,
+    a applies it (after asking). Piped, or with --plain, it prints the table.
+    """
+    data_dir, race = _race(race_ref, options.cwd)
     if as_json:
         typer.echo(race.model_dump_json(indent=2))
         return
+    if interactive() and not plain:
+        from agentcli.tui.race_screen import RaceApp
+
+        theme = load_settings(Path(race.workspace)).theme if Path(race.workspace).is_dir() else None
+        raise typer.Exit(RaceApp(data_dir, race.id, theme=theme).run() or 0)
     _print_table(race)
     for applied in race.applied:
         typer.echo(f"applied attempt {applied.attempt} at {applied.at:%Y-%m-%d %H:%M}; undo: agentcli race undo")
@@ -235,23 +254,12 @@ def apply(attempt_id: Annotated[str, typer.Argument(metavar="ATTEMPT", help="Att
     Only the paths the attempt changed are written, after a snapshot of the workspace. Paths you
     changed since the race began are reported and kept, and nothing is written, unless --force.
     """
-    from datetime import UTC, datetime
-
-    from agentcli.fleet import records
-    from agentcli.fleet.apply import ApplyConflict, ApplyError, apply_result
-    from agentcli.fleet.models import Applied
-    from agentcli.fleet.workdir import store_path
+    from agentcli.fleet.apply import ApplyConflict, ApplyError, apply_attempt
 
     data_dir, race = _race(race_ref, options.cwd)
-    attempt = _attempt(race, attempt_id)
-    if attempt.final_tree is None or attempt.base_tree is None:
-        raise fail(f"attempt {attempt.id} has no result to apply ({attempt.state})")
-    folder = Path(race.workspace)
+    _attempt(race, attempt_id)  # an unknown attempt is a usage error (2), not a failed apply
     try:
-        result = apply_result(workspace=folder, data_dir=data_dir,
-                              attempt_store=store_path(Path(attempt.workdir), data_dir),
-                              base_tree=attempt.base_tree, final_tree=attempt.final_tree, session_id=race.id,
-                              label=f"race {race.id} attempt {attempt.id}", force=force)
+        result = apply_attempt(race, attempt_id, data_dir, force=force)
     except ApplyConflict as conflict:
         typer.echo(f"agentcli: {conflict}", err=True)
         for item in conflict.conflicts:
@@ -268,10 +276,7 @@ def apply(attempt_id: Annotated[str, typer.Argument(metavar="ATTEMPT", help="Att
         typer.echo(f"  forced  {item.path}: {item.reason}")
     if not result.paths:
         typer.echo("  nothing to write: the workspace already has the attempt's changes")
-    race.applied.append(Applied(attempt=attempt.id, at=datetime.now(UTC), undo_snapshot=result.undo_snapshot,
-                                paths=result.paths))
-    records.save(data_dir, race)
-    typer.echo(f"applied attempt {attempt.id} of race {race.id}; undo with: agentcli race undo")
+    typer.echo(f"applied attempt {attempt_id} of race {race.id}; undo with: agentcli race undo")
 
 
 @app.command("undo")

@@ -13,8 +13,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentcli.fleet.materialize import open_store, tree_entries
+
+if TYPE_CHECKING:
+    from agentcli.fleet.models import Race
 
 _MODE_LINK = 0o120000
 _MODE_EXEC = 0o100755
@@ -175,3 +179,32 @@ def undo_apply(workspace: Path, data_dir: Path, undo_snapshot: str, session_id: 
     except SnapshotError as error:
         raise ApplyError(str(error)) from None
     return len(result.plan.changes), result.undo.id
+
+
+def apply_attempt(race: Race, attempt_id: str, data_dir: Path, *, force: bool = False) -> ApplyResult:
+    """Applies one of ``race``'s attempts to its workspace and records it in ``race.json``.
+
+    Raises:
+        ApplyError: No such attempt, it has no result, or a path cannot be applied safely.
+        ApplyConflict: See :func:`apply_result`.
+    """
+    from datetime import UTC, datetime
+
+    from agentcli.fleet import records
+    from agentcli.fleet.models import Applied
+    from agentcli.fleet.workdir import store_path
+
+    attempt = race.attempt(attempt_id)
+    if attempt is None:
+        ids = ", ".join(a.id for a in race.attempts)
+        raise ApplyError(f"race {race.id} has no attempt {attempt_id!r} (it has {ids})")
+    if attempt.final_tree is None or attempt.base_tree is None:
+        raise ApplyError(f"attempt {attempt.id} has no result to apply ({attempt.state})")
+    result = apply_result(workspace=Path(race.workspace), data_dir=data_dir,
+                          attempt_store=store_path(Path(attempt.workdir), data_dir), base_tree=attempt.base_tree,
+                          final_tree=attempt.final_tree, session_id=race.id,
+                          label=f"race {race.id} attempt {attempt.id}", force=force)
+    race.applied.append(Applied(attempt=attempt.id, at=datetime.now(UTC), undo_snapshot=result.undo_snapshot,
+                                paths=result.paths))
+    records.save(data_dir, race)
+    return result

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from agentcli.fleet.models import Attempt, Race
 from agentcli.fleet.scoring import ranked
 
-COLUMNS = ("#", "attempt", "model", "state", "steps", "tokens", "cost", "checks", "change", "note")
+COLUMNS = ("#", "model", "state", "steps", "tokens", "cost", "checks", "change")
+"""The table's columns; the first is the attempt's id, starred for the one to apply."""
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,8 @@ class AttemptRow:
     """1 for the best; 0 while the race runs (no ranking yet)."""
     cells: tuple[str, ...]
     passed: bool
+    note: str
+    """Why it failed, or how its session ended when not completed; empty otherwise."""
 
 
 def state_words(attempt: Attempt) -> str:
@@ -50,8 +53,8 @@ def change_words(attempt: Attempt) -> str:
     return f"{change.files} file{'s' if change.files != 1 else ''} +{change.added} -{change.removed}"
 
 
-def cost_words(cost: float | None) -> str:
-    return "unknown" if cost is None else f"${cost:.4f}"
+def cost_words(cost: float | None, unknown: str = "unknown") -> str:
+    return unknown if cost is None else f"${cost:.4f}"
 
 
 def rows(race: Race) -> list[AttemptRow]:
@@ -65,14 +68,15 @@ def rows(race: Race) -> list[AttemptRow]:
         tokens = (report.input_tokens + report.output_tokens) if report is not None and report.session_id \
             else attempt.input_tokens + attempt.output_tokens
         cost = report.cost if report is not None and report.session_id else attempt.cost
-        note = attempt.note or (report.reason if report is not None else "")
-        mark = ("★" if attempt.passed else str(index)) if ended and index == 1 else (str(index) if ended else "")
+        completed = report is not None and report.outcome == "completed"
+        note = attempt.note or (report.reason if report is not None and not completed else "")
+        star = "★" if ended and index == 1 and attempt.passed else " "
         out.append(AttemptRow(
             attempt_id=attempt.id,
             rank=index if ended else 0,
-            cells=(mark, attempt.id, attempt.model or "(configured)", state_words(attempt), str(steps),
-                   f"{tokens:,}", cost_words(cost), checks_words(attempt), change_words(attempt),
-                   " ".join(note.split())[:80]),
+            cells=(f"{star}{attempt.id}", attempt.model or "(configured)", state_words(attempt), str(steps),
+                   f"{tokens:,}", cost_words(cost, "—"), checks_words(attempt), change_words(attempt)),
             passed=attempt.passed,
+            note=" ".join(note.split())[:200],
         ))
     return out

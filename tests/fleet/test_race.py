@@ -65,7 +65,7 @@ def test_race_runs_isolated_attempts_ranks_them_and_applies_the_pick(project: Pa
     shown = agentcli("race", "show", cwd=project)
     assert shown.returncode == 0
     lines = [line for line in shown.stdout.splitlines() if "openai/" in line]
-    assert "★" in lines[0] and "openai/small" in lines[0]  # passed, and the smallest change
+    assert "★1" in lines[0] and "openai/small" in lines[0]  # passed, and the smallest change
     assert "openai/big" in lines[1] and "openai/wrong" in lines[2]
     assert "1/1 pass" in lines[0] and "0/1 fail" in lines[2]
     assert "agentcli race apply 1" in shown.stdout
