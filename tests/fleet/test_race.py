@@ -119,3 +119,43 @@ def test_race_usage_errors_exit_2(project: Path) -> None:
     assert agentcli("race", "-n", "0", "task", cwd=project).returncode == 2
     missing = agentcli("race", "apply", "1", cwd=project)
     assert missing.returncode == 2 and "no races in" in missing.stderr
+
+
+def test_ctrl_c_cancels_the_attempts_and_their_sessions_pause(project: Path, server: OpenAIServer) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    from tests.support.openai_server import Reply
+    from tests.support.waiting import eventually_sync
+
+    # Replies that stream for minutes: the race is interrupted while both attempts are thinking.
+    server.default = lambda body: Reply(text="thinking " * 2000, chunk_size=2, delay_s=0.05)
+    proc = subprocess.Popen([sys.executable, "-m", "agentcli", "race", "-n", "2", "--model", "openai/slow",
+                             "--api-base", server.base_url, "--check", CHECK, "fix add"], cwd=project,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    races = Path(os.environ["XDG_DATA_HOME"]) / "agentcli" / "fleet" / "races"
+
+    def thinking() -> bool:
+        found = list(races.glob("*/race.json"))
+        if not found:
+            return False
+        record = json.loads(found[0].read_text())
+        return all(a["state"] == "running" and a["session_id"] for a in record["attempts"]) \
+            and len(server.requests) >= 2
+
+    try:
+        eventually_sync(thinking, what="both attempts to be talking to the model")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out + err
+    assert "race interrupted" in err
+    record = _record(project)
+    assert [a["state"] for a in record["attempts"]] == ["cancelled", "cancelled"]
+    sessions = Path(os.environ["XDG_DATA_HOME"]) / "agentcli" / "sessions"
+    for attempt in record["attempts"]:
+        meta = json.loads((sessions / attempt["session_id"] / "meta.json").read_text())
+        assert meta["outcome"] == "paused"  # stopped cleanly: `agentcli resume` continues it
