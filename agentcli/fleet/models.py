@@ -109,7 +109,11 @@ class Attempt(BaseModel):
     final_tree: str | None = None
     change: ChangeSize = Field(default_factory=ChangeSize)
     materialize_s: float = 0.0
+    """Writing the snapshot's files into the attempt's directory."""
+    base_capture_s: float = 0.0
+    """Recording them as the attempt's base (the session's own first capture is then cheap)."""
     collect_s: float = 0.0
+    """Capturing the tree it ended with and diffing it against the base."""
     note: str = ""
     """Why it failed or was cancelled, when it did."""
 

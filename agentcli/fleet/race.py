@@ -127,7 +127,8 @@ async def _run_attempt(race: Race, attempt: Attempt, spec: JobSpec, backend: Bac
     update(attempt)
     try:
         prepared = await asyncio.to_thread(from_snapshot, Path(race.workspace), race.base_tree, workdir, data_dir)
-        attempt.base_tree, attempt.materialize_s = prepared.base_tree, round(prepared.seconds, 3)
+        attempt.base_tree = prepared.base_tree
+        attempt.materialize_s, attempt.base_capture_s = round(prepared.write_s, 3), round(prepared.capture_s, 3)
         attempt.state = "running"
         update(attempt)
         job = spec.model_copy(update={"model": attempt.model or spec.model,

@@ -31,7 +31,11 @@ class Prepared:
 
     workdir: Path
     base_tree: str
-    seconds: float
+    write_s: float
+    """Writing the files (or cloning)."""
+    capture_s: float
+    """Capturing them as the base: a full hash of a fresh directory, which the session's own first
+    capture then no longer pays (it finds the store's index up to date)."""
 
 
 @dataclass(frozen=True)
@@ -74,8 +78,10 @@ def from_snapshot(workspace: Path, tree: str, workdir: Path, data_dir: Path) -> 
     """
     started = time.perf_counter()
     materialize(store_path(workspace, data_dir), tree, workdir)
+    written = time.perf_counter()
     base = _capture(workdir, data_dir, BASE_SESSION, "the tree the attempt starts from")
-    return Prepared(workdir=workdir, base_tree=base, seconds=time.perf_counter() - started)
+    return Prepared(workdir=workdir, base_tree=base, write_s=written - started,
+                    capture_s=time.perf_counter() - written)
 
 
 def from_git(source: str, ref: str | None, workdir: Path, data_dir: Path) -> Prepared:
@@ -93,8 +99,10 @@ def from_git(source: str, ref: str | None, workdir: Path, data_dir: Path) -> Pre
     _git(["git", "clone", "--quiet", "--no-checkout", source, str(workdir)], f"cloning {source}")
     _git(["git", "-C", str(workdir), "checkout", "--quiet", "--detach", ref or "HEAD"],
          f"checking out {ref or 'HEAD'} of {source}")
+    written = time.perf_counter()
     base = _capture(workdir, data_dir, BASE_SESSION, "the tree the task starts from")
-    return Prepared(workdir=workdir, base_tree=base, seconds=time.perf_counter() - started)
+    return Prepared(workdir=workdir, base_tree=base, write_s=written - started,
+                    capture_s=time.perf_counter() - written)
 
 
 def _git(argv: list[str], doing: str) -> None:
