@@ -127,22 +127,47 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def ray_head(tmp_path: Path) -> Iterator[str]:
-    """A Ray head on 127.0.0.1 with 2 CPUs, started the way a user starts one, stopped after."""
+def ray_head(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A Ray head on 127.0.0.1 with 2 CPUs, started as a user starts one, and only it stopped after.
+
+    ``ray start --block`` keeps the head's processes as its children in a process group of our own,
+    so the test stops exactly those (``ray stop`` would stop every Ray on the machine). Token
+    authentication (on by default for local clusters since Ray 2.59) uses a token of the test's own,
+    given to the head and to agentcli through the environment, as on a real cluster.
+    """
+    import secrets
+    import signal
+
     pytest.importorskip("ray")
     ray = shutil.which("ray", path=str(Path(sys.executable).parent))
     if ray is None:
         pytest.skip("the ray command is not installed next to this Python")
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")
+    monkeypatch.setenv("RAY_AUTH_TOKEN", secrets.token_hex(16))
     port = _free_port()
     temp = Path("/tmp") / f"ray-agentcli-{port}"  # Ray's socket paths must stay short
-    started = subprocess.run([ray, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port),
-                              "--num-cpus", "2", "--include-dashboard", "false", "--temp-dir", str(temp),
-                              "--disable-usage-stats"], capture_output=True, text=True, timeout=180)
-    assert started.returncode == 0, started.stdout + started.stderr
+    log = (tmp_path / "ray-head.log").open("w")
+    head = subprocess.Popen([ray, "start", "--head", "--block", "--node-ip-address", "127.0.0.1", "--port", str(port),
+                             "--num-cpus", "2", "--include-dashboard", "false", "--temp-dir", str(temp),
+                             "--disable-usage-stats"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    address = f"127.0.0.1:{port}"
     try:
-        yield f"127.0.0.1:{port}"
+        from tests.support.waiting import eventually_sync
+
+        def up() -> bool:
+            assert head.poll() is None, (tmp_path / "ray-head.log").read_text()
+            return "Ray runtime started" in (tmp_path / "ray-head.log").read_text()
+
+        eventually_sync(up, what="the Ray head to start", timeout=180)
+        yield address
     finally:
-        subprocess.run([ray, "stop", "--force"], capture_output=True, timeout=120)
+        os.killpg(head.pid, signal.SIGTERM)
+        try:
+            head.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(head.pid, signal.SIGKILL)
+            head.wait()
+        log.close()
         shutil.rmtree(temp, ignore_errors=True)
 
 
@@ -176,3 +201,20 @@ def test_a_batch_on_a_local_ray_head_gives_the_local_results(project: Path, serv
     assert str(good["session_id"]) in listed.stdout
 
 
+
+
+@pytest.mark.slow
+@pytest.mark.may_skip(reason="needs the ray extra (pip install 'agentcli[ray]')")
+def test_a_race_on_ray_is_shown_and_applied_as_a_local_one(project: Path, server: OpenAIServer,
+                                                           ray_head: str) -> None:
+    server.default = Router({"good": [write("calc.py", GOOD), complete()], "bad": [write("calc.py", BAD), complete()]})
+    before = git_fingerprint(project)
+    proc = agentcli("race", "--models", "openai/good,openai/bad", "--api-base", server.base_url, "--check", CHECK,
+                    "--ray", ray_head, "fix add", cwd=project)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    race = json.loads(agentcli("race", "show", "--json", cwd=project).stdout)
+    assert race["backend"] == f"ray {ray_head}"
+    assert [a["report"]["checks"][0]["passed"] for a in race["attempts"]] == [True, False]
+    assert "★1" in agentcli("race", "show", cwd=project).stdout
+    assert agentcli("race", "apply", "1", cwd=project).returncode == 0
+    assert (project / "calc.py").read_text() == GOOD and git_fingerprint(project) == before
