@@ -124,6 +124,7 @@ TAKES: dict[str, frozenset[Name]] = {
     "snapshots gc": frozenset({"cwd"}),
     "diff": frozenset({"cwd"}),
     "restore": frozenset({"cwd"}),
+    "race": frozenset(),  # the group: `race -n 3 "TASK"` is `race start …`, which takes the options
     "race start": _AGENT | {"workflow", "output"},
     "race show": frozenset({"cwd"}),
     "race list": frozenset({"cwd"}),

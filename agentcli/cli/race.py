@@ -32,6 +32,12 @@ class _RaceGroup(TyperGroup):
 app = typer.Typer(cls=_RaceGroup, no_args_is_help=True,
                   help="Several attempts at one task, each in its own copy of the workspace; keep the best.")
 
+@app.callback()
+@shared_options("race")
+def race_group() -> None:
+    """Several attempts at one task, each in its own copy of the workspace; keep the best."""
+
+
 RaceOpt = Annotated[str | None, typer.Option("--race", "-r",
                                              help="Race id or prefix (default: this workspace's newest).")]
 
@@ -282,7 +288,8 @@ def apply(attempt_id: Annotated[str, typer.Argument(metavar="ATTEMPT", help="Att
 @app.command("undo")
 @shared_options("race undo")
 def undo(race_ref: RaceOpt = None,
-         yes: Annotated[bool, typer.Option("--yes", "-y", help="Restore without asking.")] = False,
+         # Not the shared --yes (approve every tool call): this one confirms the undo.
+         confirm: Annotated[bool, typer.Option("--yes", "-y", help="Restore without asking.")] = False,
          *, options: CommonOptions) -> None:
     """Put the workspace back as it was before the race's last apply (a snapshot restore)."""
     import sys
@@ -293,7 +300,7 @@ def undo(race_ref: RaceOpt = None,
     if not race.applied:
         raise fail(f"nothing of race {race.id} was applied")
     last = race.applied[-1]
-    if not yes:
+    if not confirm:
         if not sys.stdin.isatty():
             raise fail("undoing changes files; confirm with --yes")
         if not typer.confirm(f"Restore the workspace as it was before attempt {last.attempt} was applied?"):
