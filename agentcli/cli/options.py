@@ -131,6 +131,7 @@ TAKES: dict[str, frozenset[Name]] = {
     "race diff": frozenset({"cwd"}),
     "race apply": frozenset({"cwd"}),
     "race undo": frozenset({"cwd"}),
+    "race rm": frozenset({"cwd"}),
     "batch": _AGENT | {"workflow", "output"},
 }
 """Which shared options each command takes, by its path below ``agentcli``. The bare command

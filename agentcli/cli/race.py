@@ -311,3 +311,24 @@ def undo(race_ref: RaceOpt = None,
         raise fail(str(error), EXIT_ERROR) from None
     typer.echo(f"restored the workspace as before attempt {last.attempt} was applied ({changed} paths); "
                f"the state before this undo is snapshot {before}")
+
+
+@app.command("rm")
+@shared_options("race rm")
+def remove(race_ref: Annotated[str, typer.Argument(metavar="RACE", help="Race id or prefix.")],
+           *, options: CommonOptions) -> None:
+    """Delete a race's attempt directories, their snapshot stores and its record.
+
+    Their sessions stay (`agentcli sessions --all`; `agentcli sessions rm` removes them). A change
+    you applied stays too, and so does the snapshot that undoes it.
+    """
+    from agentcli.fleet.records import RaceNotFound, remove_race
+
+    data_dir, race = _race(race_ref, options.cwd)
+    if race.ended is None:
+        raise fail(f"race {race.id} has not ended; stop it first (Ctrl-C where it runs)")
+    try:
+        freed = remove_race(data_dir, race)
+    except RaceNotFound as error:
+        raise fail(str(error)) from None
+    typer.echo(f"removed race {race.id} ({len(race.attempts)} attempts, {freed / 1e6:.1f} MB)")

@@ -85,6 +85,12 @@ def test_race_runs_isolated_attempts_ranks_them_and_applies_the_pick(project: Pa
     assert (project / "calc.py").read_text().endswith("raise NotImplementedError\n")
     assert git_fingerprint(project) == before
 
+    removed = agentcli("race", "rm", race["id"], cwd=project)
+    assert removed.returncode == 0, removed.stderr
+    assert not any(Path(a["workdir"]).exists() for a in attempts.values())
+    assert "no races in" in agentcli("race", "show", cwd=project).stderr
+    assert git_fingerprint(project) == before
+
 
 def test_apply_keeps_what_the_user_changed_meanwhile(project: Path, server: OpenAIServer) -> None:
     server.default = Router({"1": [write("calc.py", GOOD), write("README.md", "# new readme\n"), complete()]},
