@@ -277,6 +277,12 @@ class Policy:
                     "ask", f"`{shown}` looks like a secret file (keys, tokens, passwords); reading it needs approval",
                     summary, suggestion,
                 )
+            links = _hard_links(path) if declared.shows_contents else 0
+            if links > 1:
+                return Decision(
+                    "ask", f"`{rel}` is hard-linked ({links} names); its content may be a file outside the "
+                    "workspace, so reading it needs approval", summary, suggestion,
+                )
             return Decision("allow", "reading inside the workspace runs freely", summary)
         if kind == "write":
             concern = _protected_write(path, rel, lexical)
@@ -395,6 +401,16 @@ def _protected_write(path: Path, rel: str, lexical: str) -> str | None:
             "which may be outside the workspace; that needs approval"
         )
     return None
+
+
+def _hard_links(path: Path) -> int:
+    """How many names a regular file has (0 for anything else): a name beyond the one in the
+    workspace may be outside it, and no path check can tell where."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return 0
+    return info.st_nlink if stat.S_ISREG(info.st_mode) else 0
 
 
 def _unusual_write(rel: str, lexical: str) -> str | None:
