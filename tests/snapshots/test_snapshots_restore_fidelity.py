@@ -86,3 +86,18 @@ def test_ignored_folders_are_not_walked_or_touched(repo: Path, store: SnapshotSt
     write(repo / "__pycache__" / "x.pyc", b"\x00")
     store.restore(start, session_id="s")
     assert (repo / "__pycache__" / "x.pyc").exists() and not (repo / "__pycache__" / "empty-inside").exists()
+
+
+def test_an_edit_no_capture_saw_is_in_the_undo_point(repo: Path, store: SnapshotStore) -> None:
+    start = _start(store)
+    write(repo / "src" / "app.py", "model's edit\n")
+    store.capture(session_id="s", reason="after write_file", paths_hint=["src/app.py"])
+    # The user edits another file while the model thinks: same size, same second, no capture.
+    before = (repo / "src" / "util.py").read_text()
+    write(repo / "src" / "util.py", before.replace("1", "2"))
+    write(repo / "src" / "app.py", "model's second edit\n")
+    store.capture(session_id="s", reason="after write_file", paths_hint=["src/app.py"])
+    result = store.restore(start, session_id="s")
+    assert (repo / "src" / "util.py").read_text() == before
+    store.restore(result.undo.id, session_id="s")
+    assert (repo / "src" / "util.py").read_text() == before.replace("1", "2")
