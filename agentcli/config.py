@@ -126,7 +126,8 @@ class SnapshotSettings(_Section):
     max_untracked_dir_files: int = Field(5000, ge=1)
     """Untracked folders with more files than this are not captured (and the skip is reported)."""
     budget_bytes: int = Field(2 * 1024**3, ge=1024 * 1024)
-    """Size budget of one workspace's snapshot store; `agentcli snapshots gc` enforces it."""
+    """Size budget of one workspace's snapshot store; enforced when a session closes and by
+    `agentcli snapshots gc` (the oldest snapshots go first)."""
 
 
 class PermissionSettings(_Section):

@@ -281,6 +281,8 @@ class Session(TimelineCommands):
             raise SessionStateError(
                 f"cannot take a new message while {view.control}; pause first or answer the question")
         self._note_resume()
+        # A key typed into the prompt would otherwise be sent with every request and shown as is.
+        text = self.turn.redact(text)
         self._emit(UserMessage(text=text))
         self.turn.begin_turn(text)
         await self._send("user_message")
@@ -293,6 +295,7 @@ class Session(TimelineCommands):
             raise SessionStateError("there is no question waiting for an answer")
         self.pending_question = None
         self._note_resume()
+        text = self.turn.redact(text)
         self._emit(ClarificationAnswered(call_id=question.call_id, question=question.question, answer=text))
         self.turn.begin_turn(answer_message(question.question, text))
         await self._send("answer")
@@ -355,6 +358,7 @@ class Session(TimelineCommands):
             raise SessionStateError(f"nothing to resume: the session is {self.view.control}")
         self._note_resume()
         if guidance:
+            guidance = self.turn.redact(guidance)
             self._emit(UserMessage(text=guidance))
         self.turn.begin_turn(guidance)
         await self._send("resume")
