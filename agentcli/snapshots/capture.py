@@ -24,6 +24,7 @@ import os
 import stat
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pygit2
 from pygit2 import C, ffi
@@ -82,20 +83,28 @@ class IndexRefresher:
         self._limits = limits
         self._rules: IgnoreRules | None = None
         self._last_index_write: float | None = None
+        self._rules_key: tuple[str, tuple[int, int] | None] | None = None
 
-    def refresh(self, paths_hint: list[str] | None = None) -> Refreshed:
+    def refresh(self, paths_hint: list[str] | None = None, *, walk_if_rules_changed: bool = False) -> Refreshed:
         """Updates the index from the working tree and writes the tree.
 
         Args:
             paths_hint: When given, only these workspace-relative paths (files or
                 directories) are looked at; everything else is assumed unchanged.
+            walk_if_rules_changed: Ignore the hint and walk the tree when the exclude files
+                outside the tree (`info/exclude`, the global excludes) changed since the last
+                refresh: what they ignore may have changed anywhere.
 
         Returns:
             The tree id and the paths left out.
         """
         shadow = self._shadow
         sources = discover(shadow.workspace)
-        shadow.sync_excludes(sources.workspace_excludes())
+        inherited = sources.workspace_excludes()
+        shadow.sync_excludes(inherited)
+        rules_key = (inherited, _stat_key(sources.excludes_file))
+        rules_changed = rules_key != self._rules_key
+        self._rules_key = rules_key
         # A fresh engine per capture: it sees ignore files as they are now (compiled files are
         # cached process-wide while unchanged).
         self._rules = sources.rules(shadow.own_excludes())
@@ -103,8 +112,9 @@ class IndexRefresher:
         index = shadow.index()
         flags = REFRESH_FLAGS
         paths: list[str] | None = None
-        if paths_hint is not None:
-            paths = sorted({p for p in map(self._hint_path, paths_hint) if p is not None})
+        if paths_hint is not None and not (walk_if_rules_changed and rules_changed):
+            hinted = {p for p in map(self._hint_path, paths_hint) if p is not None}
+            paths = sorted(self._widen_hints(index, hinted))
             flags |= DiffOption.DISABLE_PATHSPEC_MATCH
         skipped: list[SkippedPath] = []
         modified = False
@@ -131,6 +141,36 @@ class IndexRefresher:
             index.write()
             self._last_index_write = now
         return Refreshed(tree=tree, skipped=skipped)
+
+    def _widen_hints(self, index: pygit2.Index, hinted: set[str]) -> set[str]:
+        """Widens each hint to what a full walk would judge it with.
+
+        - A path inside a nested repository becomes the repository: a full walk records it as a
+          gitlink and never looks inside, so neither may a hint.
+        - A path inside a directory holding no tracked entry becomes the outermost such
+          directory, so the untracked-directory guard counts all its files, as a walk would.
+        """
+        workspace = self._shadow.workspace
+        tracked: dict[str, bool] = {}
+        out: set[str] = set()
+        for path in hinted:
+            parts = path.split("/")
+            if ".git" in parts:
+                cut = parts.index(".git")
+                if cut == 0:
+                    continue
+                parts = parts[:cut]
+            target = "/".join(parts)
+            for i in range(1, len(parts)):
+                ancestor = "/".join(parts[:i])
+                known = tracked.get(ancestor)
+                if known is None:
+                    known = tracked[ancestor] = _index_has_prefix(index, ancestor + "/")
+                if not known or os.path.lexists(workspace / ancestor / ".git"):
+                    target = ancestor
+                    break
+            out.add(target)
+        return out
 
     def _hint_path(self, path: str) -> str | None:
         if os.path.isabs(path):
@@ -307,6 +347,16 @@ class IndexRefresher:
                 accepted.extend(items)
         accepted.sort()
         return accepted, skipped
+
+
+def _stat_key(path: Path | None) -> tuple[int, int] | None:
+    if path is None:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
 
 
 def _remove_quietly(index: pygit2.Index, path: str) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pygit2
 
-from agentcli.snapshots.capture import IndexRefresher, Limits
+from agentcli.snapshots.capture import IndexRefresher, Limits, Refreshed
 from agentcli.snapshots.diff import diff_result, file_stats, tree_diff
 from agentcli.snapshots.errors import CorruptStoreError, RestoreConflictError, SnapshotError
 from agentcli.snapshots.gc import (
@@ -45,6 +45,7 @@ from agentcli.snapshots.models import (
 from agentcli.snapshots.restore import apply_changes, plan_changes
 from agentcli.snapshots.shadow import ShadowRepo, store_key
 from agentcli.snapshots.timeline import Timeline, ref_name, snapshot_id
+from agentcli.snapshots.watcher import TreeWatcher
 
 _ZERO = "0" * 40
 
@@ -64,6 +65,8 @@ class SnapshotStore:
         max_file_bytes: Untracked files bigger than this are skipped (and reported).
         max_untracked_dir_files: Untracked directories holding more files are skipped.
         budget_bytes: Size `gc()` brings the store under by dropping the oldest snapshots.
+        watch: Watch the workspace (inotify, Linux) from the first full capture on, so that
+            `capture(watched=True)` looks only at the paths touched since the last capture.
 
     Raises:
         SnapshotError: The workspace is not an existing directory.
@@ -77,6 +80,7 @@ class SnapshotStore:
         max_file_bytes: int = 10 * 1024 * 1024,
         max_untracked_dir_files: int = 5000,
         budget_bytes: int = 2 * 1024**3,
+        watch: bool = False,
     ) -> None:
         ws = Path(workspace).expanduser()
         if not ws.is_dir():
@@ -96,6 +100,14 @@ class SnapshotStore:
         self._lock = StoreLock(self.path.with_name(self.path.name + ".lock"))
         self._timeline = Timeline(self.path / "agentcli" / "timeline")
         self._refresher = IndexRefresher(self._shadow, self.limits)
+        self._watcher = TreeWatcher(self.workspace) if watch else None
+        self._watch_synced = False
+        """The index reflects the workspace as of the watcher's last take: hints can be trusted."""
+
+    @property
+    def watching(self) -> bool:
+        """The watcher runs and the index is in step with it: `capture(watched=True)` walks nothing."""
+        return self._watcher is not None and self._watcher.running and self._watch_synced
 
     # -- capture ----------------------------------------------------------------------------
 
@@ -107,6 +119,7 @@ class SnapshotStore:
         tool_call_id: str | None = None,
         tool_name: str | None = None,
         paths_hint: list[str] | None = None,
+        watched: bool = False,
     ) -> CaptureResult:
         """Records the workspace as a tree; adds a timeline entry if it changed.
 
@@ -118,6 +131,9 @@ class SnapshotStore:
             paths_hint: Paths a tool says it changed (`write_file`, `edit_file`): only those
                 are looked at, with no tree walk. Leave None after `bash`, which can change
                 anything.
+            watched: Look only at the paths the watcher saw touched since the last capture
+                (after `bash`). Falls back to walking the tree when the store does not watch,
+                the watcher lost events, or an ignore file changed.
 
         Returns:
             The new snapshot (None when the tree equals the session's previous one), the
@@ -126,7 +142,7 @@ class SnapshotStore:
         check_session_id(session_id)
         started = time.perf_counter()
         with self._lock.held():
-            refreshed = self._refresher.refresh(paths_hint)
+            refreshed = self._refresh_for_capture(paths_hint, watched)
             tree = str(refreshed.tree)
             previous = self._timeline.last(session_id)
             if previous is not None and previous.tree == tree:
@@ -161,6 +177,35 @@ class SnapshotStore:
             return CaptureResult(
                 snapshot=snapshot, tree=tree, skipped=refreshed.skipped, duration_s=time.perf_counter() - started
             )
+
+    def _refresh_for_capture(self, paths_hint: list[str] | None, watched: bool) -> Refreshed:
+        """Refreshes the index from the hints, the watcher's record, or a walk of the tree."""
+        watcher = self._watcher
+        if watcher is None:
+            return self._refresher.refresh(paths_hint)
+        taken = watcher.take()
+        usable = taken is not None and self._watch_synced and not taken.ignore_rules_changed
+        if usable and (watched or paths_hint is not None):
+            assert taken is not None
+            hints = sorted(taken.paths.union(paths_hint or ()))
+            try:
+                refreshed = self._refresher.refresh(hints, walk_if_rules_changed=True)
+            except BaseException:
+                self._watch_synced = False  # what was taken is gone: the next capture walks
+                raise
+            return refreshed
+        if paths_hint is not None and not watched:
+            # A tool's own hint, but the watcher cannot vouch for the rest: look at the hinted
+            # paths now, and walk at the next capture that relies on the watcher.
+            self._watch_synced = False
+            return self._refresher.refresh(paths_hint)
+        # A walk of the tree. The watcher starts (or restarts) first, so a change made while
+        # the walk runs is queued for the next capture rather than lost.
+        self._watch_synced = False
+        running = watcher.start()
+        refreshed = self._refresher.refresh(None)
+        self._watch_synced = running
+        return refreshed
 
     def _base_for_new_session(self) -> str | None:
         """What a session's first snapshot is compared with: the workspace's last snapshot, else HEAD."""
@@ -319,7 +364,7 @@ class SnapshotStore:
         snap = self._as_snapshot(target)
         started = time.perf_counter()
         with self._lock.held():
-            before = self.capture(session_id=session_id, reason="before restore")
+            before = self.capture(session_id=session_id, reason="before restore", watched=True)
             undo = before.snapshot or self._timeline.last(session_id)
             assert undo is not None  # a capture always leaves the session with a snapshot
             plan = self._plan(snap, before.tree)
@@ -356,6 +401,9 @@ class SnapshotStore:
         The store stays usable: the next operation unpacks the index again (~3 ms at 10k files).
         """
         with self._lock.held():
+            if self._watcher is not None:
+                self._watcher.close()
+                self._watch_synced = False
             self._shadow.pack_index()
 
     # -- size and gc ----------------------------------------------------------------------------
