@@ -314,6 +314,7 @@ class ShadowRepo:
                 index.read(True)  # the file is the truth: forget what this process had in memory
                 return index
             self._seed_index(repo)
+            repo = self.repo  # seeding may have reopened the repository
         index = repo.index
         index.read(False)  # picks up a write by another process; no-op when unchanged
         return index

@@ -16,7 +16,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pygit2
+from pygit2.enums import DiffOption
 
+from agentcli.snapshots._libgit2 import diff_tree_to_index
 from agentcli.snapshots.capture import IndexRefresher, Limits, Refreshed
 from agentcli.snapshots.diff import diff_result, file_stats, tree_diff
 from agentcli.snapshots.errors import CorruptStoreError, RestoreConflictError, SnapshotError
@@ -48,6 +50,10 @@ from agentcli.snapshots.timeline import Timeline, ref_name, snapshot_id
 from agentcli.snapshots.watcher import TreeWatcher
 
 _ZERO = "0" * 40
+
+NARROW_DIFF_MAX = 5000
+"""Up to this many changed paths, a new timeline entry's file list comes from a diff limited to
+them; beyond, a whole-tree diff costs no more."""
 
 AUTO_MERGE_PACKS = 32
 """A capture that leaves more packs than this runs gc (which merges them) before returning."""
@@ -154,7 +160,14 @@ class SnapshotStore:
             files: list[FileStat] = []
             omitted = 0
             if base != tree:
-                diff = tree_diff(repo, base, tree, context=0)
+                if base is not None and str(refreshed.before) == base and len(refreshed.changed) <= NARROW_DIFF_MAX:
+                    # The usual case: the session's last snapshot is what the index held, so the
+                    # trees differ only at the paths this refresh changed.
+                    old_tree = repo[base].peel(pygit2.Tree)
+                    index = self._shadow.index()
+                    diff = diff_tree_to_index(repo, old_tree, index, DiffOption.INCLUDE_TYPECHANGE, refreshed.changed)
+                else:
+                    diff = tree_diff(repo, base, tree, context=0)
                 if base is not None:  # against nothing, "every file added" tells the user nothing
                     files, omitted = file_stats(diff)
                 self._adopt_borrowed_blobs(diff)
@@ -404,6 +417,7 @@ class SnapshotStore:
             if self._watcher is not None:
                 self._watcher.close()
                 self._watch_synced = False
+            self._refresher.flush_index()
             self._shadow.pack_index()
 
     # -- size and gc ----------------------------------------------------------------------------
@@ -445,6 +459,7 @@ class SnapshotStore:
             roots = [s.tree for s in self._timeline.all()]
             roots.append(str(shadow.index().write_tree()))
             outcome = repack(repo, shadow.objects_dir, own, roots, merge_packs=True)
+            self._refresher.flush_index()  # reopening drops the index held in memory
             shadow.reopen()
             return GcResult(
                 size_before=size_before,
@@ -468,6 +483,7 @@ class SnapshotStore:
         except OSError:
             return
         if count > AUTO_MERGE_PACKS:
+            self._refresher.flush_index()  # reopening drops the index held in memory
             # Keeps every object and drops no snapshot: only gc() prunes or enforces the budget.
             merge_small_packs(self._shadow.repo, self._shadow.objects_dir)
             self._shadow.reopen()

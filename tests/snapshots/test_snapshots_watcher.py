@@ -147,7 +147,8 @@ def test_hinted_captures_equal_full_walks(batches: list[list[tuple[object, ...]]
             from_hints = hinted.capture(session_id="s", reason="after bash", watched=True)
             from_walk = walked.capture(session_id="s", reason="after bash")
             assert from_hints.tree == from_walk.tree, batch
-            assert [s.path for s in from_hints.skipped] == [s.path for s in from_walk.skipped], batch
+            # A walk reports every skipped path again; hints report those the batch touched.
+            assert {s.path for s in from_hints.skipped} <= {s.path for s in from_walk.skipped}, batch
     finally:
         hinted.close()
         shutil.rmtree(root, ignore_errors=True)
