@@ -220,6 +220,16 @@ class SnapshotStore:
         self._watch_synced = running
         return refreshed
 
+    def _refresh_unrecorded(self) -> str:
+        """Refreshes the index for a look at the files now, without a timeline entry.
+
+        Blobs it wrote belong to no snapshot, so only the index keeps them from another
+        process's gc: it is written now rather than later.
+        """
+        tree = str(self._refresher.refresh(None).tree)
+        self._refresher.flush_index()
+        return tree
+
     def _base_for_new_session(self) -> str | None:
         """What a session's first snapshot is compared with: the workspace's last snapshot, else HEAD."""
         everything = self._timeline.all()
@@ -316,7 +326,7 @@ class SnapshotStore:
         old = self._as_snapshot(a)
         new = self._as_snapshot(b) if b is not None else None
         with self._lock.held():
-            new_tree = new.tree if new is not None else str(self._refresher.refresh(None).tree)
+            new_tree = new.tree if new is not None else self._refresh_unrecorded()
             repo = self._shadow.repo
             self._require_tree(old)
             raw = tree_diff(repo, old.tree, new_tree, context=context, find_renames=True)
@@ -337,8 +347,7 @@ class SnapshotStore:
         """
         snap = self._as_snapshot(target)
         with self._lock.held():
-            current = str(self._refresher.refresh(None).tree)
-            return self._plan(snap, current)
+            return self._plan(snap, self._refresh_unrecorded())
 
     def _plan(self, snap: Snapshot, current: str) -> RestorePlan:
         self._require_tree(snap)
