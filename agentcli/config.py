@@ -128,6 +128,9 @@ class SnapshotSettings(_Section):
     budget_bytes: int = Field(2 * 1024**3, ge=1024 * 1024)
     """Size budget of one workspace's snapshot store; enforced when a session closes and by
     `agentcli snapshots gc` (the oldest snapshots go first)."""
+    watch: bool = True
+    """Watch the workspace (inotify, Linux) so the capture after a command looks only at the paths
+    it touched; off, or where the watcher cannot run, that capture walks the whole tree."""
 
 
 class PermissionSettings(_Section):

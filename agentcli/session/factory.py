@@ -107,6 +107,7 @@ def snapshot_store(workspace: Path, settings: Settings, data_dir: Path | None = 
             max_file_bytes=limits.max_file_bytes,
             max_untracked_dir_files=limits.max_untracked_dir_files,
             budget_bytes=limits.budget_bytes,
+            watch=limits.watch,
         )
     except SnapshotError as error:
         raise SessionSetupError(f"cannot open the snapshot store: {error}") from None
