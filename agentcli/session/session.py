@@ -18,6 +18,7 @@ from agentcli.events import (
     ClarificationRequested,
     ErrorOccurred,
     Event,
+    Notice,
     PermissionDecided,
     PermissionRequested,
     SessionStarted,
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from statemachine.model import Model
     from statemachine.transition import Transition
 
+    from agentcli.mcp import McpManager, Status
     from agentcli.session.resume import Rebuilt
     from agentcli.snapshots import SnapshotStore
 from agentcli.session.chart import (
@@ -118,6 +120,8 @@ class Session(TimelineCommands):
         self._resumed_from: Rebuilt | None = None
         self.log: SessionLog | None = None
         """The session's event log, when it is recorded."""
+        self.mcp: McpManager | None = None
+        """The MCP servers whose tools join the registry (set up by the factory)."""
 
     # -- observation ---------------------------------------------------------------------
 
@@ -193,6 +197,29 @@ class Session(TimelineCommands):
             if ending is not None:
                 self._emit(ending)
 
+    # -- MCP servers -----------------------------------------------------------------------
+
+    def use_mcp(self) -> None:
+        """Set up the MCP servers of the settings (and the workspace's `.mcp.json`); they start
+        with :meth:`start_tools`. Child sessions (explore) never call it: they get no servers."""
+        from agentcli.mcp import McpManager, resolve_servers
+
+        servers = resolve_servers(self.settings.mcp, self.workspace)
+        if servers.servers or servers.problems:
+            self.mcp = McpManager(servers, self.workspace, self.turn.tools,
+                                  notify=lambda text: self._emit(Notice(kind="mcp", text=text)))
+
+    def start_tools(self) -> None:
+        """Start the MCP servers in the background (at once, never waiting); front ends may call
+        it as soon as they show the session, :meth:`start` calls it otherwise."""
+        if self.mcp is not None:
+            self.mcp.start(log_dir=self.log.directory / "mcp" if self.log is not None else None)
+
+    @property
+    def mcp_statuses(self) -> list[Status]:
+        """Each MCP server with its state and tool count (empty without servers)."""
+        return self.mcp.statuses if self.mcp is not None else []
+
     def set_aside_question(self) -> None:
         """Leaving ``awaitingClarification``: an answer took the question, or a pause set it aside."""
         self.pending_question = None
@@ -245,6 +272,7 @@ class Session(TimelineCommands):
         if self._start_states:
             self.chart.start_configuration_values = self._start_states
         self.turn.attach(self.chart)
+        self.start_tools()
         await self.chart.activate_initial_state()
         self._emit(
             SessionStarted(
@@ -401,6 +429,8 @@ class Session(TimelineCommands):
 
     def close(self) -> None:
         """Flush and close the log, pack the snapshot store's index; the session can be resumed later."""
+        if self.mcp is not None:
+            self.mcp.close_soon()
         if self.log is not None:
             self.log.close()
         store = self.turn.snapshots
@@ -411,6 +441,12 @@ class Session(TimelineCommands):
                 store.close()
             except (SnapshotError, OSError):
                 pass  # the index stays unpacked: it only takes more room until the next close
+
+    async def aclose(self) -> None:
+        """Close, and wait until every MCP server process is gone."""
+        self.close()
+        if self.mcp is not None:
+            await self.mcp.aclose()
 
     async def run_turn(self, text: str) -> TurnEnded:
         """Send a message and wait for the turn it starts to end."""

@@ -31,7 +31,14 @@ design 100, implement 50, validate 100.
 
 from __future__ import annotations
 
-from agentcli.workflow.model import CHECKS_TOOL, FINISH_PHASE_TOOL, Phase, Workflow, WorkflowTransition
+from agentcli.workflow.model import (
+    CHECKS_TOOL,
+    FINISH_PHASE_TOOL,
+    RESEARCH_TOOLS,
+    Phase,
+    Workflow,
+    WorkflowTransition,
+)
 
 READ_ONLY_TOOLS = ["read_file", "list_files", "glob", "grep"]
 """Tools that look at the workspace without changing it."""
@@ -125,7 +132,7 @@ PLAN_BUILD = Workflow(
             name="plan.research",
             description="Choose an approach, reasoning step by step with think.",
             instructions=_RESEARCH,
-            tools=[*READ_ONLY_TOOLS, "think", FINISH_PHASE_TOOL],
+            tools=[*READ_ONLY_TOOLS, "think", RESEARCH_TOOLS, FINISH_PHASE_TOOL],
             model="plan",
             max_steps=100,
         ),
