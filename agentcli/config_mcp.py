@@ -67,14 +67,18 @@ class McpServerSettings(BaseModel):
     """Whether its tools may change files in the workspace (a snapshot follows each call that
     may). Unset: every tool not marked read-only by the server may."""
 
-    @model_validator(mode="after")
-    def _reachable(self) -> McpServerSettings:
+    def unreachable(self) -> str | None:
+        """Why the server cannot be reached as configured, or None.
+
+        Checked on the merged settings, not per layer: a workspace may set only ``timeout_s``
+        for a server whose command comes from the user's file or `.mcp.json`.
+        """
         kind = self.transport
         if kind == "stdio" and not self.command:
-            raise ValueError("a stdio server needs a `command` (or give a `url` for an HTTP server)")
+            return "a stdio server needs a `command` (or give a `url` for an HTTP server)"
         if kind in ("http", "sse") and not self.url:
-            raise ValueError(f"an {kind} server needs a `url`")
-        return self
+            return f"an {kind} server needs a `url`"
+        return None
 
     @property
     def transport(self) -> Transport:

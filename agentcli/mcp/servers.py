@@ -70,6 +70,10 @@ def resolve_servers(settings: McpSettings, workspace: Path) -> ServerList:
         if not spec.enabled:
             disabled.append(name)
             continue
+        unreachable = spec.unreachable()
+        if unreachable is not None:
+            problems.append(f"MCP server '{name}' ({source}) is ignored: {unreachable}")
+            continue
         servers.append(ServerSpec(name, spec, source))
     return ServerList(tuple(servers), tuple(problems), tuple(disabled))
 

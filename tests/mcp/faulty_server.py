@@ -47,6 +47,8 @@ def crash() -> str:
 @server.tool(annotations=ToolAnnotations(read_only_hint=True))
 async def slow(seconds: float) -> str:
     """Answer after a while."""
+    if os.environ.get("FAULTY_PID_FILE"):  # tells a test the call is under way
+        Path(os.environ["FAULTY_PID_FILE"] + ".slow").touch()
     await asyncio.sleep(seconds)
     return "done"
 
@@ -95,6 +97,9 @@ def main() -> None:
     parser.add_argument("--slow-start", type=float, default=0.0)
     parser.add_argument("--http", type=int, default=None)
     args = parser.parse_args()
+    pid_file = os.environ.get("FAULTY_PID_FILE")
+    if pid_file:
+        Path(pid_file).write_text(str(os.getpid()))
     if args.slow_start:
         time.sleep(args.slow_start)
     if args.http is None:
