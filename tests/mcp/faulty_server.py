@@ -48,7 +48,7 @@ def crash() -> str:
 async def slow(seconds: float) -> str:
     """Answer after a while."""
     if os.environ.get("FAULTY_PID_FILE"):  # tells a test the call is under way
-        Path(os.environ["FAULTY_PID_FILE"] + ".slow").touch()
+        Path(os.environ["FAULTY_PID_FILE"] + ".slow").touch()  # noqa: ASYNC240 - a tiny test marker
     await asyncio.sleep(seconds)
     return "done"
 

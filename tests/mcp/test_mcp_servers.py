@@ -39,7 +39,7 @@ async def test_published_servers_over_stdio(workspace: Path, git_workspace: Path
         assert {s.name: s.state for s in manager.statuses} == {"time": "ready", "git": "ready"}
         assert "mcp__time__get_current_time" in registry and "mcp__git__git_status" in registry
         assert notices[-1].startswith("MCP servers ready in ") and "time (2 tools)" in notices[-1]
-        result = await registry.call("mcp__time__get_current_time", json.dumps({"timezone": "UTC"}), _context(workspace))
+        result = await registry.call("mcp__time__get_current_time", '{"timezone": "UTC"}', _context(workspace))
         assert result.ok and json.loads(result.output)["timezone"] == "UTC"
         wrong = await registry.call("mcp__time__get_current_time", '{"timezone": "Nowhere/Land"}', _context(workspace))
         assert not wrong.ok and "Nowhere/Land" in wrong.output

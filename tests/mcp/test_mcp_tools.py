@@ -54,7 +54,8 @@ def _tool(name: str, read_only: bool | None = None, schema: dict[str, Any] | Non
 
 def test_declarations_carry_the_facts_policy_and_snapshots_read(tmp_path: Any) -> None:
     status = declare("git", _tool("git_status", read_only=True))
-    commit = declare("git", _tool("git_commit", schema={"type": "object", "properties": {"message": {"type": "string"}}}))
+    message = {"type": "object", "properties": {"message": {"type": "string"}}}
+    commit = declare("git", _tool("git_commit", schema=message))
     quiet = declare("db", _tool("query"), writes_files=False)
     assert status.permission == "read" and status.changes_files == "never"
     assert commit.permission == "command" and commit.changes_files == "always"
@@ -109,5 +110,6 @@ def test_results_become_text_the_model_reads() -> None:
     assert '"n": 1' in structured.output
     error = convert_result(CallToolResult(content=[TextContent(text="no such repo")], is_error=True), 1000, server="s")
     assert not error.ok and error.output == "Error: no such repo" and error.error == "no such repo"
-    long = convert_result(CallToolResult(content=[TextContent(text="\n".join(map(str, range(5000))))]), 2000, server="s")
+    lines = "\n".join(map(str, range(5000)))
+    long = convert_result(CallToolResult(content=[TextContent(text=lines)]), 2000, server="s")
     assert len(long.output) < 2200 and "characters cut" in long.output and long.output.endswith("4999")
