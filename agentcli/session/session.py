@@ -21,7 +21,6 @@ from agentcli.events import (
     ClarificationRequested,
     ErrorOccurred,
     Event,
-    Notice,
     PermissionDecided,
     PermissionRequested,
     SessionStarted,
@@ -37,7 +36,6 @@ if TYPE_CHECKING:
     from statemachine.model import Model
     from statemachine.transition import Transition
 
-    from agentcli.mcp import McpManager, Status
     from agentcli.session.resume import Rebuilt
     from agentcli.snapshots import SnapshotStore
 from agentcli.session.chart import (
@@ -51,6 +49,7 @@ from agentcli.session.chart import (
 from agentcli.session.errors import SessionStateError
 from agentcli.session.explore import EXPLORE_MAX_STEPS, EXPLORE_WORKFLOW, Explore
 from agentcli.session.log import SessionLog
+from agentcli.session.mcp_commands import McpCommands
 from agentcli.session.prompt import answer_message, resumed_note
 from agentcli.session.runtime import listeners
 from agentcli.session.timeline import TimelineCommands
@@ -69,7 +68,7 @@ def new_session_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-class Session(TimelineCommands):
+class Session(TimelineCommands, McpCommands):
     """One agent run in one workspace."""
 
     def __init__(
@@ -123,8 +122,6 @@ class Session(TimelineCommands):
         self._resumed_from: Rebuilt | None = None
         self.log: SessionLog | None = None
         """The session's event log, when it is recorded."""
-        self.mcp: McpManager | None = None
-        """The MCP servers whose tools join the registry (set up by the factory)."""
 
     # -- observation ---------------------------------------------------------------------
 
@@ -199,29 +196,6 @@ class Session(TimelineCommands):
             ending = self.turn.take_ending()
             if ending is not None:
                 self._emit(ending)
-
-    # -- MCP servers -----------------------------------------------------------------------
-
-    def use_mcp(self) -> None:
-        """Set up the MCP servers of the settings (and the workspace's `.mcp.json`); they start
-        with :meth:`start_tools`. Child sessions (explore) never call it: they get no servers."""
-        from agentcli.mcp import McpManager, resolve_servers
-
-        servers = resolve_servers(self.settings.mcp, self.workspace)
-        if servers.servers or servers.problems:
-            self.mcp = McpManager(servers, self.workspace, self.turn.tools,
-                                  notify=lambda text: self._emit(Notice(kind="mcp", text=text)))
-
-    def start_tools(self) -> None:
-        """Start the MCP servers in the background (at once, never waiting); front ends may call
-        it as soon as they show the session, :meth:`start` calls it otherwise."""
-        if self.mcp is not None:
-            self.mcp.start(log_dir=self.log.directory / "mcp" if self.log is not None else None)
-
-    @property
-    def mcp_statuses(self) -> list[Status]:
-        """Each MCP server with its state and tool count (empty without servers)."""
-        return self.mcp.statuses if self.mcp is not None else []
 
     def set_aside_question(self) -> None:
         """Leaving ``awaitingClarification``: an answer took the question, or a pause set it aside."""
@@ -444,12 +418,6 @@ class Session(TimelineCommands):
                 store.close()
             except (SnapshotError, OSError):
                 pass  # the index stays unpacked: it only takes more room until the next close
-
-    async def aclose(self) -> None:
-        """Close, and wait until every MCP server process is gone."""
-        self.close()
-        if self.mcp is not None:
-            await self.mcp.aclose()
 
     async def run_turn(self, text: str) -> TurnEnded:
         """Send a message and wait for the turn it starts to end."""
