@@ -10,7 +10,7 @@ from pathlib import Path
 
 from agentcli.config import PermissionSettings, Settings
 from agentcli.config_mcp import McpServerSettings, McpSettings
-from agentcli.events import Notice, PermissionRequested, SnapshotCaptured, ToolCallFinished
+from agentcli.events import Notice, PermissionRequested, SnapshotCaptured, StuckDetected, ToolCallFinished
 from agentcli.llm.replay import ReplayModel
 from agentcli.llm.types import ModelRequest, StreamItem
 from agentcli.session.factory import new_session
@@ -146,3 +146,21 @@ tools = ["read_file", "mcp__time__*", "@research"]
                                 "mcp__faulty__echo", "complete", "clarify", "pause"}
     # plan-build's research phase offers the tools marked for research in the same way.
     assert RESEARCH_TOOLS in builtin_workflow("plan-build").phase("plan.research").tools
+
+
+async def test_a_model_repeating_an_mcp_call_is_stuck_like_any_other(git_workspace: Path) -> None:
+    same = ("", [("mcp__faulty__fail", {"reason": "the repository is locked"})])
+    model = Watching(replay(*[same] * 8, ("", [("complete", {"summary": "gave up"})])))
+    settings = _settings(mode="all", faulty=faulty()).model_copy(update={"max_steps": 20})
+    session = new_session(git_workspace, settings, model_client=model)
+    recorder = Recorder()
+    session.subscribe(recorder)
+    try:
+        ended = await session.run_turn("unlock it")
+    finally:
+        await session.aclose()
+    assert ended.outcome == "halted"
+    verdicts = recorder.of(StuckDetected)
+    assert [v.severity for v in verdicts] == ["recover", "halt"]
+    assert "mcp__faulty__fail" in verdicts[0].evidence
+    assert len(recorder.of(ToolCallFinished)) < 8
