@@ -75,6 +75,8 @@ Goal of this phase: decide how to make the change well.
   (is_revision, revises_thought) when you learn something, and branch (branch_from_thought,
   branch_id) to compare approaches.
 - Confirm every assumption in the code with read_file and grep rather than guessing.
+- Research tools from MCP servers (web pages, documentation), when offered, answer what the code
+  cannot: library APIs, error messages, versions.
 - If only the user can decide something, ask with clarify.
 - When the approach is settled, call finish_phase(summary) with the approach, the alternatives
   you rejected and why, and the risks. Design comes next."""
