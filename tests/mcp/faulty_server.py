@@ -8,9 +8,15 @@ streamable HTTP on 127.0.0.1 with ``--http`` (port 0 picks one and prints ``list
 
 from __future__ import annotations
 
+import os
+
+if os.environ.get("FAULTY_PID_FILE"):  # first thing, before the SDK's imports take their time
+    with open(os.environ["FAULTY_PID_FILE"], "w") as pid_file:
+        pid_file.write(str(os.getpid()))
+
 import argparse
 import asyncio
-import os
+import threading
 import time
 from pathlib import Path
 
@@ -42,6 +48,13 @@ def fail(reason: str = "it went wrong") -> str:
 def crash() -> str:
     """End the server process in the middle of the call."""
     os._exit(3)
+
+
+@server.tool()
+def exit_later() -> str:
+    """Answer, then end the server process a moment later (a server dying between calls)."""
+    threading.Timer(0.2, os._exit, (4,)).start()
+    return "exiting"
 
 
 @server.tool(annotations=ToolAnnotations(read_only_hint=True))
@@ -97,9 +110,6 @@ def main() -> None:
     parser.add_argument("--slow-start", type=float, default=0.0)
     parser.add_argument("--http", type=int, default=None)
     args = parser.parse_args()
-    pid_file = os.environ.get("FAULTY_PID_FILE")
-    if pid_file:
-        Path(pid_file).write_text(str(os.getpid()))
     if args.slow_start:
         time.sleep(args.slow_start)
     if args.http is None:

@@ -126,20 +126,39 @@ async def test_a_crash_mid_call_restarts_the_server_once(workspace: Path, tmp_pa
         await manager.aclose()
 
 
+async def test_a_server_dying_between_calls_is_restarted_before_the_next(workspace: Path, tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    notices: list[str] = []
+    manager, registry = _manager(workspace, notices, faulty=faulty(env={"FAULTY_PID_FILE": str(pid_file)}))
+    manager.start()
+    await registry.ready()
+    try:
+        first_pid = int(pid_file.read_text())
+        answered = await registry.call("mcp__faulty__exit_later", "{}", _context(workspace))
+        assert answered.ok and answered.output == "exiting"
+        await eventually(lambda: any("'faulty' restarted" in n for n in notices), what="the restart")
+        assert manager.statuses[0].state == "ready" and manager.statuses[0].restarts == 1
+        assert int(pid_file.read_text()) != first_pid and not group_alive(first_pid)
+        echoed = await registry.call("mcp__faulty__echo", '{"text": "still here"}', _context(workspace))
+        assert echoed.ok and echoed.output == "still here"
+    finally:
+        await manager.aclose()
+
+
 async def test_slow_start_within_and_past_the_timeout(workspace: Path, tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
     notices: list[str] = []
     manager, registry = _manager(
         workspace, notices,
         patient=faulty("--slow-start", "1", timeout_s=60),
-        hasty=faulty("--slow-start", "120", timeout_s=1, env={"FAULTY_PID_FILE": str(pid_file)}),
+        hasty=faulty("--slow-start", "120", timeout_s=3, env={"FAULTY_PID_FILE": str(pid_file)}),
     )
     manager.start()
     await registry.ready()
     try:
         states = {s.name: s for s in manager.statuses}
         assert states["patient"].state == "ready" and "mcp__patient__echo" in registry
-        assert states["hasty"].state == "failed" and "did not start within 1 s" in (states["hasty"].error or "")
+        assert states["hasty"].state == "failed" and "did not start within 3 s" in (states["hasty"].error or "")
         assert [n for n in notices if "'hasty' is not available" in n]
         # The server given up on is not left running.
         pid = int(pid_file.read_text())
