@@ -73,6 +73,9 @@ class McpManager:
 
     async def _start_all(self) -> None:
         began = time.monotonic()
+        # The SDK takes about half a second to import: in a thread, so a TUI's event loop that
+        # started the servers keeps drawing meanwhile.
+        await asyncio.to_thread(import_sdk)
         await asyncio.gather(*(connection.start() for connection in self.connections))
         ready = [c.status for c in self.connections if c.status.state == "ready"]
         if ready:
@@ -141,3 +144,12 @@ class McpManager:
             self._startup.cancel()
         for connection in self.connections:
             connection.close_soon()
+
+
+def import_sdk() -> None:
+    """Import the parts of the ``mcp`` SDK a connection uses (blocking: call it in a thread)."""
+    import jsonschema.validators  # type: ignore[import-untyped]  # noqa: F401 - the schema checks
+    import mcp.client.sse
+    import mcp.client.stdio
+    import mcp.client.streamable_http
+    import mcp.shared.exceptions  # noqa: F401
