@@ -113,7 +113,7 @@ class SessionBridge:
         await self._load_timeline(session)
         self._unsubscribe = session.subscribe(self.on_event)
         session.start_tools()  # MCP servers start in the background once the session is shown
-        app.mcp_pane.show(session.mcp_statuses)
+        app.mcp_pane.show(session.mcp_statuses, session.mcp_tool_lines())
         self.ready = True
         app.update_titles()
 
@@ -221,7 +221,7 @@ class SessionBridge:
         elif isinstance(event, PlanUpdated):
             self.app.show_plan(event.steps)
         elif isinstance(event, Notice) and event.kind == "mcp" and self.session is not None:
-            self.app.mcp_pane.show(self.session.mcp_statuses)
+            self.app.mcp_pane.show(self.session.mcp_statuses, self.session.mcp_tool_lines())
 
     def show_view(self) -> None:
         """Read where the session is now and show it: header, lit states, prompt, key bindings."""

@@ -31,6 +31,11 @@ async def test_the_mcp_pane_lists_servers_with_their_state(project: Path) -> Non
             text = _pane_text(app)
             assert "✓ time  2 tools" in text
             assert "✗ gone" in text and "not found" in text
+            # Unfolded, the pane lists each server's tools as the model calls them.
+            pane.focus()
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: "mcp__time__convert_time" in _pane_text(app), what="the tool list")
+            assert "mcp__time__get_current_time" in _pane_text(app)
             # The servers' news is in the stream too.
             assert any("MCP server 'gone' is not available" in str(block.render())
                        for block in app.query("NoticeBlock"))
