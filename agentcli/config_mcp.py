@@ -44,7 +44,7 @@ class McpServerSettings(BaseModel):
     """The program to start (stdio), found on ``PATH``."""
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
-    """Variables for the server on top of a minimal inherited set (``PATH``, ``HOME``...)."""
+    """Variables for the server, over the environment agentcli runs in (which it inherits)."""
     cwd: str | None = None
     """The server's working folder (relative to the workspace); the workspace when unset."""
     url: str | None = None

@@ -125,9 +125,12 @@ class Connection:
 
             assert settings.command is not None  # the settings model requires one for stdio
             cwd = self.workspace / expand(settings.cwd) if settings.cwd else self.workspace
+            # The whole environment, as Claude Code and other clients pass it: a server configured
+            # for them (a GITHUB_TOKEN read from the environment) works unchanged. The SDK's own
+            # default would pass only PATH, HOME and a few more.
             params = StdioServerParameters(command=expand(settings.command),
                                            args=[expand(arg) for arg in settings.args],
-                                           env=expand_all(settings.env) or None, cwd=cwd)
+                                           env={**os.environ, **expand_all(settings.env)}, cwd=cwd)
             return stdio_client(params, errlog=errlog)
         assert settings.url is not None
         url, headers = expand(settings.url), expand_all(settings.headers)

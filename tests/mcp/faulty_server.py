@@ -50,6 +50,12 @@ def crash() -> str:
     os._exit(3)
 
 
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def getenv(name: str) -> str:
+    """An environment variable of the server process, or (unset)."""
+    return os.environ.get(name, "(unset)")
+
+
 @server.tool()
 def exit_later() -> str:
     """Answer, then end the server process a moment later (a server dying between calls)."""

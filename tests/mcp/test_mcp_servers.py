@@ -56,6 +56,20 @@ async def test_published_servers_over_stdio(workspace: Path, git_workspace: Path
     assert all(s.state == "stopped" for s in manager.statuses)
 
 
+async def test_servers_inherit_the_environment_and_get_their_own(workspace: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAULTY_INHERITED", "from the shell")
+    manager, registry = _manager(workspace, [], faulty=faulty(env={"FAULTY_SET": "${FAULTY_INHERITED}, and more"}))
+    manager.start()
+    await registry.ready()
+    try:
+        inherited = await registry.call("mcp__faulty__getenv", '{"name": "FAULTY_INHERITED"}', _context(workspace))
+        own = await registry.call("mcp__faulty__getenv", '{"name": "FAULTY_SET"}', _context(workspace))
+        assert inherited.output == "from the shell" and own.output == "from the shell, and more"
+    finally:
+        await manager.aclose()
+
+
 async def test_a_server_that_writes_files_commits_through_git(git_workspace: Path) -> None:
     notices: list[str] = []
     manager, registry = _manager(git_workspace, notices, git=git_server(git_workspace))
