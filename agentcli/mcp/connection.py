@@ -13,12 +13,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from agentcli.mcp.servers import MissingVariable, ServerSpec, expand, expand_all
+from agentcli.mcp.transport import first_of, watched
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -99,13 +100,13 @@ class Connection:
 
             gone = asyncio.Event()
             with self._errlog() as errlog:
-                target = _watched(self._target(errlog), gone.set)
+                target = watched(self._target(errlog), gone.set)
                 async with Client(target, client_info=_client_info()) as client:
                     self.tools = await _list_all(client)
                     self._client = client
                     if not ready.done():
                         ready.set_result(None)
-                    await _first(self._stop.wait(), gone.wait())
+                    await first_of(self._stop.wait(), gone.wait())
                     if gone.is_set() and not self._stop.is_set():
                         self._client = None
                         self._died()  # it ended on its own: restarted once, by another task
@@ -265,62 +266,6 @@ class Connection:
         self.status.state = state
         self.status.error = error
         self._on_change(self)
-
-
-@contextlib.asynccontextmanager
-async def _watched(transport: Any, on_end: Callable[[], None]) -> AsyncIterator[tuple[Any, Any]]:
-    """``transport`` with its read side watched: ``on_end`` is called when the server's side
-    ends (a stdio server that exited, an HTTP session that was dropped), so a server that dies
-    between calls is restarted then, not found dead by the next call."""
-    async with transport as (read, write):
-        yield _WatchedRead(read, on_end), write
-
-
-class _WatchedRead:
-    """A read stream that reports its end; everything else is the SDK's stream's."""
-
-    def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
-        self._inner = inner
-        self._on_end = on_end
-
-    async def receive(self) -> Any:
-        import anyio
-
-        try:
-            return await self._inner.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self._on_end()
-            raise
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    def __aiter__(self) -> _WatchedRead:
-        return self
-
-    async def __anext__(self) -> Any:
-        import anyio
-
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> _WatchedRead:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-
-async def _first(*waits: Coroutine[Any, Any, Any]) -> None:
-    """Wait until the first of ``waits`` finishes; the others are cancelled."""
-    tasks = [asyncio.ensure_future(wait) for wait in waits]
-    try:
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in tasks:
-            task.cancel()
 
 
 async def _list_all(client: Client) -> list[Tool]:
