@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
@@ -139,10 +139,7 @@ class Connection:
             from mcp.client.sse import sse_client
 
             return sse_client(url, headers=headers or None, timeout=settings.timeout_s)
-        from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
-
-        return streamable_http_client(url, http_client=create_mcp_http_client(headers=headers or None))
+        return _streamable_http(url, headers)
 
     @contextlib.contextmanager
     def _errlog(self) -> Any:
@@ -266,6 +263,18 @@ class Connection:
         self.status.state = state
         self.status.error = error
         self._on_change(self)
+
+
+@contextlib.asynccontextmanager
+async def _streamable_http(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
+    """The SDK's streamable HTTP transport with our headers; the SDK leaves closing an HTTP
+    client it was given to its owner, so it is closed here."""
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with create_mcp_http_client(headers=headers or None) as client:
+        async with streamable_http_client(url, http_client=client) as streams:
+            yield streams
 
 
 async def _list_all(client: Client) -> list[Tool]:

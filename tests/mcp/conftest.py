@@ -58,3 +58,5 @@ def http_url() -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=30)
+        if process.stdout is not None:
+            process.stdout.close()
