@@ -17,6 +17,7 @@ from agentcli.session.factory import new_session
 from agentcli.workflow import builtin_workflow
 from agentcli.workflow.model import RESEARCH_TOOLS
 from tests.mcp.conftest import faulty, time_server
+from tests.support.openai_server import Call, OpenAIServer, Reply
 from tests.support.sessions import Recorder, replay
 
 
@@ -164,3 +165,27 @@ async def test_a_model_repeating_an_mcp_call_is_stuck_like_any_other(git_workspa
     assert [v.severity for v in verdicts] == ["recover", "halt"]
     assert "mcp__faulty__fail" in verdicts[0].evidence
     assert len(recorder.of(ToolCallFinished)) < 8
+
+
+async def test_through_litellms_real_path_the_schemas_are_sent_and_results_return(workspace: Path,
+                                                                                 server: OpenAIServer) -> None:
+    from agentcli.config import RetrySettings
+    from agentcli.llm.litellm_client import LiteLLMClient
+
+    server.add(Reply(calls=[Call("mcp__time__convert_time", {"source_timezone": "UTC", "time": "12:00",
+                                                             "target_timezone": "Asia/Tokyo"})]),
+               Reply(calls=[Call("complete", {"summary": "21:00 in Tokyo"})]))
+    settings = Settings(model="openai/test-model", api_base=server.base_url,
+                        mcp=McpSettings(servers={"time": time_server()}),
+                        retry=RetrySettings(attempts=2, base_delay_s=0.01))
+    session = new_session(workspace, settings, model_client=LiteLLMClient(settings.retry))
+    try:
+        ended = await session.run_turn("noon UTC in Tokyo?")
+    finally:
+        await session.aclose()
+    assert ended.outcome == "completed"
+    sent = {tool["function"]["name"]: tool["function"] for tool in server.requests[0]["tools"]}
+    assert set(sent["mcp__time__convert_time"]["parameters"]["required"]) == {"source_timezone", "time",
+                                                                            "target_timezone"}
+    result = [m for m in server.requests[1]["messages"] if m["role"] == "tool"][0]
+    assert "Asia/Tokyo" in result["content"] and "21:00" in result["content"]
