@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from agentcli.config_mcp import McpSettings
 from agentcli.config_sources import (
     WORKSPACE_CONFIG,
     ConfigError,
@@ -283,6 +284,8 @@ class Settings(_Section):
     """Run `bash` under bubblewrap: workspace writable, the rest read-only, no network."""
     checks: CheckSettings = Field(default_factory=CheckSettings)
     progress: ProgressConfig = Field(default_factory=ProgressConfig)
+    mcp: McpSettings = Field(default_factory=McpSettings)
+    """MCP servers whose tools the agent offers (see :mod:`agentcli.config_mcp`)."""
     theme: str = "agentcli-dark"
     """The TUI theme: a name from themes/ or ~/.config/agentcli/themes/."""
 

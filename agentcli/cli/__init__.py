@@ -18,7 +18,7 @@ import sys
 
 import typer
 
-from agentcli.cli import compact, run, sessions, snapshots, workflows
+from agentcli.cli import compact, mcp, run, sessions, snapshots, workflows
 
 __all__ = ["app", "main"]
 
@@ -40,6 +40,7 @@ app.command()(snapshots.restore)
 app.add_typer(sessions.app, name="sessions")
 app.add_typer(workflows.app, name="workflows")
 app.add_typer(snapshots.app, name="snapshots")
+app.add_typer(mcp.app, name="mcp")
 
 
 def _interactive() -> bool:

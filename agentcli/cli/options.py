@@ -124,6 +124,9 @@ TAKES: dict[str, frozenset[Name]] = {
     "snapshots gc": frozenset({"cwd"}),
     "diff": frozenset({"cwd"}),
     "restore": frozenset({"cwd"}),
+    "mcp": frozenset({"cwd"}),
+    "mcp list": frozenset({"cwd"}),
+    "mcp call": frozenset({"cwd"}),
 }
 """Which shared options each command takes, by its path below ``agentcli``. The bare command
 also *accepts* all of them, so that any can be written before a subcommand."""

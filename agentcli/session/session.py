@@ -49,6 +49,7 @@ from agentcli.session.chart import (
 from agentcli.session.errors import SessionStateError
 from agentcli.session.explore import EXPLORE_MAX_STEPS, EXPLORE_WORKFLOW, Explore
 from agentcli.session.log import SessionLog
+from agentcli.session.mcp_commands import McpCommands
 from agentcli.session.prompt import answer_message, resumed_note
 from agentcli.session.runtime import listeners
 from agentcli.session.timeline import TimelineCommands
@@ -67,7 +68,7 @@ def new_session_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-class Session(TimelineCommands):
+class Session(TimelineCommands, McpCommands):
     """One agent run in one workspace."""
 
     def __init__(
@@ -248,6 +249,7 @@ class Session(TimelineCommands):
         if self._start_states:
             self.chart.start_configuration_values = self._start_states
         self.turn.attach(self.chart)
+        self.start_tools()
         await self.chart.activate_initial_state()
         self._emit(
             SessionStarted(
@@ -408,6 +410,8 @@ class Session(TimelineCommands):
 
     def close(self) -> None:
         """Flush and close the log, pack the snapshot store's index; the session can be resumed later."""
+        if self.mcp is not None:
+            self.mcp.close_soon()
         if self.log is not None:
             self.log.close()
         store = self.turn.snapshots

@@ -69,6 +69,7 @@ class Thinking:
         turn = self.turn
         turn.start_work("calling the model")
         turn.flush_notes()
+        await turn.tools.ready()  # MCP servers still starting: their tools belong in this request
         phase = turn.active_phase
         tool_names = turn.phase_tools(phase)
         if self._summary is None:

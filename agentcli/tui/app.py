@@ -43,6 +43,7 @@ from agentcli.tui.screens import ConfirmRestore, ConfirmWorkspace
 from agentcli.tui.themes import DEFAULT_THEME, ROLE_DEFAULTS, configured_theme, load_themes, remember_theme
 from agentcli.tui.widgets import (
     Conversation,
+    McpPane,
     PlanPane,
     PromptArea,
     SnapshotTimeline,
@@ -233,6 +234,7 @@ class AgentApp(App[int]):
         self.plan_pane = PlanPane(id="plan")
         self._plan_title = Static("plan", classes="pane-title", id="plan-title")
         self._plan_box = Vertical(self._plan_title, self.plan_pane, id="plan-pane", classes="pane -empty")
+        self.mcp_pane = McpPane(id="mcp-pane")
         self.tools = ToolPanel(self.calls, self.clock, id="tools")
         self.timeline = SnapshotTimeline(None, id="timeline")
         self._tools_title = Static("tool calls", classes="pane-title", id="tools-title")
@@ -252,6 +254,7 @@ class AgentApp(App[int]):
             Vertical(Static("state graph", classes="pane-title"),
                      ScrollableContainer(self.graph, id="graph-scroll"), id="graph-pane", classes="pane"),
             self._plan_box,
+            self.mcp_pane,
             Vertical(self._tools_title, self.tools, id="tools-pane", classes="pane"),
             Vertical(self._timeline_title, self.timeline, id="timeline-pane", classes="pane"),
         ]
