@@ -53,12 +53,13 @@ class GraphStrip(Widget):
 
 
 class GraphTrail(Widget):
-    """Two lines under the drawing: ``last: idle →user_message→ thinking`` and ``next: …``."""
+    """Under the drawing: ``last: idle →user_message→ thinking`` and ``next: …``, each wrapping
+    onto a second line in a narrow pane."""
 
     DEFAULT_CSS = """
     GraphTrail {
         height: auto;
-        max-height: 3;
+        max-height: 4;
         padding: 0 1;
         color: $text-muted;
     }
@@ -94,6 +95,6 @@ class GraphTrail(Widget):
             return Content("")
         targets = [state_name(target, graph.names) for target in graph.next_states(current)]
         text = ", ".join(targets) or "nowhere (a final state)"
-        if len(text) > width - 6:
-            text = text[: max(0, width - 7)] + "…"
+        if len(text) > 2 * width - 12:  # two lines' worth, like the trail
+            text = text[: max(0, 2 * width - 13)] + "…"
         return Content.assemble(("next: ", "$text-muted"), (text, "$foreground"))
