@@ -84,7 +84,7 @@ async def test_at_80x24_the_trail_and_the_state_show_without_a_key(project: Path
         strip = app.query_one(GraphStrip)
         assert strip.display and strip.region.height == 1 and strip.region.width == 80
         line = strip.render()
-        assert line.plain.startswith("state … ") and line.plain.rstrip().endswith("idle  ctrl+g graph")
+        assert line.plain.startswith("state … ") and line.plain.rstrip().endswith("idle  ^g graph")
         assert "reverse" in styled(line, "idle")
         assert "→is_complete→" in line.plain
 

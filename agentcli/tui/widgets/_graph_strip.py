@@ -15,7 +15,7 @@ from textual.widget import Widget
 from agentcli.chart_drawing import format_trail
 from agentcli.tui.widgets._state_graph import StateGraph, state_name
 
-HINT = "  ctrl+g graph"
+HINT = "  ^g graph"
 
 
 class GraphStrip(Widget):
