@@ -8,6 +8,7 @@ per graph and pane width; a transition only restyles spans and rewrites the coun
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter, deque
 from typing import TYPE_CHECKING, ClassVar
 
@@ -32,16 +33,20 @@ MIN_WIDTH = 40
 """Narrower than this the drawing scrolls sideways rather than squeezing further."""
 
 LEGEND = (
-    ("[ thinking ]", "a state; lit: where the agent is now"),
-    ("×3", "times the agent has entered it"),
-    ("▼ label", "a transition to the next state: its event, or the guard that chose it"),
-    ("┌▶  ◀┘", "other transitions: the loop closing on the left, skips on the right"),
-    ("bright", "the transition just taken; brighter lines: where it can go next"),
-    ("◀ ▶", "why a waiting state is entered / what takes the agent on"),
-    ("╭─ plan ─╮", "a compound phase, its border lit while the agent is in it"),
-    ("→event→", "the trail: the last transitions, oldest cut first"),
+    ("[ thinking ]", "bold reverse $graph-active", "a state; lit: where the agent is now"),
+    ("×3", "$graph-visited", "times the agent has entered it"),
+    ("▼ label", "$foreground", "a transition to the next state: its event, or the guard that chose it"),
+    ("┌▶  ◀┘", "$graph-edge", "other transitions: the loop closing on the left, skips on the right"),
+    ("──▶", "bold $graph-active", "the transition just taken (its label ends the trail)"),
+    ("──▶", "$foreground", "where the agent can go from here; dim lines: elsewhere"),
+    ("◀ ▶", "$foreground", "why a waiting state is entered / what takes the agent on"),
+    ("╭─ plan ─╮", "$graph-active", "a compound phase, its border lit while the agent is in it"),
+    ("→event→", "$foreground", "the trail: the last transitions, oldest cut first"),
 )
-"""The legend shown on ``?``: each mark and what it means."""
+"""The legend shown on ``?``: each mark, drawn as in the graph, and what it means."""
+
+LEGEND_INDENT = 14
+"""Columns for the marks in the legend; the meanings wrap under themselves."""
 
 
 def state_name(node_id: str, names: dict[str, str]) -> str:
@@ -129,7 +134,7 @@ class StateGraph(Widget, can_focus=True):
             return
         slot = self.drawing(self._width).count_slots.get(current)
         if slot is not None:
-            row = slot[0]
+            row = slot[0] + (len(self.legend(self.drawing(self._width).width)) + 1 if self.show_legend else 0)
             container.scroll_to_region(Region(0, max(0, row - 2), 1, 5), animate=False, immediate=True,
                                        x_axis=False)
 
@@ -171,6 +176,8 @@ class StateGraph(Widget, can_focus=True):
 
     def action_toggle_legend(self) -> None:
         self.show_legend = not self.show_legend
+        if isinstance(self.parent, Widget):
+            self.parent.scroll_home(animate=False, immediate=True)
 
     # -- what is active ------------------------------------------------------------------
 
@@ -216,7 +223,17 @@ class StateGraph(Widget, can_focus=True):
         return self.drawing(self._width).width
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return len(self.drawing(self._width).lines) + (len(LEGEND) + 1 if self.show_legend else 0)
+        drawing = self.drawing(self._width)
+        return len(drawing.lines) + (len(self.legend(drawing.width)) + 1 if self.show_legend else 0)
+
+    def legend(self, width: int) -> list[Content]:
+        """The legend's lines, each meaning wrapped under itself to ``width``."""
+        lines: list[Content] = []
+        for mark, style, text in LEGEND:
+            for index, part in enumerate(textwrap.wrap(text, max(10, width - LEGEND_INDENT))):
+                head = (mark, style) if index == 0 else ("", "")
+                lines.append(Content.assemble(head, " " * (LEGEND_INDENT - len(head[0])), (part, "$text-muted")))
+        return lines
 
     def render(self) -> Content:
         drawing = self.drawing(self._width)
@@ -237,10 +254,8 @@ class StateGraph(Widget, can_focus=True):
             for start, end in slots_on.get(row, []):
                 content = content.stylize("$graph-visited", start, end)
             rendered.append(content)
-        if self.show_legend:
-            rendered.append(Content(""))
-            rendered.extend(Content.assemble((mark.ljust(12), "bold $foreground"), (text, "$text-muted"))
-                            for mark, text in LEGEND)
+        if self.show_legend:  # on top, where the pane is when ``?`` is pressed
+            rendered = [*self.legend(drawing.width), Content(""), *rendered]
         return Content("\n").join(rendered)
 
     def _styles(self) -> dict[str, tuple[int, str]]:
