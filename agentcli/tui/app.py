@@ -43,6 +43,8 @@ from agentcli.tui.screens import ConfirmRestore, ConfirmWorkspace
 from agentcli.tui.themes import DEFAULT_THEME, ROLE_DEFAULTS, configured_theme, load_themes, remember_theme
 from agentcli.tui.widgets import (
     Conversation,
+    GraphStrip,
+    GraphTrail,
     McpPane,
     PlanPane,
     PromptArea,
@@ -69,7 +71,8 @@ def binding_classes() -> list[type]:
     """Every class of the TUI that declares key bindings (for the keymap and its tests)."""
     from agentcli.tui.widgets._blocks import ReasoningBlock, ToolCallBlock
 
-    return [AgentApp, Conversation, ToolCallBlock, ReasoningBlock, SnapshotTimeline, ConfirmRestore, ConfirmWorkspace]
+    return [AgentApp, Conversation, ToolCallBlock, ReasoningBlock, SnapshotTimeline, StateGraph, ConfirmRestore,
+            ConfirmWorkspace]
 
 
 def all_binding_ids() -> set[str]:
@@ -95,7 +98,9 @@ class AgentApp(App[int]):
     AUTO_FOCUS = None
     """The prompt is focused just after the first frame (see ``_after_first_frame``)."""
     TITLE = "agentcli"
-    HORIZONTAL_BREAKPOINTS: list[tuple[int, str]] | None = [(0, "-narrow"), (110, "-wide")]
+    HORIZONTAL_BREAKPOINTS: list[tuple[int, str]] | None = [(0, "-narrow"), (110, "-wide"), (170, "-roomy")]
+    """Under 110 columns the side panes are hidden (the graph shows as one line over the prompt);
+    from 170 they widen so the state graph is drawn in full."""
     COMMANDS = App.COMMANDS | {SessionsProvider, SnapshotsProvider, ThemesProvider}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "pause", "Pause", id="agentcli.pause",
@@ -231,6 +236,8 @@ class AgentApp(App[int]):
         self.conversation = Conversation(self.calls, self.clock, id="conversation")
         self.prompt = PromptArea(id="prompt")
         self.graph = StateGraph(id="graph")
+        self.graph_strip = GraphStrip(self.graph, id="graph-strip")
+        self.graph_trail = GraphTrail(self.graph, id="graph-trail")
         self.plan_pane = PlanPane(id="plan")
         self._plan_title = Static("plan", classes="pane-title", id="plan-title")
         self._plan_box = Vertical(self._plan_title, self.plan_pane, id="plan-pane", classes="pane -empty")
@@ -244,6 +251,7 @@ class AgentApp(App[int]):
         with Horizontal(id="body"):
             with Vertical(id="main"):
                 yield self.conversation
+                yield self.graph_strip
                 yield self.prompt
             yield self._sidebar
         yield Footer()
@@ -251,8 +259,9 @@ class AgentApp(App[int]):
     def _side_panes(self) -> list[Widget]:
         """The side panes, mounted just after the first frame: the stream and the prompt come first."""
         return [
-            Vertical(Static("state graph", classes="pane-title"),
-                     ScrollableContainer(self.graph, id="graph-scroll"), id="graph-pane", classes="pane"),
+            Vertical(Static("state graph  [dim]? legend[/]", classes="pane-title"),
+                     self.graph_trail, ScrollableContainer(self.graph, id="graph-scroll"), id="graph-pane",
+                     classes="pane"),
             self._plan_box,
             self.mcp_pane,
             Vertical(self._tools_title, self.tools, id="tools-pane", classes="pane"),

@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentcli.tui.widgets._blocks import NoticeBlock, ReasoningBlock, ToolCallBlock, UserBlock
 from agentcli.tui.widgets._conversation import Conversation
+from agentcli.tui.widgets._graph_strip import GraphStrip, GraphTrail
 from agentcli.tui.widgets._mcp import McpPane
 from agentcli.tui.widgets._plan import PlanPane
 from agentcli.tui.widgets._prompt import PromptArea
@@ -15,6 +16,8 @@ from agentcli.tui.widgets._tool_panel import ToolPanel
 __all__ = [
     "AgentBlock",
     "Conversation",
+    "GraphStrip",
+    "GraphTrail",
     "McpPane",
     "NoticeBlock",
     "PlanPane",
