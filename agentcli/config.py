@@ -264,6 +264,20 @@ class ProgressConfig(BaseModel):
         return self.enabled and rule not in self.disabled_rules
 
 
+class FleetSettings(_Section):
+    """``agentcli race`` and ``agentcli batch``: how many sessions at once, and where (the ``[fleet]`` table)."""
+
+    jobs: int | None = Field(None, ge=1)
+    """Sessions run at once; unset: twice the cores, capped by ``provider_jobs``."""
+    provider_jobs: dict[str, int] = Field(default_factory=lambda: {"ollama": 1, "ollama_chat": 1})
+    """At most this many sessions at once per provider (the model string's prefix)."""
+    ray_address: str | None = None
+    """Run on this Ray cluster (``auto``, ``HOST:PORT`` or ``ray://HOST:10001``) unless ``--ray`` says otherwise."""
+    ray_pip: list[str] = Field(default_factory=list)
+    """Packages Ray installs on the workers before a job (its runtime environment), e.g. ``["agentcli==0.1.0"]``;
+    empty when agentcli is already installed there."""
+
+
 class Settings(_Section):
     """Everything agentcli can be configured with."""
 
@@ -286,6 +300,7 @@ class Settings(_Section):
     progress: ProgressConfig = Field(default_factory=ProgressConfig)
     mcp: McpSettings = Field(default_factory=McpSettings)
     """MCP servers whose tools the agent offers (see :mod:`agentcli.config_mcp`)."""
+    fleet: FleetSettings = Field(default_factory=FleetSettings)
     theme: str = "agentcli-dark"
     """The TUI theme: a name from themes/ or ~/.config/agentcli/themes/."""
 

@@ -5,6 +5,7 @@
 - ``drive``: the headless driver those commands run a turn with;
 - ``compact``: summarize the older part of a session's model view;
 - ``sessions``, ``workflows``, ``snapshots`` (with ``diff`` and ``restore``): the rest;
+- ``race`` and ``batch`` (with ``fleet_common``): many sessions at once (agentcli/fleet/);
 - ``common``: usage errors, the workspace, the settings, a recorded session.
 
 Keep every module's imports light: ``agentcli --help`` must not import litellm, pygit2 or
@@ -18,7 +19,7 @@ import sys
 
 import typer
 
-from agentcli.cli import compact, mcp, run, sessions, snapshots, workflows
+from agentcli.cli import batch, compact, mcp, race, run, sessions, snapshots, workflows
 
 __all__ = ["app", "main"]
 
@@ -41,6 +42,8 @@ app.add_typer(sessions.app, name="sessions")
 app.add_typer(workflows.app, name="workflows")
 app.add_typer(snapshots.app, name="snapshots")
 app.add_typer(mcp.app, name="mcp")
+app.add_typer(race.app, name="race")
+app.command()(batch.batch)
 
 
 def _interactive() -> bool:
