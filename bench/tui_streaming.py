@@ -215,8 +215,9 @@ async def run(tokens: list[str], rate: float, objects_report: bool = False) -> N
                   f"{len(list(app.screen.walk_children())):,}; most common widgets: "
                   f"{collections.Counter(type(o).__name__ for o in alive if isinstance(o, Widget)).most_common(6)}")
             collect_started = time.perf_counter()
-            gc.collect()
-            print(f"one full collection now: {(time.perf_counter() - collect_started) * 1000:.0f} ms")
+            freed = gc.collect()
+            print(f"one full collection now: {(time.perf_counter() - collect_started) * 1000:.0f} ms, "
+                  f"{freed:,} objects freed; widgets left: {sum(isinstance(o, Widget) for o in gc.get_objects()):,}")
         stop.set()
         await ticker
         model_done = (model.finished_at or time.perf_counter()) - started
