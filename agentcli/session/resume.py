@@ -17,6 +17,7 @@ from agentcli.events import (
     ClarificationAnswered,
     ClarificationRequested,
     ContextCompacted,
+    ConversationRewound,
     Event,
     ModelNote,
     PermissionDecided,
@@ -37,6 +38,7 @@ from agentcli.llm.types import Message
 from agentcli.session.chart import CONTROL_STATES, WAITING_STATES
 from agentcli.session.context import summary_message
 from agentcli.session.prompt import answer_message
+from agentcli.session.rewind import RewindTracker
 from agentcli.session.turn import INTERRUPTED, NOT_RUN, assistant_message, tool_message
 
 
@@ -64,6 +66,8 @@ class Rebuilt:
     session_deny: list[str] = field(default_factory=list)
     last_event_at: datetime | None = None
     started: SessionStarted | None = None
+    rewind: RewindTracker = field(default_factory=RewindTracker)
+    """The user's messages to rewind to, as the log left them."""
     last_turn: TurnEnded | None = None
     """How the last turn ended, unless the user went on after it (a crash cut the next one)."""
 
@@ -75,10 +79,11 @@ def rebuild(events: Iterable[Event]) -> Rebuilt:
     streamed: list[str] = []
     for event in events:
         state.last_event_at = event.ts
+        state.rewind.see(event, len(state.messages))
         if isinstance(event, SessionStarted):
             state.started = state.started or event
         elif isinstance(event, UserMessage):
-            state.messages.append({"role": "user", "content": event.text})
+            state.messages.append({"role": "user", "content": event.model_text})
             state.last_turn = None
         elif isinstance(event, ClarificationAnswered):
             state.messages.append({"role": "user", "content": answer_message(event.question, event.answer)})
@@ -111,6 +116,8 @@ def rebuild(events: Iterable[Event]) -> Rebuilt:
             state.configuration = list(event.configuration)
         elif isinstance(event, ContextCompacted):
             state.messages = [summary_message(event.summary), *state.messages[event.replaced:]]
+        elif isinstance(event, ConversationRewound):
+            state.messages = [*state.messages[:event.kept], *event.restored]
         elif isinstance(event, TurnEnded):
             streamed.clear()
             state.last_turn = event

@@ -16,16 +16,19 @@ from agentcli.config import Settings
 from agentcli.events import (
     ClarificationAnswered,
     ClarificationRequested,
+    ConversationRewound,
     ErrorOccurred,
     Event,
+    Notice,
     PermissionDecided,
     PermissionRequested,
     SessionStarted,
     StateChanged,
+    ToolCallFinished,
     TurnEnded,
     UserMessage,
 )
-from agentcli.llm.types import ModelClient
+from agentcli.llm.types import Message, ModelClient
 from agentcli.permissions import ConfigWriteError, Mode, PermissionState, Policy, Scope
 
 if TYPE_CHECKING:
@@ -47,6 +50,7 @@ from agentcli.session.errors import SessionStateError
 from agentcli.session.explore import EXPLORE_MAX_STEPS, EXPLORE_WORKFLOW, Explore
 from agentcli.session.log import SessionLog
 from agentcli.session.prompt import answer_message, resumed_note
+from agentcli.session.rewind import RewindPoint, RewindTracker
 from agentcli.session.runtime import listeners
 from agentcli.session.timeline import TimelineCommands
 from agentcli.session.toolset import build_registry
@@ -118,6 +122,11 @@ class Session(TimelineCommands):
         self._resumed_from: Rebuilt | None = None
         self.log: SessionLog | None = None
         """The session's event log, when it is recorded."""
+        self.rewind_points = RewindTracker()
+        """The user's messages this session can go back to before (``/rewind``)."""
+        self._rewind_undo: tuple[ConversationRewound, list[Message], str | None] | None = None
+        """The last rewind, the messages it dropped and the snapshot its code restore replaced,
+        while nothing has been said since (``/undo`` takes it back)."""
 
     # -- observation ---------------------------------------------------------------------
 
@@ -127,6 +136,9 @@ class Session(TimelineCommands):
         return lambda: self._subscribers.remove(subscriber)
 
     def _emit(self, event: Event) -> None:
+        self.rewind_points.see(event, len(self.turn.messages))
+        if isinstance(event, UserMessage):
+            self._rewind_undo = None
         if isinstance(event, ClarificationRequested):
             self.pending_question = event
         elif isinstance(event, PermissionRequested):
@@ -229,6 +241,7 @@ class Session(TimelineCommands):
         for rule in rebuilt.session_deny:
             self.permissions.remember(rule, "session", allowed=False)
         self.plan.replace(rebuilt.plan)
+        self.rewind_points = rebuilt.rewind
         states = self._chart_class.states_map
         known = [sid for sid in rebuilt.configuration if sid in states]
         if known:
@@ -270,17 +283,156 @@ class Session(TimelineCommands):
         payload: dict[str, Any] = dict(data)  # the chart's event data: open by nature
         await self.chart.send(event, **payload)
 
-    async def send_user_message(self, text: str) -> None:
-        """Give the agent a task, a follow-up, or guidance after a halt or pause."""
+    async def send_user_message(self, text: str, *, attached: str = "", files: list[str] | None = None) -> None:
+        """Give the agent a task, a follow-up, or guidance after a halt or pause.
+
+        Args:
+            text: What the user typed.
+            attached: What the message's @-mentions attach (the model reads it after ``text``).
+            files: The attached paths, for the transcript.
+        """
         await self.start()
         view = self.view
         if not view.allows("message"):
             raise SessionStateError(
                 f"cannot take a new message while {view.control}; pause first or answer the question")
         self._note_resume()
-        self._emit(UserMessage(text=text))
-        self.turn.begin_turn(text)
+        message = UserMessage(text=text, attached=attached, files=list(files or []))
+        self._emit(message)
+        self.turn.begin_turn(message.model_text)
         await self._send("user_message")
+
+    # -- messages typed while the agent works --------------------------------------------
+
+    def queue(self, text: str, *, attached: str = "", files: list[str] | None = None) -> None:
+        """Hold a message typed while the agent works; it joins the conversation at the next step
+        boundary (before the next model call). A turn that ends first leaves it queued for the
+        front end to send (:meth:`take_queued`)."""
+        self.turn.queued.append(UserMessage(text=text, attached=attached, files=list(files or []), queued=True))
+
+    @property
+    def queued(self) -> list[str]:
+        """The texts of the messages still queued, oldest first."""
+        return [message.text for message in self.turn.queued]
+
+    def unqueue(self) -> str | None:
+        """Take back the newest queued message (``esc``); None if nothing is queued."""
+        return self.turn.queued.pop().text if self.turn.queued else None
+
+    def take_queued(self) -> UserMessage | None:
+        """Every queued message as one (the turn ended before a step boundary took them)."""
+        messages = list(self.turn.queued)
+        self.turn.queued.clear()
+        if not messages:
+            return None
+        return UserMessage(text="\n\n".join(m.text for m in messages),
+                           attached="\n\n".join(m.attached for m in messages if m.attached),
+                           files=[f for m in messages for f in m.files])
+
+    async def run_shell(self, command: str) -> ToolCallFinished:
+        """``!command``: run a shell command for the user between turns (policy, sandbox and
+        snapshots as for the agent's bash calls); the model reads its output at its next request.
+
+        Raises:
+            SessionStateError: the agent is working, or a deny rule refuses the command.
+        """
+        from agentcli.session.shell import run_user_command
+
+        await self.start()
+        view = self.view
+        if view.waiting_for is None:
+            raise SessionStateError(f"the agent is {view.control}: pause it first (ctrl+s), then run the command")
+        return await run_user_command(self.turn, command)
+
+    # -- rewinding ------------------------------------------------------------------------
+
+    async def rewind(self, number: int, *, code: bool = True, conversation: bool = True) -> RewindPoint:
+        """Go back to just before user message ``number``: the code to the snapshot taken before
+        its turn changed anything, the model's view to before the message, or both.
+
+        The log keeps everything (a ``ConversationRewound`` and a ``SnapshotRestored``), and
+        :meth:`undo_rewind` takes it back while nothing new has been said.
+
+        Raises:
+            SessionStateError: the agent works or waits for an answer, no such message, or the
+                part asked for cannot go back (compacted away, no snapshot).
+        """
+        await self.start()
+        view = self.view
+        if view.waiting_for not in ("task", "guidance"):
+            raise SessionStateError(f"cannot rewind while the agent is {view.control}; "
+                                    "pause it (or answer its question) first")
+        point = next((p for p in self.rewind_points.points if p.number == number), None)
+        if point is None:
+            raise SessionStateError(f"no message #{number} to rewind to")
+        if conversation and point.message_index is None:
+            raise SessionStateError(f"message #{number} was compacted into a summary: only the code can go back")
+        if code and (point.snapshot_id is None or not self.snapshots_enabled):
+            raise SessionStateError("no snapshot from before that message (snapshots off?): only the conversation "
+                                    "can go back")
+        dropped: list[Message] = []
+        event: ConversationRewound | None = None
+        if conversation:
+            assert point.message_index is not None
+            event = ConversationRewound(point=number, text=point.text, kept=point.message_index)
+            dropped = self.turn.messages.rewind(point.message_index)
+            self._emit(event)
+        undo_snapshot = None
+        if code:
+            assert point.snapshot_id is not None
+            undo_snapshot = (await self.restore(point.snapshot_id)).undo.id
+        if event is None:
+            event = ConversationRewound(point=number, text=point.text, kept=len(self.turn.messages))
+        self._rewind_undo = (event, dropped, undo_snapshot)
+        return point
+
+    @property
+    def can_undo_rewind(self) -> bool:
+        return self._rewind_undo is not None
+
+    async def undo_rewind(self) -> None:
+        """Put back what the last rewind took: the files as they were, and the messages.
+
+        Raises:
+            SessionStateError: no rewind to undo (something was said since), or the agent works.
+        """
+        if self._rewind_undo is None:
+            raise SessionStateError("no rewind to undo")
+        view = self.view
+        if view.waiting_for not in ("task", "guidance"):
+            raise SessionStateError(f"cannot undo the rewind while the agent is {view.control}; pause it first")
+        event, dropped, undo_snapshot = self._rewind_undo
+        self._rewind_undo = None
+        if dropped:
+            self.turn.messages.rewind(event.kept, dropped)
+            self._emit(ConversationRewound(point=event.point, text=event.text, kept=event.kept,
+                                           restored=[dict(m) for m in dropped]))
+        elif len(self.turn.messages) > event.kept:
+            self.turn.messages.rewind(event.kept)  # only the code went back: drop the note about it
+        if undo_snapshot is not None:
+            await self.restore(undo_snapshot, note=False)
+
+    # -- switching the model ---------------------------------------------------------------
+
+    def set_model(self, model: str, role: str = "default") -> None:
+        """Use ``model`` (a litellm string) for ``role`` for the rest of this session.
+
+        Raises:
+            SessionStateError: an unknown role, or an empty model string.
+        """
+        model = model.strip()
+        if role not in ("default", "plan", "build", "explore"):
+            raise SessionStateError(f"unknown model role {role!r}: use default, plan, build or explore")
+        if not model:
+            raise SessionStateError("give a model, e.g. anthropic/claude-sonnet-4-5")
+        if role == "default":
+            settings = self.settings.model_copy(update={"model": model})
+        else:
+            settings = self.settings.model_copy(
+                update={"models": self.settings.models.model_copy(update={role: model})})
+        self.settings = settings
+        self.turn.settings = settings
+        self._emit(Notice(kind="model", text=f"model for {role}: {model} (this session)"))
 
     async def answer(self, text: str) -> None:
         """Answer the question the agent asked with ``clarify``."""
@@ -345,14 +497,17 @@ class Session(TimelineCommands):
         await self.chart.send("pause", reason=reason)
         await self.turn.settle()
 
-    async def resume(self, guidance: str | None = None) -> None:
+    async def resume(self, guidance: str | None = None, *, attached: str = "",
+                     files: list[str] | None = None) -> None:
         """Continue a paused or halted session, optionally with guidance."""
         await self.start()
         if not self.view.allows("resume"):
             raise SessionStateError(f"nothing to resume: the session is {self.view.control}")
         self._note_resume()
         if guidance:
-            self._emit(UserMessage(text=guidance))
+            message = UserMessage(text=guidance, attached=attached, files=list(files or []))
+            self._emit(message)
+            guidance = message.model_text
         self.turn.begin_turn(guidance)
         await self._send("resume")
 
@@ -366,7 +521,7 @@ class Session(TimelineCommands):
         self.turn.new_turn()
         await self._send("compact", focus=focus, origin=view.control)
 
-    async def respond(self, text: str | None) -> None:
+    async def respond(self, text: str | None, *, attached: str = "", files: list[str] | None = None) -> None:
         """The user's next words, for whatever the session waits for: the answer to its question,
         guidance to go on after a pause or halt (``None`` goes on without), or the next task.
 
@@ -381,13 +536,13 @@ class Session(TimelineCommands):
         if waiting == "answer":
             if text is None:
                 raise SessionStateError("the agent asked a question: give an answer")
-            await self.answer(text)
+            await self.answer(f"{text}\n\n{attached}" if attached else text)
         elif waiting == "guidance":
-            await self.resume(text or None)
+            await self.resume(text or None, attached=attached, files=files)
         elif waiting == "task":
             if not text:
                 raise SessionStateError("give a task: the agent has nothing to do")
-            await self.send_user_message(text)
+            await self.send_user_message(text, attached=attached, files=files)
         elif waiting == "approval":
             raise SessionStateError("a tool call waits for approval: approve or deny it")
         else:

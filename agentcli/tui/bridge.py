@@ -29,6 +29,7 @@ from agentcli.events import (
     ToolCallStarted,
     TurnEnded,
     UsageReported,
+    UserMessage,
 )
 from agentcli.tui.messages import SessionEventPosted
 from agentcli.tui.widgets import TimelineEntry
@@ -185,6 +186,7 @@ class SessionBridge:
             SnapshotRestored: (timeline, conversation),
             ClarificationRequested: (conversation,),
             TurnEnded: (conversation, app),
+            UserMessage: (conversation, app),
             PermissionRequested: (conversation,),
             PlanUpdated: (conversation, app),
         }
@@ -214,6 +216,10 @@ class SessionBridge:
             self.show_view()
         elif isinstance(event, TurnEnded):
             self.app.prompt.show_turn_end(event)
+            if self.session is not None and self.session.queued:
+                self.app.deliver_queued()
+        elif isinstance(event, UserMessage) and event.queued and self.session is not None:
+            self.app.prompt.show_queued(self.session.queued)
         elif isinstance(event, PlanUpdated):
             self.app.show_plan(event.steps)
 
