@@ -4,7 +4,7 @@ commands open (sessions, models, workflows, themes, rewind points)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import on
 from textual.binding import Binding, BindingType
@@ -16,6 +16,9 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from agentcli.prompt.slash import SlashCommand
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 KEYS: tuple[tuple[str, str], ...] = (
     ("enter", "send the message (or run the /command)"),
@@ -37,21 +40,33 @@ KEYS: tuple[tuple[str, str], ...] = (
 )
 
 
-def help_text(commands: Iterable[SlashCommand], problems: Iterable[str] = ()) -> Content:
-    """The help's body: keys, then commands, then any command file that could not be used."""
-    width = max(len(key) for key, _ in KEYS)
-    lines = ["[b]Keys[/b]"]
-    lines += [f"  [$accent]{key.ljust(width)}[/]  {Content(what).markup}" for key, what in KEYS]
-    lines += ["", "[b]Commands[/b]"]
-    for command in commands:
-        where = "" if command.source == "built-in" else f"  [dim]({Content(command.source).markup})[/]"
-        name = f"/{command.name} {command.args}".rstrip()
-        lines.append(f"  [$accent]{Content(name).markup}[/]  {Content(command.help).markup}{where}")
+def help_text(commands: Iterable[SlashCommand], problems: Iterable[str] = ()) -> RenderableType:
+    """The help's body: keys, then commands, then any command file that could not be used.
+
+    Rich grids rather than one markup string: the descriptions wrap under themselves at 80
+    columns instead of under the keys.
+    """
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    def grid(rows: Iterable[tuple[str, str]]) -> Table:
+        table = Table.grid(padding=(0, 2))
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column(ratio=1)
+        for key, what in rows:
+            table.add_row(key, what)
+        return table
+
+    parts: list[RenderableType] = [Text("Keys", style="bold underline"), grid(KEYS), Text(""),
+                                   Text("Commands", style="bold underline")]
+    parts.append(grid((f"/{c.name} {c.args}".rstrip(),
+                       c.help + ("" if c.source == "built-in" else f"  ({c.source})")) for c in commands))
     problems = list(problems)
     if problems:
-        lines += ["", "[b $warning]Command files that could not be used[/]"]
-        lines += [f"  {Content(problem).markup}" for problem in problems]
-    return Content.from_markup("\n".join(lines))
+        parts += [Text(""), Text("Command files that could not be used", style="bold underline")]
+        parts += [Text(problem) for problem in problems]
+    return Group(*parts)
 
 
 class HelpScreen(ModalScreen[None]):
@@ -68,7 +83,7 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape,q,f1", "close", "Close", id="agentcli.help.close", tooltip="Close the help"),
     ]
 
-    def __init__(self, body: Content) -> None:
+    def __init__(self, body: RenderableType) -> None:
         super().__init__()
         self.body = body
 

@@ -228,7 +228,7 @@ class SlashCommands:
         cost = "unknown (a model has no price)" if totals.cost is None else f"${totals.cost:.4f}"
         cached = f", {totals.cache_read_tokens:,} from the cache" if totals.cache_read_tokens else ""
         app.notify(f"{totals.input_tokens:,} tokens in{cached}, {totals.output_tokens:,} out · cost {cost} "
-                   f"· model {session.settings.model}", title="This session", timeout=12)
+                   f"· model {display_model(session.settings.model)}", title="This session", timeout=12)
 
     async def _cmd_theme(self, args: str) -> bool:
         app = self.app

@@ -25,6 +25,7 @@ from agentcli.describe import describe
 from agentcli.events import ClarificationRequested, PermissionRequested, TurnEnded
 from agentcli.prompt.history import PromptHistory
 from agentcli.prompt.slash import BUILT_IN, SlashCommand
+from agentcli.tui.call_details import approval_detail
 from agentcli.tui.widgets._prompt_input import PromptInput
 from agentcli.tui.widgets._prompt_menu import (
     CompletionMenu,
@@ -188,7 +189,9 @@ class PromptArea(Vertical):
         """Show a tool call that waits for approval, with the four ways to answer."""
         self.permission = request
         why = f"\n{request.reason}" if request.reason else ""
-        self._question_text.update(Content(f"🔒 {request.tool}: {request.summary}{why}"))
+        text = Content(f"🔒 {request.tool}: {request.summary}{why}")
+        diff = approval_detail(request.tool, request.arguments)  # what the edit would change
+        self._question_text.update(Content("\n").join([text, diff]) if diff is not None else text)
         rules = ", ".join(request.rules or [request.rule])
         options = self._options
         options.set_options([

@@ -98,6 +98,14 @@ class PromptInput(TextArea):
             event.stop()
             event.prevent_default()
             return
+        if event.key in ("ctrl+j", "shift+enter"):
+            # Here rather than only through the binding: a binding's action runs after the keys
+            # already queued, so a fast typist (or a paste without bracketed paste) would see
+            # the newline land after the next characters.
+            event.stop()
+            event.prevent_default()
+            self.insert("\n")
+            return
         if event.key == "enter":
             event.stop()
             event.prevent_default()
@@ -115,7 +123,7 @@ class PromptInput(TextArea):
         if self.read_only:
             return
         text = event.text.replace("\r\n", "\n").replace("\r", "\n")
-        lines = text.count("\n") + 1
+        lines = text.rstrip("\n").count("\n") + 1
         if lines > CHIP_LINES or len(text) > CHIP_CHARS:
             self._chips += 1
             self.pastes[self._chips] = text
