@@ -22,7 +22,7 @@ FULL_LINES = 400
 DETAILED = frozenset({"edit_file", "write_file", "bash"})
 
 
-def _arguments(raw: str) -> dict[str, object]:
+def arguments_of(raw: str) -> dict[str, object]:
     try:
         value = json.loads(raw or "{}")
     except json.JSONDecodeError:
@@ -66,7 +66,7 @@ def call_detail(name: str, arguments: str, output: str, finished: bool, expanded
     """
     if name not in DETAILED:
         return None
-    args = _arguments(arguments)
+    args = arguments_of(arguments)
     limit = FULL_LINES if expanded else PREVIEW_LINES
     if name == "bash":
         rows: list[tuple[str, str]] = []
