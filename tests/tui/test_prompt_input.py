@@ -4,12 +4,11 @@ on a replayed model that records what it was sent."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 import io
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from rich.console import Console
-
 from textual import events
 
 from agentcli.llm.replay import ReplayModel
