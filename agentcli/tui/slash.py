@@ -205,8 +205,10 @@ class SlashCommands:
         return True
 
     async def _cmd_rewind(self, args: str) -> bool:
+        # The rewind puts the message back into the prompt itself: the text is not cleared after.
+        self.app.prompt.input.clear()
         await self.app.commands.rewind()
-        return True
+        return False
 
     async def _cmd_diff(self, args: str) -> bool:
         app = self.app

@@ -224,3 +224,93 @@ async def test_a_custom_command_expands_and_a_bad_one_is_named(project: Path) ->
         await pilot.press("tab", *"auth.py quickly", "enter")
         await wait_idle(pilot, app)
         assert model.user_texts(0)[-1] == "Review auth.py for bugs. Context: auth.py quickly"
+
+
+async def test_slash_compact_runs_the_compaction(project: Path) -> None:
+    from agentcli.events import ContextCompacted
+    from agentcli.llm.replay import RecordedCall, RecordedTurn, Recording
+
+    turns = [RecordedTurn(text="Reading.", tool_calls=[RecordedCall(name="list_files", arguments={})]),
+             RecordedTurn(text="Done.", tool_calls=[RecordedCall(name="complete", arguments={"summary": "listed"})]),
+             RecordedTurn(text="The user asked for a listing; it was made.")]
+    session = make_session(project, ReplayModel(Recording(turns=turns)))
+    compacted: list[ContextCompacted] = []
+    session.subscribe(lambda e: compacted.append(e) if isinstance(e, ContextCompacted) else None)
+    app = make_app(project, session, initial_prompt="list the files")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_idle(pilot, app)
+        app.prompt.input.focus()
+        await pilot.press(*"/compact keep the listing", "enter")
+        await wait_for(pilot, lambda: bool(compacted), what="the compaction")
+        assert compacted[0].reason == "manual"
+        await wait_for(pilot, lambda: app.prompt.input.text == "")
+        assert not any(b.render().plain.startswith("/compact") for b in app.query(UserBlock))
+
+
+async def test_slash_model_switches_the_model_for_the_session(project: Path) -> None:
+    model = Recorder(ReplayModel(DONE))
+    session = make_session(project, model)
+    app = make_app(project, session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.session_ready)
+        app.prompt.input.focus()
+        await pilot.press(*"/model build openai/gpt-4.1-mini", "enter")
+        await wait_for(pilot, lambda: session.settings.models.build == "openai/gpt-4.1-mini")
+        assert session.settings.model == "replay:test.json", "the default role keeps its model"
+        await pilot.press(*"/model replay:other.json", "enter")
+        await wait_for(pilot, lambda: session.settings.model == "replay:other.json")
+        await wait_for(pilot, lambda: app.status.model == "replay:other.json", what="the header")
+        assert model.requests == []
+
+
+async def test_bang_runs_a_command_and_slash_undo_takes_its_change_back(project: Path) -> None:
+    from tests.tui.helpers import make_session as make
+
+    session = make(project, ReplayModel(DONE), snapshots=True, permission_mode="all")
+    app = make_app(project, session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.session_ready)
+        app.prompt.input.focus()
+        await pilot.press(*"!echo changed > notes.txt", "enter")
+        await wait_for(pilot, lambda: (project / "notes.txt").exists(), what="the command")
+        await wait_for(pilot, lambda: len(app.timeline.entries) >= 2, what="the snapshots")
+        assert app.prompt.input.text == ""
+        await pilot.press(*"/undo", "enter")
+        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "ConfirmRestore", what="the confirmation")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: not (project / "notes.txt").exists(), what="the undo")
+
+
+async def test_rewind_from_the_prompt_then_undo(project: Path) -> None:
+    from agentcli.tui.help import PickOne
+
+    rec = recording(
+        ("Writing.", [("write_file", {"path": "a.txt", "content": "one\n"})]),
+        ("Done.", [("complete", {"summary": "one"})]),
+        ("Changing.", [("write_file", {"path": "a.txt", "content": "two\n"})]),
+        ("Done.", [("complete", {"summary": "two"})]),
+    )
+    session = make_session(project, ReplayModel(rec), snapshots=True, permission_mode="all")
+    app = make_app(project, session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.session_ready)
+        app.prompt.input.focus()
+        await pilot.press(*"write one", "enter")
+        await wait_idle(pilot, app)
+        await pilot.press(*"make it two", "enter")
+        await wait_for(pilot, lambda: (project / "a.txt").read_text() == "two\n" and session.last_turn is not None
+                       and session.last_turn.reason.endswith("two") if session.last_turn else False)
+        await wait_idle(pilot, app)
+        view_after = session.turn.messages.view()
+        await pilot.press(*"/rewind", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, PickOne), what="the message list")
+        await pilot.press("enter")  # the newest message, listed first
+        await wait_for(pilot, lambda: isinstance(app.screen, PickOne) and "Rewind what" in app.screen.title_text)
+        await pilot.press("enter")  # code and conversation
+        await wait_for(pilot, lambda: (project / "a.txt").read_text() == "one\n", what="the code rewound")
+        await wait_for(pilot, lambda: app.prompt.input.text == "make it two", what="the message back in the prompt")
+        assert len(session.turn.messages.view()) < len(view_after)
+        app.prompt.input.clear()
+        await pilot.press(*"/undo", "enter")
+        await wait_for(pilot, lambda: (project / "a.txt").read_text() == "two\n", what="the rewind undone")
+        assert session.turn.messages.view() == view_after
