@@ -125,3 +125,36 @@ def parse_command(path: Path) -> CustomCommand | CommandProblem:
         return CommandProblem(path, "the command has no text to send")
     return CustomCommand(name=name, path=path, body=body.strip(), description=meta.get("description", ""),
                          model=meta.get("model") or None, workflow=meta.get("workflow") or None)
+
+
+class CommandError(Exception):
+    """A ``/command`` that cannot run headless: a TUI-only one, an unknown one, a bad file."""
+
+
+def headless_task(workspace: Path, text: str, user_dir: Path | None = None) -> tuple[str, CustomCommand | None]:
+    """What ``agentcli run TEXT`` sends: the text itself, or a custom command's expansion.
+
+    Returns:
+        The message, and the command it came from (its model and workflow apply), if any.
+
+    Raises:
+        CommandError: a built-in command (those belong to the TUI), or an unknown or broken one.
+    """
+    from agentcli.prompt.slash import parse_slash
+
+    slash = parse_slash(text)
+    if slash is None:
+        return text, None
+    if slash.name in BUILT_IN_NAMES:
+        raise CommandError(f"/{slash.name} is a TUI command; headless runs take custom commands "
+                           "(.agentcli/commands/NAME.md) or a task")
+    found = load_commands(workspace, user_dir)
+    command = found.commands.get(slash.name)
+    if command is None:
+        broken = [p for p in found.problems if p.path.stem.lower() == slash.name]
+        if broken:
+            raise CommandError(str(broken[0]))
+        known = ", ".join(f"/{name}" for name in sorted(found.commands)) or "none"
+        raise CommandError(f"unknown command /{slash.name} (custom commands here: {known}); "
+                           "to send the text as a task, start it with // or a word")
+    return command.expand(slash.args), command
