@@ -25,6 +25,7 @@ from agentcli.events import (
     PlanStep,
     PlanUpdated,
     SessionStarted,
+    SnapshotRestored,
     StateChanged,
     TextDelta,
     ToolCallFinished,
@@ -68,6 +69,9 @@ class Rebuilt:
     started: SessionStarted | None = None
     rewind: RewindTracker = field(default_factory=RewindTracker)
     """The user's messages to rewind to, as the log left them."""
+    rewind_undo: tuple[ConversationRewound, list[Message], str | None] | None = None
+    """The last rewind while nothing was said after it: the messages it dropped and the snapshot
+    its code restore replaced (for ``agentcli rewind --undo``)."""
     last_turn: TurnEnded | None = None
     """How the last turn ended, unless the user went on after it (a crash cut the next one)."""
 
@@ -84,6 +88,7 @@ def rebuild(events: Iterable[Event]) -> Rebuilt:
             state.started = state.started or event
         elif isinstance(event, UserMessage):
             state.messages.append({"role": "user", "content": event.model_text})
+            state.rewind_undo = None
             state.last_turn = None
         elif isinstance(event, ClarificationAnswered):
             state.messages.append({"role": "user", "content": answer_message(event.question, event.answer)})
@@ -117,7 +122,12 @@ def rebuild(events: Iterable[Event]) -> Rebuilt:
         elif isinstance(event, ContextCompacted):
             state.messages = [summary_message(event.summary), *state.messages[event.replaced:]]
         elif isinstance(event, ConversationRewound):
+            dropped = state.messages[event.kept:]
             state.messages = [*state.messages[:event.kept], *event.restored]
+            state.rewind_undo = None if event.restored else (event, dropped, None)
+        elif isinstance(event, SnapshotRestored):
+            if state.rewind_undo is not None and state.rewind_undo[2] is None:
+                state.rewind_undo = (state.rewind_undo[0], state.rewind_undo[1], event.undo_snapshot_id)
         elif isinstance(event, TurnEnded):
             streamed.clear()
             state.last_turn = event

@@ -242,6 +242,7 @@ class Session(TimelineCommands):
             self.permissions.remember(rule, "session", allowed=False)
         self.plan.replace(rebuilt.plan)
         self.rewind_points = rebuilt.rewind
+        self._rewind_undo = rebuilt.rewind_undo
         states = self._chart_class.states_map
         known = [sid for sid in rebuilt.configuration if sid in states]
         if known:

@@ -52,3 +52,31 @@ def test_built_in_and_unknown_commands_exit_2_naming_the_problem(workspace: Path
     (workspace / ".agentcli" / "commands" / "bad.md").write_text("---\nfoo: 1\n---\nx")
     bad = runner.invoke(app, ["run", "/bad", "--cwd", str(workspace), "--model", model])
     assert bad.exit_code == 2 and "bad.md: line 2: unknown field 'foo'" in bad.stderr
+
+
+def test_agentcli_rewind_lists_rewinds_and_undoes(git_workspace: Path, tmp_path: Path) -> None:
+    rec = tmp_path / "rec.json"
+    turns = [{"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "one\n"}}]},
+             {"tool_calls": [{"name": "complete", "arguments": {"summary": "one"}}]},
+             {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "two\n"}}]},
+             {"tool_calls": [{"name": "complete", "arguments": {"summary": "two"}}]}]
+    rec.write_text(json.dumps({"turns": turns}))
+    first = runner.invoke(app, ["run", "write one", "--model", f"replay:{rec}", "--cwd", str(git_workspace),
+                                "-o", "jsonl"])
+    assert first.exit_code == 0, first.output
+    session_id = json.loads(first.stdout.splitlines()[0])["session_id"]
+    second = runner.invoke(app, ["resume", session_id, "make it two", "--headless"])
+    assert second.exit_code == 0, second.output
+    assert (git_workspace / "a.txt").read_text() == "two\n"
+
+    listing = runner.invoke(app, ["rewind", session_id])
+    assert listing.exit_code == 0 and "  1  write one" in listing.stdout and "  2  make it two" in listing.stdout
+    rewound = runner.invoke(app, ["rewind", session_id, "2"])
+    assert rewound.exit_code == 0, rewound.output
+    assert (git_workspace / "a.txt").read_text() == "one\n"
+    assert "  2  " not in runner.invoke(app, ["rewind", session_id]).stdout
+    undone = runner.invoke(app, ["rewind", session_id, "--undo"])
+    assert undone.exit_code == 0, undone.output
+    assert (git_workspace / "a.txt").read_text() == "two\n"
+    again = runner.invoke(app, ["rewind", session_id, "--undo"])
+    assert again.exit_code == 2 and "no rewind to undo" in again.stderr
