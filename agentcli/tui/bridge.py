@@ -216,6 +216,13 @@ class SessionBridge:
             self.show_view()
         elif isinstance(event, TurnEnded):
             self.app.prompt.show_turn_end(event)
+            if not (self.session is not None and self.session.queued):
+                from agentcli.describe import describe
+                from agentcli.tui.notify import call_back
+
+                description = describe(event)
+                call_back(self.app, "agentcli waits for you",
+                          description.headline if description is not None else event.outcome)
             if self.session is not None and self.session.queued:
                 self.app.deliver_queued()
         elif isinstance(event, UserMessage) and event.queued and self.session is not None:

@@ -314,3 +314,19 @@ async def test_rewind_from_the_prompt_then_undo(project: Path) -> None:
         await pilot.press(*"/undo", "enter")
         await wait_for(pilot, lambda: (project / "a.txt").read_text() == "two\n", what="the rewind undone")
         assert session.turn.messages.view() == view_after
+
+
+async def test_the_user_is_called_back_only_when_the_terminal_is_not_focused(project: Path) -> None:
+    from agentcli.config import Settings
+    from agentcli.tui.notify import call_back
+
+    session = make_session(project, ReplayModel(DONE))
+    app = make_app(project, session, settings=Settings(model="replay:none.json", notify="osc777"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.session_ready)
+        assert call_back(app, "agentcli waits for you", "✓ completed") is None, "focused: the screen says it"
+        app.app_focus = False
+        sent = call_back(app, "agentcli", "asks:\x1b]0;evil\x07 which?")
+        assert sent == "\x1b]777;notify;agentcli;asks: ]0;evil  which?\x07"
+        app._settings = Settings(model="replay:none.json", notify="off")
+        assert call_back(app, "agentcli", "done") is None
