@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
 from agentcli.config import Settings, data_home
 from agentcli.llm.replay import ReplayModel
 from agentcli.session.log import list_sessions
