@@ -2,6 +2,9 @@
 
 Front ends never reach into the chart, the model client or the tools; they call the commands
 here (``send_user_message``, ``answer``, ``pause``, ``resume``) and subscribe to events.
+
+Over 400 lines because it is the front ends' whole surface: each command sits beside the check of
+the state it may run in and the event it sends, so a front end's author reads one file.
 """
 
 from __future__ import annotations
