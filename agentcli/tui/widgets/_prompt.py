@@ -251,7 +251,7 @@ class PromptArea(Vertical):
 
     def show_queued(self, texts: list[str]) -> None:
         """List the messages waiting for the agent's next step (esc takes the last one back)."""
-        lines = [f"⏳ queued: {_first_line(text)}" for text in texts]
+        lines = [f"» queued: {_first_line(text)}" for text in texts]
         if lines:
             lines[-1] += "   (esc takes it back)"
         self._queued.update(Content("\n".join(lines)))
