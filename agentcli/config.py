@@ -303,6 +303,9 @@ class Settings(_Section):
     fleet: FleetSettings = Field(default_factory=FleetSettings)
     theme: str = "agentcli-dark"
     """The TUI theme: a name from themes/ or ~/.config/agentcli/themes/."""
+    notify: Literal["off", "bell", "osc9", "osc777"] = "bell"
+    """How the TUI calls you back when the agent waits for you while the terminal is not focused:
+    the bell, or a desktop notification (OSC 9: iTerm2, WezTerm, kitty; OSC 777: foot, rxvt)."""
 
     def model_for(self, role: str) -> str:
         """The litellm model string for a role (``default``, ``plan``, ``build``, ``explore``)."""

@@ -35,13 +35,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from textual import events
-from textual.widgets import Input
 
 from agentcli.config import Settings
 from agentcli.events import ToolCallRequest
 from agentcli.llm.types import ModelRequest, ModelResponse, StreamItem, TextChunk, Usage
 from agentcli.session import Session
 from agentcli.tui.app import AgentApp
+from agentcli.tui.widgets._prompt_input import PromptInput
 from agentcli.workflow import builtin_workflow
 
 
@@ -115,7 +115,7 @@ async def baseline(workspace: Path, tokens: list[str], rate: float) -> float:
 
 
 class Probe:
-    """Types into the prompt and times until the Input has the character."""
+    """Types into the prompt and times until the prompt has the character."""
 
     def __init__(self, app: AgentApp) -> None:
         self.app = app
@@ -123,7 +123,7 @@ class Probe:
         self.lags: list[float] = []
 
     async def type_once(self) -> None:
-        field = self.app.query_one("#prompt-input", Input)
+        field = self.app.query_one("#prompt-input", PromptInput)
         before = len(field.value)
         started = time.perf_counter()
         field.post_message(events.Key("x", "x"))
@@ -174,7 +174,7 @@ async def run(tokens: list[str], rate: float, objects_report: bool = False) -> N
             await asyncio.sleep(0.05)
         idle_latency = list(probe.latencies)
         probe.latencies.clear()
-        app.query_one("#prompt-input", Input).value = ""
+        app.query_one("#prompt-input", PromptInput).value = ""
 
         stop = asyncio.Event()
         ticker = asyncio.create_task(probe.lag_ticker(stop))

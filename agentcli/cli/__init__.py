@@ -4,6 +4,7 @@
 - ``run``: ``run``, ``resume``, ``demo`` and ``agentcli`` alone (the TUI);
 - ``drive``: the headless driver those commands run a turn with;
 - ``compact``: summarize the older part of a session's model view;
+- ``rewind``: take a session back to before one of its messages (and undo that);
 - ``sessions``, ``workflows``, ``snapshots`` (with ``diff`` and ``restore``): the rest;
 - ``race`` and ``batch`` (with ``fleet_common``): many sessions at once (agentcli/fleet/);
 - ``common``: usage errors, the workspace, the settings, a recorded session.
@@ -19,7 +20,7 @@ import sys
 
 import typer
 
-from agentcli.cli import batch, compact, mcp, race, run, sessions, snapshots, workflows
+from agentcli.cli import batch, compact, mcp, race, rewind, run, sessions, snapshots, workflows
 
 __all__ = ["app", "main"]
 
@@ -40,6 +41,7 @@ app.command()(run.run)
 app.command()(run.demo)
 app.command()(run.resume)
 app.command()(compact.compact)
+app.command()(rewind.rewind)
 app.command()(snapshots.diff)
 app.command()(snapshots.restore)
 app.add_typer(sessions.app, name="sessions")

@@ -115,6 +115,7 @@ TAKES: dict[str, frozenset[Name]] = {
     "resume": _AGENT | {"theme", "output"},
     "demo": frozenset({"theme", "output"}),  # the demo plays its own recording in its own folder
     "compact": frozenset({"model", "api_base", "cwd", "output"}),
+    "rewind": frozenset({"cwd"}),
     "sessions": frozenset({"cwd"}),
     "sessions show": frozenset(),
     "sessions rm": frozenset(),

@@ -27,6 +27,7 @@ from agentcli.events import (
     ToolCallFinished,
     ToolCallRequest,
     TurnEnded,
+    UserMessage,
 )
 from agentcli.llm.types import Message, ModelClient
 from agentcli.permissions import Decision, Policy
@@ -170,6 +171,10 @@ class Turn:
         """The task doing the current state's work (a pause waits for it to wind down)."""
         self.doing: str | None = None
         """What that work is doing, in words, for an error that cuts it short."""
+        self.queued: deque[UserMessage] = deque()
+        """Messages the user typed while the agent worked, for the next step boundary."""
+        self.instruction_files: list[str] = []
+        """The project instructions files the last request carried (to announce a change)."""
         self._deferred_notes: list[tuple[str, str]] = []
         """Notes for the model held back until every call of the current reply has its result."""
 
@@ -322,6 +327,17 @@ class Turn:
         notes, self._deferred_notes = self._deferred_notes, []
         for kind, text in notes:
             self.add_note(kind, text)
+
+    def deliver_queued(self) -> None:
+        """A step boundary: messages typed while the agent worked join the conversation now
+        (after the results of the last reply's calls, so no call loses its result's place)."""
+        if self.pending:
+            return
+        while self.queued:
+            message = self.queued.popleft()
+            self.emit(message)
+            self.watchdog.reset("user message")
+            self.messages.append({"role": "user", "content": message.model_text})
 
     def finish_call(
         self, call: ToolCallRequest, result: ToolResult, duration: float, *, interrupted: bool = False

@@ -30,6 +30,7 @@ from agentcli.events import (
     ToolCallStarted,
     TurnEnded,
     UsageReported,
+    UserMessage,
 )
 from agentcli.tui.messages import SessionEventPosted
 from agentcli.tui.widgets import TimelineEntry
@@ -188,6 +189,7 @@ class SessionBridge:
             SnapshotRestored: (timeline, conversation),
             ClarificationRequested: (conversation,),
             TurnEnded: (conversation, app),
+            UserMessage: (conversation, app),
             PermissionRequested: (conversation,),
             PlanUpdated: (conversation, app),
             Notice: (conversation, app),
@@ -218,6 +220,17 @@ class SessionBridge:
             self.show_view()
         elif isinstance(event, TurnEnded):
             self.app.prompt.show_turn_end(event)
+            if not (self.session is not None and self.session.queued):
+                from agentcli.describe import describe
+                from agentcli.tui.notify import call_back
+
+                description = describe(event)
+                call_back(self.app, "agentcli waits for you",
+                          description.headline if description is not None else event.outcome)
+            if self.session is not None and self.session.queued:
+                self.app.deliver_queued()
+        elif isinstance(event, UserMessage) and event.queued and self.session is not None:
+            self.app.prompt.show_queued(self.session.queued)
         elif isinstance(event, PlanUpdated):
             self.app.show_plan(event.steps)
         elif isinstance(event, Notice) and event.kind == "mcp" and self.session is not None:
