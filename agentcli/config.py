@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from agentcli.config_mcp import McpSettings
 from agentcli.config_sources import (
     WORKSPACE_CONFIG,
     ConfigError,
@@ -126,7 +127,11 @@ class SnapshotSettings(_Section):
     max_untracked_dir_files: int = Field(5000, ge=1)
     """Untracked folders with more files than this are not captured (and the skip is reported)."""
     budget_bytes: int = Field(2 * 1024**3, ge=1024 * 1024)
-    """Size budget of one workspace's snapshot store; `agentcli snapshots gc` enforces it."""
+    """Size budget of one workspace's snapshot store; enforced when a session closes and by
+    `agentcli snapshots gc` (the oldest snapshots go first)."""
+    watch: bool = True
+    """Watch the workspace (inotify, Linux) so the capture after a command looks only at the paths
+    it touched; off, or where the watcher cannot run, that capture walks the whole tree."""
 
 
 class PermissionSettings(_Section):
@@ -293,9 +298,14 @@ class Settings(_Section):
     """Run `bash` under bubblewrap: workspace writable, the rest read-only, no network."""
     checks: CheckSettings = Field(default_factory=CheckSettings)
     progress: ProgressConfig = Field(default_factory=ProgressConfig)
+    mcp: McpSettings = Field(default_factory=McpSettings)
+    """MCP servers whose tools the agent offers (see :mod:`agentcli.config_mcp`)."""
     fleet: FleetSettings = Field(default_factory=FleetSettings)
     theme: str = "agentcli-dark"
     """The TUI theme: a name from themes/ or ~/.config/agentcli/themes/."""
+    notify: Literal["off", "bell", "osc9", "osc777"] = "bell"
+    """How the TUI calls you back when the agent waits for you while the terminal is not focused:
+    the bell, or a desktop notification (OSC 9: iTerm2, WezTerm, kitty; OSC 777: foot, rxvt)."""
 
     def model_for(self, role: str) -> str:
         """The litellm model string for a role (``default``, ``plan``, ``build``, ``explore``)."""
