@@ -238,13 +238,16 @@ def list_races(all_workspaces: Annotated[bool, typer.Option("--all", help="Every
 def diff(attempt_id: Annotated[str, typer.Argument(metavar="ATTEMPT", help="Attempt number.")],
          race_ref: RaceOpt = None, *, options: CommonOptions) -> None:
     """Print an attempt's change as a unified diff."""
-    from agentcli.fleet.workdir import result_patch
+    from agentcli.fleet.workdir import WorkdirError, result_patch
 
     data_dir, race = _race(race_ref, options.cwd)
     attempt = _attempt(race, attempt_id)
     if attempt.final_tree is None:
         raise fail(f"attempt {attempt.id} has no result ({attempt.state}{': ' + attempt.note if attempt.note else ''})")
-    patch = result_patch(Path(attempt.workdir), data_dir)
+    try:
+        patch = result_patch(Path(attempt.workdir), data_dir)
+    except WorkdirError as error:
+        raise fail(str(error), EXIT_ERROR) from None
     typer.echo(patch if patch else f"attempt {attempt.id} changed nothing", nl=not patch)
 
 
