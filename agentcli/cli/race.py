@@ -210,6 +210,9 @@ def show(race_ref: RaceOpt = None,
         theme = load_settings(Path(race.workspace)).theme if Path(race.workspace).is_dir() else None
         raise typer.Exit(RaceApp(data_dir, race.id, theme=theme).run() or 0)
     _print_table(race)
+    sessions = [f"{attempt.id} {attempt.session_id}" for attempt in race.attempts if attempt.session_id]
+    if sessions:
+        typer.echo(f"sessions: {', '.join(sessions)} (agentcli resume ID \"…\" takes one further)")
     for applied in race.applied:
         typer.echo(f"applied attempt {applied.attempt} at {applied.at:%Y-%m-%d %H:%M}; undo: agentcli race undo")
 
