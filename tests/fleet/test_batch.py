@@ -218,3 +218,30 @@ def test_a_race_on_ray_is_shown_and_applied_as_a_local_one(project: Path, server
     assert "★1" in agentcli("race", "show", cwd=project).stdout
     assert agentcli("race", "apply", "1", cwd=project).returncode == 0
     assert (project / "calc.py").read_text() == GOOD and git_fingerprint(project) == before
+
+
+@pytest.mark.slow
+@pytest.mark.may_skip(reason="needs the ray extra (pip install 'agentcli[ray]')")
+def test_ctrl_c_cancels_the_ray_tasks(project: Path, server: OpenAIServer, ray_head: str) -> None:
+    import secrets
+    import signal
+
+    from tests.support.waiting import eventually_sync, processes_with
+
+    marker = f"fix add {secrets.token_hex(4)}"  # in each remote session's command line
+    server.default = lambda body: Reply(text="thinking " * 2000, chunk_size=2, delay_s=0.05)
+    proc = subprocess.Popen([sys.executable, "-m", "agentcli", "race", "-n", "2", "--model", "openai/slow",
+                             "--api-base", server.base_url, "--check", CHECK, "--ray", ray_head, marker], cwd=project,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        eventually_sync(lambda: len(processes_with(marker)) >= 3 and len(server.requests) >= 2,
+                        what="both remote sessions to be talking to the model", timeout=180)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out + err
+    eventually_sync(lambda: not processes_with(marker), what="the remote sessions to be stopped", timeout=120)
+    race = json.loads(agentcli("race", "show", "--json", cwd=project).stdout)
+    assert [a["state"] for a in race["attempts"]] == ["cancelled", "cancelled"]
