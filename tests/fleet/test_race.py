@@ -71,7 +71,8 @@ def test_race_runs_isolated_attempts_ranks_them_and_applies_the_pick(project: Pa
     assert "agentcli race apply 1" in shown.stdout
 
     diff = agentcli("race", "diff", "2", cwd=project)
-    assert diff.returncode == 0 and "-    raise NotImplementedError" in diff.stdout and "+    return a - b" in diff.stdout
+    assert diff.returncode == 0
+    assert "-    raise NotImplementedError" in diff.stdout and "+    return a - b" in diff.stdout
 
     applied = agentcli("race", "apply", "1", cwd=project)
     assert applied.returncode == 0, applied.stderr
