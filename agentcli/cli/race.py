@@ -81,8 +81,9 @@ def start(
     backend = backend_for(ray, settings)
     count = jobs or settings.fleet.jobs or default_jobs(
         len(plans), [plan.model or settings.model for plan in plans], settings.fleet.provider_jobs)
-    if backend.name != "local" and jobs is None and settings.fleet.jobs is None:
-        count = len(plans)  # the cluster schedules them on its own resources
+    capacity = backend.capacity()
+    if capacity is not None and jobs is None and settings.fleet.jobs is None:
+        count = min(len(plans), capacity)  # as many as the cluster has CPUs for
     mode = options.permission_mode.value if options.permission_mode else "all"
     spec = JobSpec(prompt=task, model=options.model, api_base=options.api_base, max_steps=options.max_steps,
                    permission_mode="all" if options.yes else mode,  # type: ignore[arg-type]
