@@ -107,6 +107,16 @@ def test_a_bad_tasks_file_names_the_line(tmp_path: Path) -> None:
     assert f"{tasks}:2: give either \"workspace\"" in proc.stderr
 
 
+def test_a_task_that_cannot_be_prepared_is_an_error_line_and_the_batch_goes_on(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"id": "gone", "repo": str(tmp_path / "no-such-repo"), "prompt": "x"}) + "\n")
+    proc = agentcli("batch", str(tasks), "--model", "openai/unused", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    result = _results(tmp_path / "tasks.results.jsonl")["gone"]
+    assert result["status"] == "error" and "cloning" in str(result["error"]) and result["session_id"] is None
+    assert "error  gone: WorkdirError: cloning" in proc.stdout
+
+
 def test_ray_without_ray_installed_exits_2_with_the_install_command(tmp_path: Path) -> None:
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text('{"prompt": "x", "workspace": "."}\n')
