@@ -17,6 +17,7 @@ from agentcli.events import (
     ClarificationAnswered,
     ClarificationRequested,
     ContextCompacted,
+    ConversationRewound,
     ErrorOccurred,
     Event,
     FileChange,
@@ -77,6 +78,8 @@ SHOWN: list[Event] = [
     PermissionDecided(call_id="p", allowed=False),
     AssistantMessage(text="half a sen", interrupted=True),
     ContextCompacted(summary="s", replaced=10, tokens_before=118_000, tokens_after=21_000, reason="threshold"),
+    ConversationRewound(point=2, text="try the other fix", kept=4),
+    ConversationRewound(point=2, text="try the other fix", kept=4, restored=[{"role": "user", "content": "x"}]),
 ]
 """One of every kind of event a person reads about."""
 
