@@ -85,6 +85,7 @@ class Connection:
         try:
             await asyncio.wait_for(asyncio.shield(ready), timeout)
         except TimeoutError:
+            ready.cancel()  # nobody waits for it any more: the owner must not set an exception on it
             await self._end_owner()
             self._set("failed", f"did not start within {timeout:g} s (timeout_s){self._stderr_tail()}")
         except Exception as error:  # noqa: BLE001 - whatever the server or SDK raised is the reason shown
@@ -161,8 +162,12 @@ class Connection:
 
     def _stderr_tail(self) -> str:
         path = self.log_path
+        if path is None:
+            return ""
         try:
-            lines = [line.strip() for line in path.read_text(errors="replace").splitlines()] if path else []
+            with path.open("rb") as log:
+                log.seek(max(0, log.seek(0, os.SEEK_END) - 4096))  # the end says why it stopped
+                lines = [line.strip() for line in log.read().decode(errors="replace").splitlines()]
         except OSError:
             return ""
         last = next((line for line in reversed(lines) if line), None)
