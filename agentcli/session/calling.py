@@ -57,6 +57,8 @@ class Calling:
         self._running = None
         turn.pending.popleft()
         turn.finish_call(call, result, turn.clock() - running.started)
+        if result.data.get("attachments"):
+            await turn.attach_images(call.name, result.data["attachments"])
         for event in result.events:
             turn.emit(event)
         turn.end_work()
