@@ -48,6 +48,8 @@ class Status:
     source: str = ""
     skipped: list[str] = field(default_factory=list)
     """Tools left out, each with the reason."""
+    log: str | None = None
+    """Where its stderr goes (stdio servers with a log folder)."""
 
 
 class Connection:
@@ -77,6 +79,7 @@ class Connection:
     async def start(self) -> None:
         """Connect and list the tools, within the server's ``timeout_s``; a failure is recorded
         in :attr:`status` (never raised: a broken server must not break the session)."""
+        self.status.log = str(self.log_path) if self.log_path is not None else None
         self._set("starting")
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()

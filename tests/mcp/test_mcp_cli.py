@@ -29,6 +29,7 @@ def test_list_shows_servers_tools_and_failures(workspace: Path, tmp_path: Path) 
     assert "mcp__faulty__touch  [asks]" in out and "mcp__faulty__echo  [read-only, research]" in out
     assert "left out: broken" in out
     assert "✗ gone" in out and "error: the command was not found" in out
+    assert "its stderr: " in out and "gone.log" in out
     assert not group_alive(int((tmp_path / "pid").read_text()))
 
 
