@@ -98,6 +98,7 @@ NOTE_LABELS: dict[str, str] = {
     "recovery": "stuck pattern detected; sent the model a recovery hint",
     "restored": "told the model the workspace was restored",
     "shell": "the command's output goes to the model with its next request",
+    "images": "the images a tool returned go to the model with its next request",
 }
 """What a note the agent added for the model means, by kind (unknown kinds show as they are)."""
 

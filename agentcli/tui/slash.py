@@ -266,7 +266,9 @@ class SlashCommands:
 
     def help(self) -> HelpScreen:
         commands = self.reload()
-        return HelpScreen(help_text(commands, self.problems))
+        session = self.app.session
+        tools = session.mcp_tool_lines() if session is not None else []
+        return HelpScreen(help_text(commands, self.problems, tools))
 
 
 def _first_line(text: str) -> str:
