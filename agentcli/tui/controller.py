@@ -135,6 +135,19 @@ class Commands:
             self.app.notify(f"The queued message was not sent: {error}", severity="warning")
             self.app.prompt.input.value = message.text
 
+    def requeue_to_prompt(self) -> None:
+        """The run paused or halted with messages queued: they go back into the prompt (sending
+        them now would resume a run the user just stopped); enter sends them as guidance."""
+        session = self.app.session
+        message = session.take_queued() if session is not None else None
+        prompt = self.app.prompt
+        prompt.show_queued([])
+        if message is None:
+            return
+        current = prompt.input.value
+        prompt.input.value = f"{message.text}\n{current}" if current.strip() else message.text
+        self.app.notify("The queued message is back in the prompt: enter sends it as guidance.")
+
     def take_back(self) -> bool:
         """esc with messages queued: the newest comes back into the prompt to edit."""
         session = self.app.session

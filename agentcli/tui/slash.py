@@ -163,7 +163,7 @@ class SlashCommands:
         name = args.strip()
         if not name:
             catalog = await asyncio.to_thread(factory.workflow_catalog, app.workspace)
-            names = sorted(getattr(catalog, "workflows", {}) or {})
+            names = catalog.names
             picked = await app.push_screen_wait(PickOne(
                 "Start a new session with the workflow (the current one keeps its own)",
                 [(n, n) for n in names]))

@@ -330,3 +330,23 @@ async def test_the_user_is_called_back_only_when_the_terminal_is_not_focused(pro
         assert sent == "\x1b]777;notify;agentcli;asks: ]0;evil  which?\x07"
         app._settings = Settings(model="replay:none.json", notify="off")
         assert call_back(app, "agentcli", "done") is None
+
+
+async def test_a_pause_puts_the_queued_message_back_into_the_prompt(project: Path) -> None:
+    gated = GatedModel(recording(("Working on it, reading files now.", [("list_files", {})]),
+                                 ("Noted.", [("complete", {"summary": "ok"})])), gate_after=10)
+    model = Recorder(gated)
+    app = make_app(project, make_session(project, model), initial_prompt="start")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: gated.reached_gate, what="the model mid-reply")
+        app.prompt.input.focus()
+        await pilot.press(*"use the new API", "enter")
+        await wait_for(pilot, lambda: app.prompt.has_class("-queued"))
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: app.view is not None and app.view.waiting_for == "guidance", what="paused")
+        await wait_for(pilot, lambda: app.prompt.input.text == "use the new API", what="the message back")
+        assert app.session is not None and app.session.queued == []
+        assert len(model.requests) == 1, "nothing was sent: the user paused"
+        await pilot.press("enter")
+        await wait_idle(pilot, app)
+        assert "use the new API" in model.user_texts(-1)

@@ -141,6 +141,8 @@ class PromptArea(Vertical):
         self._turn_hint = ""
         self.hint = ""
         self.mode = "task"
+        self.show_queued([])
+        self.menu.close()
 
     def show_view(self, view: SessionView) -> None:
         """Become what the session waits for: the answer box, the approval, guidance or a task."""
