@@ -76,7 +76,7 @@ class Commands:
             elif text.startswith("!") and len(text) > 1:
                 await self.shell(text[1:].strip())
                 return
-            elif not await self.send(text):
+            elif not await self.send(text[1:] if text.startswith("//") else text):  # "//x" sends "/x"
                 return
         except SessionStateError as error:
             app.notify(str(error), severity="warning")

@@ -65,8 +65,8 @@ class SlashCommands:
         custom = self.custom.commands.get(slash.name)
         if custom is not None:
             return await self._custom(custom, slash.args)
-        self.app.notify(f"Unknown command /{slash.name} — /help lists the commands. Nothing was sent.",
-                        severity="warning")
+        self.app.notify(f"Unknown command /{slash.name} — /help lists the commands. Nothing was sent "
+                        f"(start with // to send a message that begins with /).", severity="warning")
         return False
 
     # -- the built-in commands -----------------------------------------------------------------
