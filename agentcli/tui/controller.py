@@ -50,7 +50,7 @@ class Commands:
         """
         app = self.app
         session = app.session
-        if mode != "permission" and (slash := parse_slash(text)) is not None:
+        if (slash := parse_slash(text)) is not None:  # /help works while an approval waits, too
             if await app.slash.run(slash):
                 app.prompt.input.clear()
             return

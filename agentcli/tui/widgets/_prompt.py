@@ -285,9 +285,6 @@ class PromptArea(Vertical):
             assert self.history is not None
             menu.show("history", None, history_choices(self.history, self.input.text))
             return
-        if self.mode == "permission":
-            menu.close()
-            return
         token = token_at(self.input.text, self.input.cursor_location)
         if token is None:
             menu.close()
