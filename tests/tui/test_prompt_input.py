@@ -215,8 +215,8 @@ async def test_a_custom_command_expands_and_a_bad_one_is_named(project: Path) ->
     app = make_app(project, make_session(project, model))
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: any(c.name == "review" for c in app.prompt.commands), what="the commands")
-        assert any("broken.md" in str(n.message) and "unknown field 'colour'" in str(n.message)
-                   for n in app._notifications)
+        await wait_for(pilot, lambda: any("broken.md" in str(n.message) and "unknown field 'colour'" in str(n.message)
+                                          for n in app._notifications), what="the bad file named")
         app.prompt.input.focus()
         await pilot.press(*"/rev")
         await wait_for(pilot, lambda: app.prompt.menu.is_open)
