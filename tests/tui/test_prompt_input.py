@@ -155,6 +155,8 @@ async def test_agents_md_is_in_the_system_prompt_of_the_first_request(project: P
         await wait_idle(pilot, app)
         assert "Always run the tests with `python -m unittest`." in model.system(0)
         assert "--- AGENTS.md ---" in model.system(0)
+        await wait_for(pilot, lambda: any(n.title == "Project instructions" and n.message == "AGENTS.md"
+                                          for n in app._notifications), what="the files named on start")
         assert any("instructions: AGENTS.md" in block.render().plain for block in app.conversation.query("*")
                    if hasattr(block, "render") and block.__class__.__name__ == "NoticeBlock")
 
