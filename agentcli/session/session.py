@@ -51,6 +51,7 @@ from agentcli.session.errors import SessionStateError
 from agentcli.session.explore import EXPLORE_MAX_STEPS, EXPLORE_WORKFLOW, Explore
 from agentcli.session.input_commands import InputCommands
 from agentcli.session.log import SessionLog
+from agentcli.session.mcp_commands import McpCommands
 from agentcli.session.prompt import answer_message, resumed_note
 from agentcli.session.rewind import RewindTracker
 from agentcli.session.runtime import listeners
@@ -70,7 +71,7 @@ def new_session_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-class Session(InputCommands, TimelineCommands):
+class Session(InputCommands, TimelineCommands, McpCommands):
     """One agent run in one workspace."""
 
     def __init__(
@@ -261,6 +262,7 @@ class Session(InputCommands, TimelineCommands):
         if self._start_states:
             self.chart.start_configuration_values = self._start_states
         self.turn.attach(self.chart)
+        self.start_tools()
         await self.chart.activate_initial_state()
         self._emit(
             SessionStarted(
@@ -300,7 +302,8 @@ class Session(InputCommands, TimelineCommands):
             raise SessionStateError(
                 f"cannot take a new message while {view.control}; pause first or answer the question")
         self._note_resume()
-        message = UserMessage(text=text, attached=attached, files=list(files or []))
+        # A key typed into the prompt would otherwise be sent with every request and shown as is.
+        message = UserMessage(text=self.turn.redact(text), attached=self.turn.redact(attached), files=list(files or []))
         self._emit(message)
         self.turn.begin_turn(message.model_text)
         await self._send("user_message")
@@ -313,6 +316,7 @@ class Session(InputCommands, TimelineCommands):
             raise SessionStateError("there is no question waiting for an answer")
         self.pending_question = None
         self._note_resume()
+        text = self.turn.redact(text)
         self._emit(ClarificationAnswered(call_id=question.call_id, question=question.question, answer=text))
         self.turn.begin_turn(answer_message(question.question, text))
         await self._send("answer")
@@ -376,7 +380,9 @@ class Session(InputCommands, TimelineCommands):
             raise SessionStateError(f"nothing to resume: the session is {self.view.control}")
         self._note_resume()
         if guidance:
-            message = UserMessage(text=guidance, attached=attached, files=list(files or []))
+            message = UserMessage(
+                text=self.turn.redact(guidance), attached=self.turn.redact(attached), files=list(files or [])
+            )
             self._emit(message)
             guidance = message.model_text
         self.turn.begin_turn(guidance)
@@ -427,6 +433,8 @@ class Session(InputCommands, TimelineCommands):
 
     def close(self) -> None:
         """Flush and close the log, pack the snapshot store's index; the session can be resumed later."""
+        if self.mcp is not None:
+            self.mcp.close_soon()
         if self.log is not None:
             self.log.close()
         store = self.turn.snapshots

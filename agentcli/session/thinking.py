@@ -85,6 +85,7 @@ class Thinking:
         turn.start_work("calling the model")
         turn.flush_notes()
         turn.deliver_queued()
+        await turn.tools.ready()  # MCP servers still starting: their tools belong in this request
         phase = turn.active_phase
         tool_names = turn.phase_tools(phase)
         if self._summary is None:
@@ -112,7 +113,9 @@ class Thinking:
         await self._learn_limits(request)
         turn.fit_tool_output()
         turn.meter.sent(len(prompt) + len(json.dumps(tools)), turn.messages.chars)
-        coalescer = TextCoalescer(lambda text: turn.emit(TextDelta(text=text)))
+        # Redacted per coalesced chunk for the screen; the whole reply again below, for the
+        # conversation and the record (a key cut across two chunks is caught there).
+        coalescer = TextCoalescer(lambda text: turn.emit(TextDelta(text=turn.redact(text))))
         thoughts = TextCoalescer(lambda text: turn.emit(ReasoningDelta(text=text)))
         stream = self._stream = _Stream(coalescer=coalescer, thoughts=thoughts)
         self._called = True
@@ -167,8 +170,9 @@ class Thinking:
         turn = self.turn
         self._record_usage(response)
         calls = response.tool_calls
-        turn.messages.append(assistant_message(response.text, calls, response.thinking_blocks))
-        turn.emit(AssistantMessage(text=response.text, tool_calls=calls, finish_reason=response.finish_reason,
+        text = turn.redact(response.text)
+        turn.messages.append(assistant_message(text, calls, response.thinking_blocks))
+        turn.emit(AssistantMessage(text=text, tool_calls=calls, finish_reason=response.finish_reason,
                                    reasoning=response.reasoning, thinking_blocks=response.thinking_blocks))
         turn.pending.extend(calls)
 
@@ -215,7 +219,7 @@ class Thinking:
             return
         stream.thoughts.flush()
         stream.coalescer.flush()
-        text = "".join(stream.text)
+        text = turn.redact("".join(stream.text))
         if text:
             turn.messages.append(assistant_message(text, []))
         turn.emit(AssistantMessage(text=text, interrupted=True, reasoning="".join(stream.reasoning)))

@@ -9,6 +9,7 @@ chooses a next state.
 from __future__ import annotations
 
 import asyncio
+import fnmatch
 import json
 import time
 from collections import deque
@@ -37,7 +38,7 @@ from agentcli.tools.base import ToolContext, ToolResult
 from agentcli.tools.control import CONTROL_TOOLS
 from agentcli.tools.registry import ToolRegistry, parse_arguments
 from agentcli.tools.workflow_tools import PlanStore
-from agentcli.workflow.model import ALL_TOOLS, Phase, Workflow
+from agentcli.workflow.model import ALL_TOOLS, RESEARCH_TOOLS, Phase, Workflow
 
 if TYPE_CHECKING:
     from statemachine import StateChart
@@ -210,11 +211,21 @@ class Turn:
         return self.workflow.phase(self.workflow.initial)
 
     def phase_tools(self, phase: Phase) -> list[str]:
-        """The tools a phase offers: its own list, plus the control tools, which always end a turn."""
+        """The tools a phase offers: its own list (where ``mcp__docs__*`` names a server's tools
+        and ``@research`` the MCP tools marked for research), plus the control tools, which
+        always end a turn."""
         if ALL_TOOLS in phase.tools:
             return self.tools.names
-        chosen = [name for name in phase.tools if name in self.tools]
+        chosen = list(dict.fromkeys(name for entry in phase.tools for name in self._matching(entry)))
         return chosen + [name for name in self.tools.names if name in CONTROL_TOOLS and name not in chosen]
+
+    def _matching(self, entry: str) -> list[str]:
+        if entry == RESEARCH_TOOLS:
+            declarations = self.tools.declarations
+            return [name for name in self.tools.names if declarations[name].research]
+        if "*" in entry or "?" in entry or "[" in entry:
+            return [name for name in self.tools.names if fnmatch.fnmatchcase(name, entry)]
+        return [entry] if entry in self.tools else []
 
     def refusal(self, call: ToolCallRequest) -> str | None:
         """Why ``call`` must not run, or None: not a tool of this phase, denied by a rule or by the user."""

@@ -45,6 +45,9 @@ from agentcli.tui.slash import SlashCommands
 from agentcli.tui.themes import DEFAULT_THEME, ROLE_DEFAULTS, configured_theme, load_themes, remember_theme
 from agentcli.tui.widgets import (
     Conversation,
+    GraphStrip,
+    GraphTrail,
+    McpPane,
     PlanPane,
     PromptArea,
     SnapshotTimeline,
@@ -71,8 +74,8 @@ def binding_classes() -> list[type]:
     from agentcli.tui.widgets._blocks import ReasoningBlock, ToolCallBlock
     from agentcli.tui.widgets._prompt_input import PromptInput
 
-    return [AgentApp, Conversation, ToolCallBlock, ReasoningBlock, SnapshotTimeline, ConfirmRestore, ConfirmWorkspace,
-            PromptInput, HelpScreen, PickOne]
+    return [AgentApp, Conversation, ToolCallBlock, ReasoningBlock, SnapshotTimeline, StateGraph, ConfirmRestore,
+            ConfirmWorkspace, PromptInput, HelpScreen, PickOne]
 
 
 def all_binding_ids() -> set[str]:
@@ -98,7 +101,9 @@ class AgentApp(App[int]):
     AUTO_FOCUS = None
     """The prompt is focused just after the first frame (see ``_after_first_frame``)."""
     TITLE = "agentcli"
-    HORIZONTAL_BREAKPOINTS: list[tuple[int, str]] | None = [(0, "-narrow"), (110, "-wide")]
+    HORIZONTAL_BREAKPOINTS: list[tuple[int, str]] | None = [(0, "-narrow"), (110, "-wide"), (170, "-roomy")]
+    """Under 110 columns the side panes are hidden (the graph shows as one line over the prompt);
+    from 170 they widen so the state graph is drawn in full."""
     COMMANDS = App.COMMANDS | {SessionsProvider, SnapshotsProvider, ThemesProvider}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "pause", "Pause", id="agentcli.pause",
@@ -242,9 +247,12 @@ class AgentApp(App[int]):
         self.conversation = Conversation(self.calls, self.clock, id="conversation")
         self.prompt = PromptArea(id="prompt")
         self.graph = StateGraph(id="graph")
+        self.graph_strip = GraphStrip(self.graph, id="graph-strip")
+        self.graph_trail = GraphTrail(self.graph, id="graph-trail")
         self.plan_pane = PlanPane(id="plan")
         self._plan_title = Static("plan", classes="pane-title", id="plan-title")
         self._plan_box = Vertical(self._plan_title, self.plan_pane, id="plan-pane", classes="pane -empty")
+        self.mcp_pane = McpPane(id="mcp-pane")
         self.tools = ToolPanel(self.calls, self.clock, id="tools")
         self.timeline = SnapshotTimeline(None, id="timeline")
         self._tools_title = Static("tool calls", classes="pane-title", id="tools-title")
@@ -254,6 +262,7 @@ class AgentApp(App[int]):
         with Horizontal(id="body"):
             with Vertical(id="main"):
                 yield self.conversation
+                yield self.graph_strip
                 yield self.prompt
             yield self._sidebar
         yield Footer()
@@ -261,9 +270,11 @@ class AgentApp(App[int]):
     def _side_panes(self) -> list[Widget]:
         """The side panes, mounted just after the first frame: the stream and the prompt come first."""
         return [
-            Vertical(Static("state graph", classes="pane-title"),
-                     ScrollableContainer(self.graph, id="graph-scroll"), id="graph-pane", classes="pane"),
+            Vertical(Static("state graph  [dim]? legend[/]", classes="pane-title"),
+                     self.graph_trail, ScrollableContainer(self.graph, id="graph-scroll"), id="graph-pane",
+                     classes="pane"),
             self._plan_box,
+            self.mcp_pane,
             Vertical(self._tools_title, self.tools, id="tools-pane", classes="pane"),
             Vertical(self._timeline_title, self.timeline, id="timeline-pane", classes="pane"),
         ]

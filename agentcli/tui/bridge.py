@@ -17,6 +17,7 @@ from agentcli.events import (
     ClarificationRequested,
     ContextCompacted,
     Event,
+    Notice,
     PermissionRequested,
     PlanStep,
     PlanUpdated,
@@ -112,6 +113,8 @@ class SessionBridge:
         status.cost = totals.cost
         await self._load_timeline(session)
         self._unsubscribe = session.subscribe(self.on_event)
+        session.start_tools()  # MCP servers start in the background once the session is shown
+        app.mcp_pane.show(session.mcp_statuses, session.mcp_tool_lines())
         self.ready = True
         app.update_titles()
 
@@ -189,6 +192,7 @@ class SessionBridge:
             UserMessage: (conversation, app),
             PermissionRequested: (conversation,),
             PlanUpdated: (conversation, app),
+            Notice: (conversation, app),
         }
         self._default_route = (conversation,)
 
@@ -232,6 +236,8 @@ class SessionBridge:
             self.app.prompt.show_queued(self.session.queued)
         elif isinstance(event, PlanUpdated):
             self.app.show_plan(event.steps)
+        elif isinstance(event, Notice) and event.kind == "mcp" and self.session is not None:
+            self.app.mcp_pane.show(self.session.mcp_statuses, self.session.mcp_tool_lines())
 
     def show_view(self) -> None:
         """Read where the session is now and show it: header, lit states, prompt, key bindings."""

@@ -70,7 +70,7 @@ async def test_ctrl_n_starts_a_new_session(project: Path, tmp_path: Path) -> Non
         await pilot.press("ctrl+n")
         await wait_for(pilot, lambda: app.session is not first and app.session_ready, what="a new session")
         assert not app.query(UserBlock) and not app.query(AgentBlock)
-        assert app.graph.counts == {}
+        assert app.graph.counts == {} and not app.graph.trail, "the graph starts afresh"
     assert len(list_sessions(data_home())) == 2
 
 
