@@ -212,6 +212,8 @@ def describe(event: Event) -> Description | None:
         return Description("warning", f"⟳ retry {event.attempt}/{event.max_attempts - 1}",
                            f"in {event.delay_s:.1f}s: {event.error}")
     if isinstance(event, Notice):
+        if event.kind in ("instructions", "model"):  # news, not a warning: which files, which model
+            return Description("context", "≡", event.text)
         return Description("warning", "!", event.text)
     if isinstance(event, ModelNote):
         return Description("warning", "!", NOTE_LABELS.get(event.kind, event.kind))
