@@ -11,7 +11,7 @@ import typer
 from agentcli.cli.common import EXIT_USAGE, fail, workspace
 from agentcli.cli.options import CommonOptions, shared_options
 
-app = typer.Typer(help="List, check and draw workflows.", no_args_is_help=False)
+app = typer.Typer(help="List, check and draw workflows.", no_args_is_help=False, rich_markup_mode=None)
 
 
 class ChartFormat(str, Enum):

@@ -48,7 +48,8 @@ class Capturing:
             reason = "session resumed" if turn.resumed else "session start"
         else:
             reason = "changed between turns"
-        outcome = CaptureOutcome(await self.capture(reason))
+        # A turn's start is where users restore to most: record modes and empty folders too.
+        outcome = CaptureOutcome(await self.capture(reason, record_layout=True))
         turn.end_work()
         return outcome
 
@@ -59,12 +60,21 @@ class Capturing:
         turn.start_work(f"capturing the workspace after {call.name}")
         # A write says exactly what it changed; after a command anything may have.
         hint = list(result.files_changed) if data.tool.changes_files == "when_ok" and result.files_changed else None
-        outcome = CaptureOutcome(await self.capture(f"after {call.name}", call=call, paths_hint=hint), after=data)
+        # After a command, the store's watcher knows which paths it touched (or walks the tree).
+        watched = data.tool.changes_files == "always"
+        captured = await self.capture(f"after {call.name}", call=call, paths_hint=hint, watched=watched)
+        outcome = CaptureOutcome(captured, after=data)
         turn.end_work()
         return outcome
 
     async def capture(
-        self, reason: str, *, call: ToolCallRequest | None = None, paths_hint: list[str] | None = None
+        self,
+        reason: str,
+        *,
+        call: ToolCallRequest | None = None,
+        paths_hint: list[str] | None = None,
+        watched: bool = False,
+        record_layout: bool = False,
     ) -> SnapshotCaptured | None:
         """Capture a snapshot off the event loop; a store failure is reported, not raised."""
         from agentcli.snapshots import SnapshotError
@@ -82,6 +92,8 @@ class Capturing:
                 tool_call_id=call.id if call else None,
                 tool_name=call.name if call else None,
                 paths_hint=paths_hint,
+                record_layout=record_layout,
+                watched=watched,
             )
         except (SnapshotError, OSError) as error:
             turn.emit(
