@@ -246,6 +246,8 @@ class SessionBridge:
             return
         view = self.view = session.view
         app = self.app
+        if not app.screen_stack:
+            return  # the app is closing: an event that lands now has no screen left to draw on
         app.status.show_view(view)
         app.graph.show(view.configuration)
         app.prompt.show_view(view)

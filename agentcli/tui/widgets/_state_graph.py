@@ -169,6 +169,11 @@ class StateGraph(Widget, can_focus=True):
                 return candidate, target
         return None
 
+    def on_resize(self) -> None:
+        # The side panes are laid out after the first frame: a reveal asked for before the pane
+        # had a height did nothing, so the first real size reveals again.
+        self.call_after_refresh(self.reveal_current)
+
     def on_session_event_posted(self, message: SessionEventPosted) -> None:
         if isinstance(message.event, StateChanged):
             self.record(message.event)
