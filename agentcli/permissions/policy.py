@@ -326,8 +326,8 @@ class Policy:
 
     @staticmethod
     def _rules(configured: tuple[Rule, ...], remembered: list[str], tool: str) -> list[Rule]:
-        rules = [rule for rule in configured if rule.tool == tool]
-        rules += [rule for rule in map(parse_rule, remembered) if rule.tool == tool]
+        rules = [rule for rule in configured if rule.applies_to(tool)]
+        rules += [rule for rule in map(parse_rule, remembered) if rule.applies_to(tool)]
         return rules
 
 

@@ -60,12 +60,20 @@ class Capturing:
         turn.start_work(f"capturing the workspace after {call.name}")
         # A write says exactly what it changed; after a command anything may have.
         hint = list(result.files_changed) if data.tool.changes_files == "when_ok" and result.files_changed else None
-        outcome = CaptureOutcome(await self.capture(f"after {call.name}", call=call, paths_hint=hint), after=data)
+        # After a command, the store's watcher knows which paths it touched (or walks the tree).
+        watched = data.tool.changes_files == "always"
+        captured = await self.capture(f"after {call.name}", call=call, paths_hint=hint, watched=watched)
+        outcome = CaptureOutcome(captured, after=data)
         turn.end_work()
         return outcome
 
     async def capture(
-        self, reason: str, *, call: ToolCallRequest | None = None, paths_hint: list[str] | None = None,
+        self,
+        reason: str,
+        *,
+        call: ToolCallRequest | None = None,
+        paths_hint: list[str] | None = None,
+        watched: bool = False,
         record_layout: bool = False,
     ) -> SnapshotCaptured | None:
         """Capture a snapshot off the event loop; a store failure is reported, not raised."""
@@ -85,6 +93,7 @@ class Capturing:
                 tool_name=call.name if call else None,
                 paths_hint=paths_hint,
                 record_layout=record_layout,
+                watched=watched,
             )
         except (SnapshotError, OSError) as error:
             turn.emit(

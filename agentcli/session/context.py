@@ -65,6 +65,15 @@ class Conversation:
     def view(self) -> list[Message]:
         return list(self._messages)
 
+    def rewind(self, kept: int, restored: Sequence[Message] = ()) -> list[Message]:
+        """Keep the first ``kept`` messages, then ``restored``; returns the messages dropped."""
+        dropped = self._messages[kept:]
+        self.chars -= sum(self._sizes[kept:])
+        del self._messages[kept:], self._sizes[kept:]
+        for message in restored:
+            self.append(message)
+        return dropped
+
     def compact(self, replaced: int, summary: str) -> None:
         """Replace the first ``replaced`` messages with one message holding ``summary``."""
         kept, sizes = self._messages[replaced:], self._sizes[replaced:]

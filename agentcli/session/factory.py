@@ -107,6 +107,7 @@ def snapshot_store(workspace: Path, settings: Settings, data_dir: Path | None = 
             max_file_bytes=limits.max_file_bytes,
             max_untracked_dir_files=limits.max_untracked_dir_files,
             budget_bytes=limits.budget_bytes,
+            watch=limits.watch,
         )
     except SnapshotError as error:
         raise SessionSetupError(f"cannot open the snapshot store: {error}") from None
@@ -166,6 +167,7 @@ def new_session(
         snapshots=snapshot_store(workspace, settings, data_dir),
         default_permission_mode=default_permission_mode,
     )
+    session.use_mcp()
     if record:
         log = SessionLog.create(
             data_dir or data_home(),
@@ -212,6 +214,7 @@ def resume_session(
         default_permission_mode=default_permission_mode,
     )
     session.load(rebuilt)
+    session.use_mcp()
     log = SessionLog.reopen(entry.directory)
     session.subscribe(log)
     session.log = log

@@ -1,7 +1,8 @@
 """Filesystem snapshots: a git-tree timeline of the workspace, with diff and restore.
 
-A leaf package: it imports only the standard library, pydantic and pygit2. Importing it is
-cheap; pygit2 and pydantic load on first use of a name below (see `__getattr__`).
+A leaf package: it imports only the standard library, pydantic, pygit2 and inotify_simple (the
+watcher). Importing it is cheap; pygit2 and pydantic load on first use of a name below (see
+`__getattr__`).
 
     from agentcli.snapshots import SnapshotStore
     store = SnapshotStore(workspace, data_dir)

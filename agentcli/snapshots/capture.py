@@ -24,14 +24,15 @@ import os
 import stat
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pygit2
-from pygit2 import C, ffi
 from pygit2.enums import DeltaStatus, DiffOption, FileMode
 
 from agentcli.ignore import IgnoreRules, discover
 from agentcli.snapshots._libgit2 import diff_index_to_workdir
 from agentcli.snapshots.guards import safe_relative_path
+from agentcli.snapshots.hints import index_has_prefix, widen_hints
 from agentcli.snapshots.models import SkippedPath, SkipReason
 from agentcli.snapshots.shadow import ShadowRepo
 
@@ -48,9 +49,14 @@ REFRESH_FLAGS = (
 
 
 INDEX_REWRITE_S = 30.0
-"""A capture that changed no entry skips writing the index (10 MB at 100k files), as
-`git add -A` does; stat data it refreshed stays in memory and is written with the next change,
-or after this many seconds, so another process re-hashes little."""
+"""The index (10 MB at 100k files, ~100 ms to write) is written at most this often while few
+entries change. It is a cache: what stays in memory is valid, and an index on disk that lags
+behind is valid too (its stat data vouch for older files, which the next diff hashes again)."""
+
+INDEX_PENDING_MAX = 64
+"""...unless more entries than this changed since the last write. An entry changed after the
+index was written is "racily clean" to libgit2 and hashed again by every walk until the next
+write; this bounds that cost."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,11 @@ class Refreshed:
 
     tree: pygit2.Oid
     skipped: list[SkippedPath] = field(default_factory=list)
+    before: pygit2.Oid | None = None
+    """The index's tree before the refresh."""
+    changed: list[str] = field(default_factory=list)
+    """Paths whose entries the refresh added, replaced or removed: the only places `before` and
+    `tree` can differ."""
 
 
 class IndexRefresher:
@@ -82,55 +93,80 @@ class IndexRefresher:
         self._limits = limits
         self._rules: IgnoreRules | None = None
         self._last_index_write: float | None = None
+        self._pending_entries = 0
+        self._rules_key: tuple[str, tuple[int, int] | None] | None = None
 
-    def refresh(self, paths_hint: list[str] | None = None) -> Refreshed:
+    def refresh(self, paths_hint: list[str] | None = None, *, walk_if_rules_changed: bool = False) -> Refreshed:
         """Updates the index from the working tree and writes the tree.
 
         Args:
             paths_hint: When given, only these workspace-relative paths (files or
                 directories) are looked at; everything else is assumed unchanged.
+            walk_if_rules_changed: Ignore the hint and walk the tree when the exclude files
+                outside the tree (`info/exclude`, the global excludes) changed since the last
+                refresh: what they ignore may have changed anywhere.
 
         Returns:
             The tree id and the paths left out.
         """
         shadow = self._shadow
         sources = discover(shadow.workspace)
-        shadow.sync_excludes(sources.workspace_excludes())
+        inherited = sources.workspace_excludes()
+        shadow.sync_excludes(inherited)
+        rules_key = (inherited, _stat_key(sources.excludes_file))
+        rules_changed = rules_key != self._rules_key
+        self._rules_key = rules_key
         # A fresh engine per capture: it sees ignore files as they are now (compiled files are
         # cached process-wide while unchanged).
         self._rules = sources.rules(shadow.own_excludes())
+        index = shadow.index()  # first: seeding may reopen the repository
         repo = shadow.repo
-        index = shadow.index()
         flags = REFRESH_FLAGS
         paths: list[str] | None = None
-        if paths_hint is not None:
-            paths = sorted({p for p in map(self._hint_path, paths_hint) if p is not None})
+        if paths_hint is not None and not (walk_if_rules_changed and rules_changed):
+            hinted = {p for p in map(self._hint_path, paths_hint) if p is not None}
+            paths = sorted(widen_hints(shadow.workspace, index, hinted))
             flags |= DiffOption.DISABLE_PATHSPEC_MATCH
         skipped: list[SkippedPath] = []
-        modified = False
+        changed: list[str] = []
         try:
             # New blobs and trees stay in memory until the end, then go to disk as one pack.
             with shadow.objects.batch():
+                before = index.write_tree()  # from the index's tree cache: no object is written
                 if paths != []:
                     diff = diff_index_to_workdir(repo, index, flags, paths)
-                    skipped, modified = self._apply_diff(repo, index, diff)
+                    skipped, changed = self._apply_diff(repo, index, diff)
                 tree = index.write_tree()
                 tree_exists = repo.odb.exists(tree)
         except BaseException:
             # The in-memory index may name objects that never reached the disk: forget it.
             index.read(True)
+            self._pending_entries = 0
             raise
         if not tree_exists:
             # Only a seed copied from the user's index can get here: its cached tree names an
             # object git never wrote. Start over from HEAD and hash what differs.
             shadow.reseed_from_head()
             return self.refresh(None)
+        self._pending_entries += len(changed)
         now = time.monotonic()
-        if modified or self._last_index_write is None or now - self._last_index_write > INDEX_REWRITE_S:
-            # Written after the objects it points at, so the index on disk never names a missing one.
-            index.write()
-            self._last_index_write = now
-        return Refreshed(tree=tree, skipped=skipped)
+        if (
+            self._last_index_write is None
+            or self._pending_entries > INDEX_PENDING_MAX
+            or now - self._last_index_write > INDEX_REWRITE_S
+        ):
+            self.flush_index()
+        return Refreshed(tree=tree, skipped=skipped, before=before, changed=changed)
+
+    def flush_index(self) -> None:
+        """Writes the index as it is in memory (before it is packed, or the repository reopened)."""
+        if self._last_index_write is not None and not self._pending_entries and self._shadow.index_path.exists():
+            if time.monotonic() - self._last_index_write <= INDEX_REWRITE_S:
+                return
+        # Written after the objects it points at, so the index on disk never names a missing one.
+        self._shadow.repo.index.write()
+        self._last_index_write = time.monotonic()
+        self._pending_entries = 0
 
     def _hint_path(self, path: str) -> str | None:
         if os.path.isabs(path):
@@ -142,10 +178,10 @@ class IndexRefresher:
 
     def _apply_diff(
         self, repo: pygit2.Repository, index: pygit2.Index, diff: pygit2.Diff
-    ) -> tuple[list[SkippedPath], bool]:
-        """Applies each delta to the index; returns the skipped paths and whether any entry changed."""
+    ) -> tuple[list[SkippedPath], list[str]]:
+        """Applies each delta to the index; returns the skipped paths and the paths changed."""
         skipped: list[SkippedPath] = []
-        removed = False
+        removed: list[str] = []
         to_add: list[str] = []
         untracked: list[tuple[str, int]] = []
         ignored: list[str] = []
@@ -153,8 +189,8 @@ class IndexRefresher:
         for delta in diff.deltas:
             status = delta.status
             if status == DeltaStatus.DELETED:
-                index.remove(os.fsdecode(delta.old_file.raw_path))
-                removed = True
+                removed.append(os.fsdecode(delta.old_file.raw_path))
+                index.remove(removed[-1])
                 continue
             path = os.fsdecode(delta.new_file.raw_path)
             if status in (DeltaStatus.MODIFIED, DeltaStatus.TYPECHANGE):
@@ -201,7 +237,7 @@ class IndexRefresher:
                     _remove_quietly(index, path)
                 else:
                     raise
-        return skipped, removed or bool(to_add) or bool(nested)
+        return skipped, [*removed, *to_add, *nested]
 
     @property
     def rules(self) -> IgnoreRules:
@@ -290,7 +326,7 @@ class IndexRefresher:
                 prefix = "/".join(parts[:i])
                 known = tracked_cache.get(prefix)
                 if known is None:
-                    known = tracked_cache[prefix] = _index_has_prefix(index, prefix + "/")
+                    known = tracked_cache[prefix] = index_has_prefix(index, prefix + "/")
                 if not known:
                     return prefix
             return None
@@ -309,25 +345,18 @@ class IndexRefresher:
         return accepted, skipped
 
 
+def _stat_key(path: Path | None) -> tuple[int, int] | None:
+    if path is None:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
 def _remove_quietly(index: pygit2.Index, path: str) -> None:
     try:
         index.remove(path)
     except (OSError, pygit2.GitError):
         pass
-
-
-def _index_has_prefix(index: pygit2.Index, prefix: str) -> bool:
-    """Tells whether any index entry starts with `prefix`, by binary search (entries are sorted)."""
-    raw = index._index
-    key = os.fsencode(prefix)
-    lo, hi = 0, C.git_index_entrycount(raw)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if ffi.string(C.git_index_get_byindex(raw, mid).path) < key:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo == C.git_index_entrycount(raw):
-        return False
-    path: bytes = ffi.string(C.git_index_get_byindex(raw, lo).path)
-    return path.startswith(key)

@@ -37,6 +37,7 @@ from pathlib import Path
 import pygit2
 
 from agentcli.snapshots._libgit2 import untrustworthy_entries
+from agentcli.snapshots.conversions import converted_entries, distrust
 from agentcli.snapshots.errors import SnapshotError
 from agentcli.snapshots.odb_guard import ShadowObjects, install_backend
 
@@ -313,6 +314,7 @@ class ShadowRepo:
                 index.read(True)  # the file is the truth: forget what this process had in memory
                 return index
             self._seed_index(repo)
+            repo = self.repo  # seeding may have reopened the repository
         index = repo.index
         index.read(False)  # picks up a write by another process; no-op when unchanged
         return index
@@ -387,7 +389,14 @@ class ShadowRepo:
                             index.remove(path, stage)
                         except (OSError, pygit2.GitError, KeyError):
                             pass
-                if dropped:
+                user_repo = self._open_user_repo()
+                converted = (
+                    converted_entries(user_repo, self.user.objects.parent, self.index_path.read_bytes(), index)
+                    if user_repo is not None
+                    else []
+                )
+                distrust(index, converted)
+                if dropped or converted:
                     index.write()
                 return
             except (OSError, pygit2.GitError, ValueError):
@@ -416,16 +425,25 @@ class ShadowRepo:
 
     def user_head_tree(self) -> pygit2.Oid | None:
         """Returns the tree of the user's HEAD commit, or None (no repo, unborn, unreadable)."""
-        if self.user is None:
+        user_repo = self._open_user_repo()
+        if user_repo is None:
             return None
         try:
-            if self._user_repo is None:
-                self._user_repo = pygit2.Repository(str(self.user.gitdir))
-            if self._user_repo.head_is_unborn:
+            if user_repo.head_is_unborn:
                 return None
-            return self._user_repo.head.peel(pygit2.Tree).id
+            return user_repo.head.peel(pygit2.Tree).id
         except (pygit2.GitError, KeyError, ValueError):
             return None
+
+    def _open_user_repo(self) -> pygit2.Repository | None:
+        if self.user is None:
+            return None
+        if self._user_repo is None:
+            try:
+                self._user_repo = pygit2.Repository(str(self.user.gitdir))
+            except (pygit2.GitError, KeyError, ValueError):
+                return None
+        return self._user_repo
 
 
 def _escape_ignore(rel: str) -> str:

@@ -16,8 +16,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pygit2
+from pygit2.enums import DiffOption
 
-from agentcli.snapshots.capture import IndexRefresher, Limits
+from agentcli.snapshots._libgit2 import diff_tree_to_index
+from agentcli.snapshots.capture import IndexRefresher, Limits, Refreshed
 from agentcli.snapshots.diff import diff_result, file_stats, tree_diff
 from agentcli.snapshots.errors import CorruptStoreError, RestoreConflictError, SnapshotError
 from agentcli.snapshots.gc import (
@@ -46,8 +48,13 @@ from agentcli.snapshots.models import (
 from agentcli.snapshots.restore import apply_changes, apply_layout, plan_changes, umask
 from agentcli.snapshots.shadow import ShadowRepo, store_key
 from agentcli.snapshots.timeline import Timeline, ref_name, snapshot_id
+from agentcli.snapshots.watcher import TreeWatcher
 
 _ZERO = "0" * 40
+
+NARROW_DIFF_MAX = 5000
+"""Up to this many changed paths, a new timeline entry's file list comes from a diff limited to
+them; beyond, a whole-tree diff costs no more."""
 
 AUTO_MERGE_PACKS = 32
 """A capture that leaves more packs than this runs gc (which merges them) before returning."""
@@ -65,6 +72,8 @@ class SnapshotStore:
         max_file_bytes: Untracked files bigger than this are skipped (and reported).
         max_untracked_dir_files: Untracked directories holding more files are skipped.
         budget_bytes: Size `gc()` brings the store under by dropping the oldest snapshots.
+        watch: Watch the workspace (inotify, Linux) from the first full capture on, so that
+            `capture(watched=True)` looks only at the paths touched since the last capture.
 
     Raises:
         SnapshotError: The workspace is not an existing directory.
@@ -78,6 +87,7 @@ class SnapshotStore:
         max_file_bytes: int = 10 * 1024 * 1024,
         max_untracked_dir_files: int = 5000,
         budget_bytes: int = 2 * 1024**3,
+        watch: bool = False,
     ) -> None:
         ws = Path(workspace).expanduser()
         if not ws.is_dir():
@@ -98,6 +108,14 @@ class SnapshotStore:
         self._timeline = Timeline(self.path / "agentcli" / "timeline")
         self._refresher = IndexRefresher(self._shadow, self.limits)
         self._layouts = LayoutRecords(self.path / "agentcli" / "layout")
+        self._watcher = TreeWatcher(self.workspace) if watch else None
+        self._watch_synced = False
+        """The index reflects the workspace as of the watcher's last take: hints can be trusted."""
+
+    @property
+    def watching(self) -> bool:
+        """The watcher runs and the index is in step with it: `capture(watched=True)` walks nothing."""
+        return self._watcher is not None and self._watcher.running and self._watch_synced
 
     # -- capture ----------------------------------------------------------------------------
 
@@ -110,6 +128,7 @@ class SnapshotStore:
         tool_name: str | None = None,
         paths_hint: list[str] | None = None,
         record_layout: bool = False,
+        watched: bool = False,
     ) -> CaptureResult:
         """Records the workspace as a tree; adds a timeline entry if it changed.
 
@@ -124,6 +143,9 @@ class SnapshotStore:
             record_layout: Also record what the tree cannot hold (modes other than 644/755,
                 empty folders: see `layout.py`), so restoring this snapshot is exact. One more
                 walk of the workspace: for a turn's start and restores, not after every tool.
+            watched: Look only at the paths the watcher saw touched since the last capture
+                (after `bash`). Falls back to walking the tree when the store does not watch,
+                the watcher lost events, or an ignore file changed.
 
         Returns:
             The new snapshot (None when the tree equals the session's previous one), the
@@ -132,7 +154,7 @@ class SnapshotStore:
         check_session_id(session_id)
         started = time.perf_counter()
         with self._lock.held():
-            refreshed = self._refresher.refresh(paths_hint)
+            refreshed = self._refresh_for_capture(paths_hint, watched)
             tree = str(refreshed.tree)
             previous = self._timeline.last(session_id)
             if previous is not None and previous.tree == tree:
@@ -147,7 +169,14 @@ class SnapshotStore:
             files: list[FileStat] = []
             omitted = 0
             if base != tree:
-                diff = tree_diff(repo, base, tree, context=0)
+                if base is not None and str(refreshed.before) == base and len(refreshed.changed) <= NARROW_DIFF_MAX:
+                    # The usual case: the session's last snapshot is what the index held, so the
+                    # trees differ only at the paths this refresh changed.
+                    old_tree = repo[base].peel(pygit2.Tree)
+                    index = self._shadow.index()
+                    diff = diff_tree_to_index(repo, old_tree, index, DiffOption.INCLUDE_TYPECHANGE, refreshed.changed)
+                else:
+                    diff = tree_diff(repo, base, tree, context=0)
                 if base is not None:  # against nothing, "every file added" tells the user nothing
                     files, omitted = file_stats(diff)
                 self._adopt_borrowed_blobs(diff)
@@ -172,6 +201,45 @@ class SnapshotStore:
             return CaptureResult(
                 snapshot=snapshot, tree=tree, skipped=refreshed.skipped, duration_s=time.perf_counter() - started
             )
+
+    def _refresh_for_capture(self, paths_hint: list[str] | None, watched: bool) -> Refreshed:
+        """Refreshes the index from the hints, the watcher's record, or a walk of the tree."""
+        watcher = self._watcher
+        if watcher is None:
+            return self._refresher.refresh(paths_hint)
+        taken = watcher.take()
+        usable = taken is not None and self._watch_synced and not taken.ignore_rules_changed
+        if usable and (watched or paths_hint is not None):
+            assert taken is not None
+            hints = sorted(taken.paths.union(paths_hint or ()))
+            try:
+                refreshed = self._refresher.refresh(hints, walk_if_rules_changed=True)
+            except BaseException:
+                self._watch_synced = False  # what was taken is gone: the next capture walks
+                raise
+            return refreshed
+        if paths_hint is not None and not watched:
+            # A tool's own hint, but the watcher cannot vouch for the rest: look at the hinted
+            # paths now, and walk at the next capture that relies on the watcher.
+            self._watch_synced = False
+            return self._refresher.refresh(paths_hint)
+        # A walk of the tree. The watcher starts (or restarts) first, so a change made while
+        # the walk runs is queued for the next capture rather than lost.
+        self._watch_synced = False
+        running = watcher.start()
+        refreshed = self._refresher.refresh(None)
+        self._watch_synced = running
+        return refreshed
+
+    def _refresh_unrecorded(self) -> str:
+        """Refreshes the index for a look at the files now, without a timeline entry.
+
+        Blobs it wrote belong to no snapshot, so only the index keeps them from another
+        process's gc: it is written now rather than later.
+        """
+        tree = str(self._refresher.refresh(None).tree)
+        self._refresher.flush_index()
+        return tree
 
     def _base_for_new_session(self) -> str | None:
         """What a session's first snapshot is compared with: the workspace's last snapshot, else HEAD."""
@@ -269,7 +337,7 @@ class SnapshotStore:
         old = self._as_snapshot(a)
         new = self._as_snapshot(b) if b is not None else None
         with self._lock.held():
-            new_tree = new.tree if new is not None else str(self._refresher.refresh(None).tree)
+            new_tree = new.tree if new is not None else self._refresh_unrecorded()
             repo = self._shadow.repo
             self._require_tree(old)
             raw = tree_diff(repo, old.tree, new_tree, context=context, find_renames=True)
@@ -290,8 +358,7 @@ class SnapshotStore:
         """
         snap = self._as_snapshot(target)
         with self._lock.held():
-            current = str(self._refresher.refresh(None).tree)
-            return self._plan(snap, current)
+            return self._plan(snap, self._refresh_unrecorded())
 
     def _plan(self, snap: Snapshot, current: str) -> RestorePlan:
         self._require_tree(snap)
@@ -330,7 +397,7 @@ class SnapshotStore:
         snap = self._as_snapshot(target)
         started = time.perf_counter()
         with self._lock.held():
-            before = self.capture(session_id=session_id, reason="before restore", record_layout=True)
+            before = self.capture(session_id=session_id, reason="before restore", record_layout=True, watched=True)
             undo = before.snapshot or self._timeline.last(session_id)
             assert undo is not None  # a capture always leaves the session with a snapshot
             plan = self._plan(snap, before.tree)
@@ -378,6 +445,10 @@ class SnapshotStore:
         if self.path.exists() and self.size_bytes() > self.budget_bytes:
             self._collect(enforce_budget=True)
         with self._lock.held():
+            if self._watcher is not None:
+                self._watcher.close()
+                self._watch_synced = False
+            self._refresher.flush_index()
             self._shadow.pack_index()
 
     # -- size and gc ----------------------------------------------------------------------------
@@ -421,6 +492,7 @@ class SnapshotStore:
             roots = [s.tree for s in kept]
             roots.append(str(shadow.index().write_tree()))
             outcome = repack(repo, shadow.objects_dir, own, roots, merge_packs=True)
+            self._refresher.flush_index()  # reopening drops the index held in memory
             shadow.reopen()
             return GcResult(
                 size_before=size_before,
@@ -444,6 +516,7 @@ class SnapshotStore:
         except OSError:
             return
         if count > AUTO_MERGE_PACKS:
+            self._refresher.flush_index()  # reopening drops the index held in memory
             # Keeps every object and drops no snapshot: only gc() prunes or enforces the budget.
             merge_small_packs(self._shadow.repo, self._shadow.objects_dir)
             self._shadow.reopen()

@@ -1,0 +1,239 @@
+"""Captures hinted by the watcher record exactly what a walk of the tree records.
+
+Two stores watch the same workspace: one captures from the watcher's hints, the other walks the
+tree every time. After any mix of file operations their trees must be identical.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from snaphelpers import commit_all, git, write
+
+from agentcli.snapshots import SnapshotStore
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux-only")
+
+FILES = [
+    "f0",
+    "f1.txt",
+    "d0/f0",
+    "d0/f1.txt",
+    "d0/d1/f0",
+    "d1/f0",
+    "d1/d0/f1.txt",
+    "d2/f0",
+    "d2/f1.txt",
+    "d2/d1/f0",
+    "n0/f0",
+    "n0/d0/f1.txt",
+]
+DIRS = ["d0", "d1", "d0/d1", "d1/d0", "d2", "n0"]
+ANY = FILES + DIRS
+
+ops = st.one_of(
+    st.tuples(st.just("write"), st.sampled_from(FILES), st.binary(max_size=40)),
+    st.tuples(st.just("delete"), st.sampled_from(ANY)),
+    st.tuples(st.just("rename"), st.sampled_from(ANY), st.sampled_from(ANY)),
+    st.tuples(st.just("chmod"), st.sampled_from(FILES)),
+    st.tuples(st.just("touch"), st.sampled_from(FILES)),
+    st.tuples(st.just("symlink"), st.sampled_from(FILES), st.sampled_from([*ANY, "missing", "../outside"])),
+    st.tuples(st.just("mkdir"), st.sampled_from(DIRS)),
+    st.tuples(st.just("nested_repo"), st.sampled_from(DIRS)),
+    st.tuples(st.just("nested_commit"), st.sampled_from(DIRS)),
+    st.tuples(st.just("gitignore"), st.sampled_from(["", "d0/", "*.txt", "f0\n!d0/f0", "d1"])),
+)
+
+
+def apply(ws: Path, op: tuple[object, ...]) -> None:
+    """Applies one operation; one that makes no sense in the current tree does nothing."""
+    kind, *args = op
+    try:
+        if kind == "write":
+            path, data = ws / str(args[0]), args[1]
+            assert isinstance(data, bytes)
+            if path.is_symlink() or path.is_dir():
+                return
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        elif kind == "delete":
+            path = ws / str(args[0])
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        elif kind == "rename":
+            src, dst = ws / str(args[0]), ws / str(args[1])
+            if dst.is_dir() and not dst.is_symlink() or str(args[1]).startswith(str(args[0]) + "/"):
+                return
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(src, dst)
+        elif kind == "chmod":
+            path = ws / str(args[0])
+            if path.is_file() and not path.is_symlink():
+                path.chmod(path.stat().st_mode ^ 0o111)
+        elif kind == "touch":
+            path = ws / str(args[0])
+            if path.is_file() and not path.is_symlink():
+                os.utime(path, (1_700_000_000, 1_700_000_000))
+        elif kind == "symlink":
+            path = ws / str(args[0])
+            if path.exists() or path.is_symlink():
+                return
+            path.parent.mkdir(parents=True, exist_ok=True)
+            target = str(args[1])
+            os.symlink(os.path.relpath(ws / target, path.parent) if not target.startswith("..") else target, path)
+        elif kind == "mkdir":
+            (ws / str(args[0])).mkdir(parents=True, exist_ok=True)
+        elif kind == "nested_repo":
+            path = ws / str(args[0])
+            if path.is_symlink() or (path.exists() and not path.is_dir()) or (path / ".git").exists():
+                return
+            path.mkdir(parents=True, exist_ok=True)
+            (path / "inner.txt").write_text("inner\n")
+            git(path, "init", "-q", "-b", "main")
+            git(path, "add", "inner.txt")
+            git(path, "commit", "-q", "-m", "inner")
+        elif kind == "nested_commit":
+            path = ws / str(args[0])
+            if not (path / ".git").is_dir():
+                return
+            with open(path / "inner.txt", "a") as fh:
+                fh.write("more\n")
+            git(path, "commit", "-q", "-am", "more")
+        elif kind == "gitignore":
+            (ws / ".gitignore").write_text(str(args[0]) + "\n")
+    except (OSError, subprocess.CalledProcessError):
+        pass
+
+
+def _fresh_workspace(root: Path) -> Path:
+    ws = root / "ws"
+    ws.mkdir()
+    git(ws, "init", "-q", "-b", "main")
+    write(ws / "f0", "zero\n")
+    write(ws / "d0" / "f0", "d0 zero\n")
+    write(ws / "d0" / "d1" / "f0", "deep\n")
+    write(ws / "d1" / "f0", "one\n")
+    commit_all(ws, "base")
+    return ws
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(batches=st.lists(st.lists(ops, min_size=1, max_size=5), min_size=1, max_size=5))
+def test_hinted_captures_equal_full_walks(batches: list[list[tuple[object, ...]]], tmp_path_factory: pytest.TempPathFactory) -> None:
+    root = tmp_path_factory.mktemp("prop")
+    ws = _fresh_workspace(root)
+    # A small untracked-directory limit, so the guard's verdict must also agree.
+    hinted = SnapshotStore(ws, root / "hinted", watch=True, max_untracked_dir_files=2)
+    walked = SnapshotStore(ws, root / "walked", max_untracked_dir_files=2)
+    assert hinted.capture(session_id="s", reason="start").tree == walked.capture(session_id="s", reason="start").tree
+    assert hinted.watching
+    try:
+        for batch in batches:
+            for op in batch:
+                apply(ws, op)
+            from_hints = hinted.capture(session_id="s", reason="after bash", watched=True)
+            from_walk = walked.capture(session_id="s", reason="after bash")
+            assert from_hints.tree == from_walk.tree, batch
+            # A walk reports every skipped path again; hints report those the batch touched.
+            assert {s.path for s in from_hints.skipped} <= {s.path for s in from_walk.skipped}, batch
+    finally:
+        hinted.close()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_hinted_capture_walks_nothing_but_what_changed(repo: Path, data_dir: Path) -> None:
+    store = SnapshotStore(repo, data_dir, watch=True)
+    store.capture(session_id="s", reason="start")
+    assert store.watching
+    write(repo / "src" / "app.py", "def main():\n    return 2\n")
+    (repo / "build").mkdir()
+    write(repo / "build" / "new.py", "N = 1\n")
+
+    result = store.capture(session_id="s", reason="after bash", watched=True)
+
+    assert result.snapshot is not None
+    assert sorted(f.path for f in result.snapshot.files) == ["build/new.py", "src/app.py"]
+    assert store.watching  # no fallback walk was needed
+    nothing = store.capture(session_id="s", reason="after bash", watched=True)
+    assert nothing.snapshot is None
+
+
+def test_lost_events_fall_back_to_a_walk_and_the_watcher_restarts(repo: Path, data_dir: Path) -> None:
+    store = SnapshotStore(repo, data_dir, watch=True)
+    store.capture(session_id="s", reason="start")
+    watcher = store._watcher
+    assert watcher is not None
+    watcher._max_hints = 3  # as if a command touched more paths than hints are worth
+    for i in range(6):
+        write(repo / "many" / f"f{i}.txt", f"{i}\n")
+
+    result = store.capture(session_id="s", reason="after bash", watched=True)
+
+    assert result.snapshot is not None and len(result.snapshot.files) == 6
+    assert store.watching  # the walk restarted it
+    write(repo / "README.md", "after the restart\n")
+    after = store.capture(session_id="s", reason="after bash", watched=True)
+    assert after.snapshot is not None and [f.path for f in after.snapshot.files] == ["README.md"]
+
+
+def test_an_exclude_file_change_makes_the_watched_capture_walk(repo: Path, data_dir: Path) -> None:
+    exclude = repo / ".git" / "info" / "exclude"
+    write(exclude, "secret.env\n")
+    write(repo / "secret.env", "TOKEN=1\n")
+    store = SnapshotStore(repo, data_dir, watch=True)
+    store.capture(session_id="s", reason="start")
+    # Nothing under .git is watched: the capture sees the exclude file changed and walks.
+    write(exclude, "")
+
+    result = store.capture(session_id="s", reason="after bash", watched=True)
+
+    assert result.snapshot is not None
+    assert [f.path for f in result.snapshot.files] == ["secret.env"]
+
+
+def test_a_file_written_inside_a_nested_repository_is_judged_as_the_repository(repo: Path, data_dir: Path) -> None:
+    nested = repo / "vendor" / "lib"
+    nested.mkdir(parents=True)
+    write(nested / "a.txt", "a\n")
+    git(nested, "init", "-q", "-b", "main")
+    git(nested, "add", "a.txt")
+    git(nested, "commit", "-q", "-m", "a")
+    store = SnapshotStore(repo, data_dir, watch=True)
+    walked = SnapshotStore(repo, data_dir / "walked")
+    store.capture(session_id="s", reason="start")
+    write(nested / "untracked-inside.txt", "never ours\n")
+    write(nested / "a.txt", "changed, uncommitted\n")
+
+    hinted = store.capture(session_id="s", reason="after bash", watched=True)
+
+    assert hinted.tree == walked.capture(session_id="s", reason="walk").tree
+    assert store.watching
+
+
+def test_a_file_added_to_an_oversized_untracked_directory_stays_out(repo: Path, data_dir: Path) -> None:
+    for i in range(4):
+        write(repo / "dump" / f"{i}.txt", f"{i}\n")
+    store = SnapshotStore(repo, data_dir, watch=True, max_untracked_dir_files=3)
+    walked = SnapshotStore(repo, data_dir / "walked", max_untracked_dir_files=3)
+    first = store.capture(session_id="s", reason="start")
+    assert [s.path for s in first.skipped] == ["dump"]
+    write(repo / "dump" / "4.txt", "4\n")
+
+    hinted = store.capture(session_id="s", reason="after bash", watched=True)
+
+    # A walk counts the whole directory (5 files, over the limit); the hint must too.
+    assert [(s.path, s.files) for s in hinted.skipped] == [("dump", 5)]
+    assert hinted.tree == walked.capture(session_id="s", reason="walk").tree
