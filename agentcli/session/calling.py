@@ -48,7 +48,7 @@ class Calling:
             if refusal is not None:
                 result = ToolResult.failure(refusal)
             else:
-                context = replace(turn.tool_context, call_id=call.id)
+                context = replace(turn.tool_context, call_id=call.id, links_approved=turn.approved(call))
                 result = turn.redact.result(await turn.tools.call(call.name, call.arguments, context))
         except Exception as error:
             # Unexpected: the chart halts with the error; the exit callback still answers the call.

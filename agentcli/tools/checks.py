@@ -110,7 +110,7 @@ def _project_file(workspace: Path, name: str) -> str | None:
     """
     try:
         path = resolve_in_workspace(workspace, name, must_exist=True)
-        fd = open_regular(workspace, path, name)
+        fd = open_regular(workspace, path, name, links=False)
     except (ToolError, OSError):
         return None
     try:

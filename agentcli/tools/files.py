@@ -44,7 +44,7 @@ class ReadFile(BlockingTool[ReadFileArgs]):
         display = relative(ctx.workspace, path)
         paged = args.offset is not None or args.limit is not None
         total: int | None
-        fd = open_regular(ctx.workspace, path, display)
+        fd = open_regular(ctx.workspace, path, display, links=ctx.links_approved)
         try:
             if paged and os.fstat(fd).st_size > ctx.settings.max_read_bytes:
                 lines = _read_lines_streaming(fd, display, args.offset or 1, args.limit or DEFAULT_READ_LINES)
@@ -121,7 +121,7 @@ class WriteFile(BlockingTool[WriteFileArgs]):
         path = resolve_in_workspace(ctx.workspace, args.path)
         display = relative(ctx.workspace, path)
         existed = os.path.lexists(path)
-        _write_preserving_mode(ctx.workspace, path, display, args.content, create=True)
+        _write_preserving_mode(ctx.workspace, path, display, args.content, create=True, links=ctx.links_approved)
         lines = count_lines(args.content)
         verb = "Overwrote" if existed else "Created"
         return ToolResult(
@@ -134,12 +134,14 @@ def count_lines(text: str) -> int:
     return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
 
 
-def _write_preserving_mode(workspace: Path, path: Path, display: str, content: str, *, create: bool) -> None:
+def _write_preserving_mode(
+    workspace: Path, path: Path, display: str, content: str, *, create: bool, links: bool
+) -> None:
     """Write ``content`` exactly as given (no newline translation) over the file, in place.
 
     In place rather than through a temporary file renamed over it, so the file keeps its mode,
     owner and other names, as an editor saving it would."""
-    fd = open_regular(workspace, path, display, write=True, create=create)
+    fd = open_regular(workspace, path, display, write=True, create=create, links=links)
     try:
         rewrite(fd, content.encode("utf-8"))
     finally:
@@ -176,7 +178,7 @@ class EditFile(BlockingTool[EditFileArgs]):
             raise ToolError("old_string is empty; use write_file to create or replace a whole file")
         if args.old_string == args.new_string:
             raise ToolError("old_string and new_string are identical; nothing would change")
-        fd = open_regular(ctx.workspace, path, display, write=True)
+        fd = open_regular(ctx.workspace, path, display, write=True, links=ctx.links_approved)
         try:
             return self._edit(fd, display, args, ctx)
         finally:

@@ -93,7 +93,9 @@ def _require_regular(fd: int, display: str) -> os.stat_result:
     return info
 
 
-def open_regular(workspace: Path, path: Path, display: str, *, write: bool = False, create: bool = False) -> int:
+def open_regular(
+    workspace: Path, path: Path, display: str, *, write: bool = False, create: bool = False, links: bool = True
+) -> int:
     """Open a checked workspace path as a regular file, never following a symlink on the way.
 
     Args:
@@ -102,6 +104,7 @@ def open_regular(workspace: Path, path: Path, display: str, *, write: bool = Fal
         display: How the path is named in messages.
         write: Open for reading and writing (the file is not truncated: see :func:`rewrite`).
         create: Create the file and its missing parent folders (implies ``write``).
+        links: Accept a file with more than one name (a hard link, maybe to a file outside).
 
     Returns:
         An open descriptor of a regular file; the caller closes it.
@@ -133,7 +136,13 @@ def open_regular(workspace: Path, path: Path, display: str, *, write: bool = Fal
     except OSError as error:
         raise ToolError(f"'{display}' cannot be opened: {error.strerror}") from None
     try:
-        _require_regular(fd, display)
+        info = _require_regular(fd, display)
+        if info.st_nlink > 1 and not links:
+            raise ToolError(
+                f"'{display}' is hard-linked ({info.st_nlink} names), so its content may be a file outside "
+                "the workspace; using it needs approval, which this call did not have (it was linked after "
+                "the permission check). Call the tool again to be asked"
+            )
     except BaseException:
         os.close(fd)
         raise

@@ -156,7 +156,7 @@ class Grep(BlockingTool[GrepArgs]):
                 continue
             if not named and is_secret_path(rel):
                 continue  # a secret file is searched only when named: reading it may need approval
-            lines = _text_lines(ctx.workspace, rel, named=named)
+            lines = _text_lines(ctx.workspace, rel, named=named and ctx.links_approved)
             if isinstance(lines, _Skipped):
                 skipped.setdefault(lines.why, []).append(rel)
                 continue
