@@ -24,6 +24,7 @@ from agentcli.llm.types import (
     RetryNotice,
     TextChunk,
 )
+from agentcli.secrets import StreamRedactor
 from agentcli.session.coalesce import TextCoalescer
 from agentcli.session.instructions import display, find_instructions, instructions_section
 from agentcli.session.outcomes import ModelOutcome
@@ -50,6 +51,8 @@ class _Stream:
 
     coalescer: TextCoalescer
     thoughts: TextCoalescer
+    shown: StreamRedactor
+    """Between the coalescer and the screen: holds back an end that may be half a secret."""
     text: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
 
@@ -113,11 +116,12 @@ class Thinking:
         await self._learn_limits(request)
         turn.fit_tool_output()
         turn.meter.sent(len(prompt) + len(json.dumps(tools)), turn.messages.chars)
-        # Redacted per coalesced chunk for the screen; the whole reply again below, for the
-        # conversation and the record (a key cut across two chunks is caught there).
-        coalescer = TextCoalescer(lambda text: turn.emit(TextDelta(text=turn.redact(text))))
+        # Redacted on its way to the screen, an end that may be half a key held back until the
+        # next chunk shows whether it is one; the whole reply again for the conversation.
+        shown = turn.redact.stream(lambda text: turn.emit(TextDelta(text=text)))
+        coalescer = TextCoalescer(shown.add)
         thoughts = TextCoalescer(lambda text: turn.emit(ReasoningDelta(text=text)))
-        stream = self._stream = _Stream(coalescer=coalescer, thoughts=thoughts)
+        stream = self._stream = _Stream(coalescer=coalescer, thoughts=thoughts, shown=shown)
         self._called = True
         response: ModelResponse | None = None
         try:
@@ -132,6 +136,7 @@ class Thinking:
                 elif isinstance(item, RetryNotice):
                     thoughts.flush()
                     coalescer.flush()
+                    shown.flush()
                     stream.text.clear()
                     stream.reasoning.clear()
                     turn.emit(RetryScheduled(attempt=item.attempt, max_attempts=item.max_attempts,
@@ -147,6 +152,7 @@ class Thinking:
         finally:
             thoughts.flush()
             coalescer.flush()
+            shown.flush()
         if response is None:
             raise ModelProtocolError("the model client ended its stream without a response")
         self._stream = None
@@ -219,6 +225,7 @@ class Thinking:
             return
         stream.thoughts.flush()
         stream.coalescer.flush()
+        stream.shown.flush()
         text = turn.redact("".join(stream.text))
         if text:
             turn.messages.append(assistant_message(text, []))
