@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agentcli.config import ReasoningSetting
@@ -24,7 +25,7 @@ from agentcli.llm.types import (
     RetryNotice,
     TextChunk,
 )
-from agentcli.secrets import StreamRedactor
+from agentcli.secrets import Redactor
 from agentcli.session.coalesce import TextCoalescer
 from agentcli.session.instructions import display, find_instructions, instructions_section
 from agentcli.session.outcomes import ModelOutcome
@@ -45,14 +46,30 @@ class ModelProtocolError(Exception):
     """A model client broke its contract (its stream ended without a response)."""
 
 
+class _Shown:
+    """Streamed text on its way to the screen: coalesced, then redacted, an end that may be half
+    a key held back until the next piece shows whether it is one (see ``StreamRedactor``)."""
+
+    def __init__(self, redactor: Redactor, deliver: Callable[[str], None]) -> None:
+        self._redacted = redactor.stream(deliver)
+        # The coalescer's own timer flushes only itself: a held-back end waits for more text.
+        self._coalescer = TextCoalescer(self._redacted.add)
+
+    def add(self, text: str) -> None:
+        self._coalescer.add(text)
+
+    def flush(self) -> None:
+        """The text has ended (or paused for another kind): show everything."""
+        self._coalescer.flush()
+        self._redacted.flush()
+
+
 @dataclass
 class _Stream:
     """The reply being streamed, for the exit callback to keep if the stream is cut off."""
 
-    coalescer: TextCoalescer
-    thoughts: TextCoalescer
-    shown: StreamRedactor
-    """Between the coalescer and the screen: holds back an end that may be half a secret."""
+    coalescer: _Shown
+    thoughts: _Shown
     text: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
 
@@ -116,12 +133,10 @@ class Thinking:
         await self._learn_limits(request)
         turn.fit_tool_output()
         turn.meter.sent(len(prompt) + len(json.dumps(tools)), turn.messages.chars)
-        # Redacted on its way to the screen, an end that may be half a key held back until the
-        # next chunk shows whether it is one; the whole reply again for the conversation.
-        shown = turn.redact.stream(lambda text: turn.emit(TextDelta(text=text)))
-        coalescer = TextCoalescer(shown.add)
-        thoughts = TextCoalescer(lambda text: turn.emit(ReasoningDelta(text=text)))
-        stream = self._stream = _Stream(coalescer=coalescer, thoughts=thoughts, shown=shown)
+        # Redacted on the way to the screen; the whole reply again for the conversation.
+        coalescer = _Shown(turn.redact, lambda text: turn.emit(TextDelta(text=text)))
+        thoughts = _Shown(turn.redact, lambda text: turn.emit(ReasoningDelta(text=text)))
+        stream = self._stream = _Stream(coalescer=coalescer, thoughts=thoughts)
         self._called = True
         response: ModelResponse | None = None
         try:
@@ -136,7 +151,6 @@ class Thinking:
                 elif isinstance(item, RetryNotice):
                     thoughts.flush()
                     coalescer.flush()
-                    shown.flush()
                     stream.text.clear()
                     stream.reasoning.clear()
                     turn.emit(RetryScheduled(attempt=item.attempt, max_attempts=item.max_attempts,
@@ -152,7 +166,6 @@ class Thinking:
         finally:
             thoughts.flush()
             coalescer.flush()
-            shown.flush()
         if response is None:
             raise ModelProtocolError("the model client ended its stream without a response")
         self._stream = None
@@ -179,7 +192,7 @@ class Thinking:
         text = turn.redact(response.text)
         turn.messages.append(assistant_message(text, calls, response.thinking_blocks))
         turn.emit(AssistantMessage(text=text, tool_calls=calls, finish_reason=response.finish_reason,
-                                   reasoning=response.reasoning, thinking_blocks=response.thinking_blocks))
+                                   reasoning=turn.redact(response.reasoning), thinking_blocks=response.thinking_blocks))
         turn.pending.extend(calls)
 
     def _record_usage(self, response: ModelResponse) -> None:
@@ -225,8 +238,7 @@ class Thinking:
             return
         stream.thoughts.flush()
         stream.coalescer.flush()
-        stream.shown.flush()
         text = turn.redact("".join(stream.text))
         if text:
             turn.messages.append(assistant_message(text, []))
-        turn.emit(AssistantMessage(text=text, interrupted=True, reasoning="".join(stream.reasoning)))
+        turn.emit(AssistantMessage(text=text, interrupted=True, reasoning=turn.redact("".join(stream.reasoning))))

@@ -111,3 +111,35 @@ async def test_a_key_streamed_in_small_chunks_never_shows_in_a_delta(
     assert len(deltas) > 5
     assert all(SECRET[:6] not in delta and SHAPED[:6] not in delta for delta in deltas), deltas
     assert "".join(deltas) == "Here it is: [redacted:OPENAI_API_KEY] and [redacted:github-token] done."
+
+
+async def test_the_models_reasoning_is_redacted_on_screen(
+    workspace: Path, isolated_dirs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentcli.events import AssistantMessage, ReasoningDelta, ToolCallRequest
+    from agentcli.llm.types import ModelResponse, ReasoningChunk
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+
+    class Thinker:
+        """A model that thinks aloud about the key, in small pieces (the network edge)."""
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(replay(("", [])), name)
+
+        async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
+            thought = f"The key is {SECRET}, I should not print it."
+            for start in range(0, len(thought), 4):
+                yield ReasoningChunk(thought[start : start + 4])
+            done = ToolCallRequest(id="c1", name="complete", arguments='{"summary": "s"}')
+            yield ModelResponse(text="", tool_calls=[done], finish_reason="tool_calls", usage=None, cost=None,
+                                model="m", reasoning=thought)
+
+    session = new_session(workspace, Settings(), model_client=Thinker(), data_dir=isolated_dirs / "data")  # type: ignore[arg-type]
+    shown: list[str] = []
+    session.subscribe(lambda event: shown.append(event.text) if isinstance(event, ReasoningDelta) else (
+        shown.append(event.reasoning or "") if isinstance(event, AssistantMessage) else None))
+    await session.run_turn("think")
+    session.close()
+    assert shown and all(SECRET[:6] not in text for text in shown)
+    assert any("[redacted:OPENAI_API_KEY]" in text for text in shown)
