@@ -143,3 +143,21 @@ async def test_the_models_reasoning_is_redacted_on_screen(
     session.close()
     assert shown and all(SECRET[:6] not in text for text in shown)
     assert any("[redacted:OPENAI_API_KEY]" in text for text in shown)
+
+
+async def test_a_key_in_a_tool_calls_arguments_is_shown_redacted_and_used_as_written(
+    workspace: Path, isolated_dirs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentcli.events import ToolCallStarted
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    client = replay(("", [("write_file", {"path": "config.txt", "content": f"key = {SECRET}\n"})]),
+                    ("", [("complete", {"summary": "done"})]))
+    session = new_session(workspace, Settings(), model_client=client, data_dir=isolated_dirs / "data",
+                          default_permission_mode="all")
+    started: list[ToolCallStarted] = []
+    session.subscribe(lambda event: started.append(event) if isinstance(event, ToolCallStarted) else None)
+    await session.run_turn("write the config")
+    session.close()
+    assert started and all(SECRET not in event.arguments + event.preview for event in started)
+    assert (workspace / "config.txt").read_text() == f"key = {SECRET}\n"
