@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import Field
 
 from agentcli.tools.base import Arguments, BlockingTool, ToolContext, ToolError, ToolResult
-from agentcli.tools.fsaccess import open_regular, read_bounded, rewrite
+from agentcli.tools.fsaccess import open_dir, open_regular, open_subdir, read_bounded, rewrite
 from agentcli.tools.ignore import make_filter
 from agentcli.tools.paths import relative, resolve_in_workspace
 from agentcli.tools.text import decode_text, looks_binary, truncate_middle
@@ -241,29 +241,53 @@ class ListFiles(BlockingTool[ListFilesArgs]):
         return ToolResult(ok=True, output=header + output)
 
 
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    """Folders (and links to folders) sort first; a link whose target is gone is a file."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
 def _tree_lines(
     root: Path, depth: int, keep: Callable[[str, bool], bool], workspace: Path, limit: int
 ) -> list[str]:
-    """Folders first, then files, each level indented two spaces; stops past ``limit``."""
+    """Folders first, then files, each level indented two spaces; stops past ``limit``.
+
+    Listed through descriptors, each folder opened without following a link: a folder swapped
+    for a symlink to somewhere else meanwhile is not listed (see ``fsaccess.open_dir``).
+    """
     lines: list[str] = []
 
-    def walk(folder: Path, level: int) -> None:
+    def walk(folder: int, rel_folder: str, level: int) -> None:
         if len(lines) > limit:
             return
         try:
-            children = sorted(os.scandir(folder), key=lambda entry: (not entry.is_dir(), entry.name))
+            children = sorted(os.scandir(folder), key=lambda entry: (not _is_dir(entry), entry.name))
         except OSError as error:
             lines.append(f"{'  ' * level}[cannot list: {error.strerror}]")
             return
         for child in children:
             is_dir = child.is_dir(follow_symlinks=False)
-            rel = relative(workspace, Path(child.path))
+            rel = child.name if rel_folder == "." else f"{rel_folder}/{child.name}"
             if not keep(rel, is_dir):
                 continue
             suffix = "/" if is_dir else ("@" if child.is_symlink() else "")
             lines.append(f"{'  ' * level}{child.name}{suffix}")
             if is_dir and level + 1 < depth:
-                walk(Path(child.path), level + 1)
+                try:
+                    inner = open_subdir(folder, child.name, rel)
+                except (ToolError, OSError) as error:
+                    lines.append(f"{'  ' * (level + 1)}[cannot list: {error}]")
+                    continue
+                try:
+                    walk(inner, rel, level + 1)
+                finally:
+                    os.close(inner)
 
-    walk(root, 0)
+    top = open_dir(workspace, root, relative(workspace, root))
+    try:
+        walk(top, relative(workspace, root), 0)
+    finally:
+        os.close(top)
     return lines

@@ -84,6 +84,39 @@ def _parent_fd(workspace: Path, parts: list[str], display: str, *, create: bool)
         os.close(fd)
 
 
+def open_dir(workspace: Path, path: Path, display: str) -> int:
+    """Open a checked workspace folder (or the workspace itself) without following a link.
+
+    Listing by name would list whatever a swapped-in symlink points at; the listing tools
+    list this descriptor instead (``os.scandir(fd)``, ``os.fwalk(dir_fd=...)``).
+
+    Raises:
+        ToolError: the folder changed since it was checked, or is not a folder.
+    """
+    try:
+        if path == workspace:
+            return os.open(workspace, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+        parts = _parts(workspace, path)
+        with _parent_fd(workspace, parts, display, create=False) as parent:
+            return open_subdir(parent, parts[-1], display)
+    except ToolError:
+        raise
+    except OSError as error:
+        raise ToolError(f"'{display}' cannot be listed: {error.strerror}") from None
+
+
+def open_subdir(parent: int, name: str, display: str) -> int:
+    """Open the folder ``name`` in the folder ``parent`` is open on, never through a symlink."""
+    try:
+        return os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC | os.O_NONBLOCK, dir_fd=parent)
+    except FileNotFoundError:
+        raise ToolError(f"'{display}' does not exist") from None
+    except OSError as error:
+        if error.errno in _SWAPPED:
+            raise _changed(display) from None
+        raise
+
+
 def _require_regular(fd: int, display: str) -> os.stat_result:
     info = os.fstat(fd)
     if stat.S_ISDIR(info.st_mode):

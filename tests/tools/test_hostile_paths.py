@@ -187,17 +187,20 @@ def swapping(workspace: Path, outside: Path) -> Iterator[Path]:
 @pytest.mark.may_skip(reason="needs renameat2 (glibc 2.28+) for an atomic swap")
 async def test_a_folder_swapped_for_a_symlink_never_lets_a_tool_out(workspace: Path, swapping: Path) -> None:
     outside = swapping
+    (outside / "only-outside.txt").write_text("a name no listing of the workspace may show\n")
     leaks: list[str] = []
     for number in range(150):
         write = await call(workspace, "write_file", {"path": f"d/new{number}.txt", "content": "written\n"})
         edit = await call(workspace, "edit_file", {"path": "d/secret.txt", "old_string": "side", "new_string": "SIDE"})
         read = await call(workspace, "read_file", {"path": "d/secret.txt"})
         grep = await call(workspace, "grep", {"pattern": "SECRET", "path": "."})
-        for result in (write, edit, read, grep):
-            if OUTSIDE_SECRET in result.output or "OUTSIDE-SIDE" in result.output:
+        listing = await call(workspace, "list_files", {"path": "d"})
+        found = await call(workspace, "glob", {"pattern": "**/*", "path": "d"})
+        for result in (write, edit, read, grep, listing, found):
+            if OUTSIDE_SECRET in result.output or "OUTSIDE-SIDE" in result.output or "only-outside" in result.output:
                 leaks.append(result.output)
     written_outside = sorted(path.name for path in outside.iterdir())
-    assert written_outside == ["secret.txt"], f"files written outside: {written_outside}"
+    assert written_outside == ["only-outside.txt", "secret.txt"], f"files written outside: {written_outside}"
     assert (outside / "secret.txt").read_text() == f"{OUTSIDE_SECRET}\n"
     assert leaks == []
 
