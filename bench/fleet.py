@@ -11,7 +11,7 @@ reply after ``--reply-delay`` seconds, standing in for a model's latency) with `
 Every session is a process that imports litellm (~5 s of CPU), so on a 2-core machine that cost,
 not the model's latency, bounds the speed-up.
 
-    .venv/bin/python bench/fleet.py [--files 10000] [--tasks 8] [--reply-delay 0.5] [--no-ray]
+    .venv/bin/python bench/fleet.py [--files 10000] [--tasks 8] [--reply-delay 0.5] [--no-ray] [--overhead-only]
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=8)
     parser.add_argument("--reply-delay", type=float, default=0.5)
     parser.add_argument("--no-ray", action="store_true", help="Skip the Ray run.")
+    parser.add_argument("--overhead-only", action="store_true", help="Only part 1: the per-attempt overhead.")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench-fleet-")).resolve()
     os.environ["XDG_DATA_HOME"] = str(root / "data")
@@ -51,7 +52,8 @@ def main() -> None:
           "the ratios less)")
     try:
         overhead(root, args.files, args.rounds)
-        throughput(root, args.tasks, args.reply_delay, ray=not args.no_ray)
+        if not args.overhead_only:
+            throughput(root, args.tasks, args.reply_delay, ray=not args.no_ray)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

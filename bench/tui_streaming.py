@@ -147,13 +147,19 @@ class GcPauses:
 
     def __init__(self) -> None:
         self.pauses: list[tuple[int, float]] = []
+        self.freed: list[int] = []
+        self.tracked: list[int] = []
+        """Objects each collection freed, and how many the collector tracked when it started."""
         self._started = 0.0
 
     def __call__(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
+            if info["generation"] == 2:
+                self.tracked.append(len(gc.get_objects()))  # counted before the clock starts
             self._started = time.perf_counter()
         else:
             self.pauses.append((info["generation"], time.perf_counter() - self._started))
+            self.freed.append(info["collected"])
 
 
 async def run(tokens: list[str], rate: float, objects_report: bool = False) -> None:
@@ -250,6 +256,10 @@ async def run(tokens: list[str], rate: float, objects_report: bool = False) -> N
     full = [pause for generation, pause in gc_pauses.pauses if generation == 2]
     print(f"garbage collections: {len(gc_pauses.pauses)}, longest {max((p for _, p in gc_pauses.pauses), default=0) * 1000:.0f} ms; "
           f"full ones: {len(full)}, longest {max(full, default=0) * 1000:.0f} ms")
+    longest = max(range(len(gc_pauses.pauses)), key=lambda n: gc_pauses.pauses[n][1], default=None)
+    if longest is not None and full:
+        print(f"  the longest collection freed {gc_pauses.freed[longest]:,} objects; full collections walked "
+              f"{min(gc_pauses.tracked):,}-{max(gc_pauses.tracked):,} tracked objects")
     print(f"blocks: {len(conversation.records)} Markdown chunks of ~4k chars; mounted at the end: "
           f"{conversation.mounted_blocks} (weight {conversation.mounted_weight})")
 

@@ -51,7 +51,8 @@ def batch(
         raise fail(str(error)) from None
     results_path = (results or tasks_file.with_name(tasks_file.stem + ".results.jsonl")).expanduser().resolve()
     backend = backend_for(ray, settings)
-    count = jobs or settings.fleet.jobs or (len(tasks) if backend.name != "local" else default_jobs(
+    capacity = backend.capacity()
+    count = jobs or settings.fleet.jobs or (min(len(tasks), capacity) if capacity is not None else default_jobs(
         len(tasks), [task.model or options.model or settings.model for task in tasks], settings.fleet.provider_jobs))
     mode = "all" if options.yes else (options.permission_mode.value if options.permission_mode else "all")
     spec = JobSpec(prompt="", model=options.model, api_base=options.api_base, workflow=options.workflow,

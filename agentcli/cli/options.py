@@ -128,12 +128,14 @@ TAKES: dict[str, frozenset[Name]] = {
     "mcp": frozenset({"cwd"}),
     "mcp list": frozenset({"cwd"}),
     "mcp call": frozenset({"cwd"}),
+    "race": frozenset(),  # the group: `race -n 3 "TASK"` is `race start …`, which takes the options
     "race start": _AGENT | {"workflow", "output"},
     "race show": frozenset({"cwd"}),
     "race list": frozenset({"cwd"}),
     "race diff": frozenset({"cwd"}),
     "race apply": frozenset({"cwd"}),
     "race undo": frozenset({"cwd"}),
+    "race rm": frozenset({"cwd"}),
     "batch": _AGENT | {"workflow", "output"},
 }
 """Which shared options each command takes, by its path below ``agentcli``. The bare command

@@ -32,6 +32,12 @@ class _RaceGroup(TyperGroup):
 app = typer.Typer(cls=_RaceGroup, no_args_is_help=True,
                   help="Several attempts at one task, each in its own copy of the workspace; keep the best.")
 
+@app.callback()
+@shared_options("race")
+def race_group() -> None:
+    """Several attempts at one task, each in its own copy of the workspace; keep the best."""
+
+
 RaceOpt = Annotated[str | None, typer.Option("--race", "-r",
                                              help="Race id or prefix (default: this workspace's newest).")]
 
@@ -75,8 +81,9 @@ def start(
     backend = backend_for(ray, settings)
     count = jobs or settings.fleet.jobs or default_jobs(
         len(plans), [plan.model or settings.model for plan in plans], settings.fleet.provider_jobs)
-    if backend.name != "local" and jobs is None and settings.fleet.jobs is None:
-        count = len(plans)  # the cluster schedules them on its own resources
+    capacity = backend.capacity()
+    if capacity is not None and jobs is None and settings.fleet.jobs is None:
+        count = min(len(plans), capacity)  # as many as the cluster has CPUs for
     mode = options.permission_mode.value if options.permission_mode else "all"
     spec = JobSpec(prompt=task, model=options.model, api_base=options.api_base, max_steps=options.max_steps,
                    permission_mode="all" if options.yes else mode,  # type: ignore[arg-type]
@@ -204,6 +211,9 @@ def show(race_ref: RaceOpt = None,
         theme = load_settings(Path(race.workspace)).theme if Path(race.workspace).is_dir() else None
         raise typer.Exit(RaceApp(data_dir, race.id, theme=theme).run() or 0)
     _print_table(race)
+    sessions = [f"{attempt.id} {attempt.session_id}" for attempt in race.attempts if attempt.session_id]
+    if sessions:
+        typer.echo(f"sessions: {', '.join(sessions)} (agentcli resume ID \"…\" takes one further)")
     for applied in race.applied:
         typer.echo(f"applied attempt {applied.attempt} at {applied.at:%Y-%m-%d %H:%M}; undo: agentcli race undo")
 
@@ -232,13 +242,16 @@ def list_races(all_workspaces: Annotated[bool, typer.Option("--all", help="Every
 def diff(attempt_id: Annotated[str, typer.Argument(metavar="ATTEMPT", help="Attempt number.")],
          race_ref: RaceOpt = None, *, options: CommonOptions) -> None:
     """Print an attempt's change as a unified diff."""
-    from agentcli.fleet.workdir import result_patch
+    from agentcli.fleet.workdir import WorkdirError, result_patch
 
     data_dir, race = _race(race_ref, options.cwd)
     attempt = _attempt(race, attempt_id)
     if attempt.final_tree is None:
         raise fail(f"attempt {attempt.id} has no result ({attempt.state}{': ' + attempt.note if attempt.note else ''})")
-    patch = result_patch(Path(attempt.workdir), data_dir)
+    try:
+        patch = result_patch(Path(attempt.workdir), data_dir)
+    except WorkdirError as error:
+        raise fail(str(error), EXIT_ERROR) from None
     typer.echo(patch if patch else f"attempt {attempt.id} changed nothing", nl=not patch)
 
 
@@ -282,7 +295,8 @@ def apply(attempt_id: Annotated[str, typer.Argument(metavar="ATTEMPT", help="Att
 @app.command("undo")
 @shared_options("race undo")
 def undo(race_ref: RaceOpt = None,
-         yes: Annotated[bool, typer.Option("--yes", "-y", help="Restore without asking.")] = False,
+         # Not the shared --yes (approve every tool call): this one confirms the undo.
+         confirm: Annotated[bool, typer.Option("--yes", "-y", help="Restore without asking.")] = False,
          *, options: CommonOptions) -> None:
     """Put the workspace back as it was before the race's last apply (a snapshot restore)."""
     import sys
@@ -293,7 +307,7 @@ def undo(race_ref: RaceOpt = None,
     if not race.applied:
         raise fail(f"nothing of race {race.id} was applied")
     last = race.applied[-1]
-    if not yes:
+    if not confirm:
         if not sys.stdin.isatty():
             raise fail("undoing changes files; confirm with --yes")
         if not typer.confirm(f"Restore the workspace as it was before attempt {last.attempt} was applied?"):
@@ -304,3 +318,24 @@ def undo(race_ref: RaceOpt = None,
         raise fail(str(error), EXIT_ERROR) from None
     typer.echo(f"restored the workspace as before attempt {last.attempt} was applied ({changed} paths); "
                f"the state before this undo is snapshot {before}")
+
+
+@app.command("rm")
+@shared_options("race rm")
+def remove(race_ref: Annotated[str, typer.Argument(metavar="RACE", help="Race id or prefix.")],
+           *, options: CommonOptions) -> None:
+    """Delete a race's attempt directories, their snapshot stores and its record.
+
+    Their sessions stay (`agentcli sessions --all`; `agentcli sessions rm` removes them). A change
+    you applied stays too, and so does the snapshot that undoes it.
+    """
+    from agentcli.fleet.records import RaceNotFound, remove_race
+
+    data_dir, race = _race(race_ref, options.cwd)
+    if race.ended is None:
+        raise fail(f"race {race.id} has not ended; stop it first (Ctrl-C where it runs)")
+    try:
+        freed = remove_race(data_dir, race)
+    except RaceNotFound as error:
+        raise fail(str(error)) from None
+    typer.echo(f"removed race {race.id} ({len(race.attempts)} attempts, {freed / 1e6:.1f} MB)")

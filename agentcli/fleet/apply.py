@@ -192,7 +192,7 @@ def apply_attempt(race: Race, attempt_id: str, data_dir: Path, *, force: bool = 
 
     from agentcli.fleet import records
     from agentcli.fleet.models import Applied
-    from agentcli.fleet.workdir import store_path
+    from agentcli.fleet.workdir import collect, store_path
 
     attempt = race.attempt(attempt_id)
     if attempt is None:
@@ -200,6 +200,12 @@ def apply_attempt(race: Race, attempt_id: str, data_dir: Path, *, force: bool = 
         raise ApplyError(f"race {race.id} has no attempt {attempt_id!r} (it has {ids})")
     if attempt.final_tree is None or attempt.base_tree is None:
         raise ApplyError(f"attempt {attempt.id} has no result to apply ({attempt.state})")
+    workdir = Path(attempt.workdir)
+    if workdir.is_dir():
+        # Collected again: the user may have resumed the attempt's session (or edited its files)
+        # since the race ended, and what they apply is what the directory holds now.
+        collected = collect(workdir, data_dir)
+        attempt.final_tree, attempt.change = collected.final_tree, collected.change
     result = apply_result(workspace=Path(race.workspace), data_dir=data_dir,
                           attempt_store=store_path(Path(attempt.workdir), data_dir), base_tree=attempt.base_tree,
                           final_tree=attempt.final_tree, session_id=race.id,

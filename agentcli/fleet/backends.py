@@ -19,6 +19,11 @@ class Backend(Protocol):
     name: str
     """``local`` or ``ray ADDRESS``: recorded with the race or the batch."""
 
+    def capacity(self) -> int | None:
+        """Jobs it can run at once when the user does not say (None: the machine decides, see
+        :func:`agentcli.fleet.race.default_jobs`)."""
+        ...
+
     async def run(self, spec: JobSpec, workdir: Path, *, log_dir: Path, progress: Progress | None = None) -> JobReport:
         """Runs ``spec`` in ``workdir`` (cancellation stops it) and reports how it went."""
         ...
@@ -32,6 +37,9 @@ class LocalBackend:
     """Each job an ``agentcli run`` subprocess of this machine."""
 
     name = "local"
+
+    def capacity(self) -> int | None:
+        return None
 
     async def run(self, spec: JobSpec, workdir: Path, *, log_dir: Path, progress: Progress | None = None) -> JobReport:
         return await run_job(spec, workdir, log_dir=log_dir, progress=progress)

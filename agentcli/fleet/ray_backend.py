@@ -44,7 +44,7 @@ class RayBackend:
         except ImportError:
             raise RayUnavailable(f"--ray needs Ray, which is not installed; install it with: {INSTALL}") from None
         self.name = f"ray {address}"
-        self._ray = ray
+        self._ray: Any = ray  # Any: typed calls with ray installed, Any without; the same either way
         runtime_env: dict[str, Any] = {"pip": list(pip)} if pip else {}
         try:
             if not ray.is_initialized():
@@ -53,6 +53,12 @@ class RayBackend:
         except (ConnectionError, RuntimeError, ValueError) as error:
             raise RayUnavailable(f"cannot reach the Ray cluster at {address}: {error}") from None
         self._remote = ray.remote(num_cpus=1, max_retries=0)(remote_job)
+
+    def capacity(self) -> int | None:
+        """The cluster's CPUs (each job asks for one): more in flight would only queue there, each
+        holding its directory's archive here in memory."""
+        cpus = self._ray.cluster_resources().get("CPU", 1)
+        return max(1, int(cpus))
 
     async def run(self, spec: JobSpec, workdir: Path, *, log_dir: Path, progress: Progress | None = None) -> JobReport:
         archive = await asyncio.to_thread(pack, workdir)

@@ -83,3 +83,38 @@ def find(data_dir: Path, ref: str | None, workspace: Path) -> Race:
     if not names:
         raise RaceNotFound(f"no race matches {ref!r}; `agentcli race list` shows them")
     raise RaceNotFound(f"{ref!r} matches {len(names)} races: {', '.join(names[:5])}; type more of the id")
+
+
+def remove_race(data_dir: Path, race: Race) -> int:
+    """Deletes the race's folder (attempt directories, logs, record) and the attempts' snapshot stores.
+
+    Returns:
+        Bytes freed.
+    """
+    import shutil
+
+    from agentcli.fleet.workdir import discard, store_path
+
+    folder = races_dir(data_dir) / race.id
+    if not folder.is_dir():
+        raise RaceNotFound(f"no race {race.id} in {races_dir(data_dir)}")
+    freed = _size(folder)
+    for attempt in race.attempts:
+        workdir = Path(attempt.workdir)
+        if folder in workdir.parents:  # never anything outside the race's own folder
+            if workdir.is_dir():
+                freed += _size(store_path(workdir, data_dir))
+            discard(workdir, data_dir)
+    shutil.rmtree(folder)
+    return freed
+
+
+def _size(folder: Path) -> int:
+    total = 0
+    for root, _, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                pass
+    return total

@@ -148,9 +148,12 @@ def discard(workdir: Path, data_dir: Path) -> None:
 
 
 def result_patch(workdir: Path, data_dir: Path) -> str:
-    """The unified diff of a collected directory's change (no new capture)."""
-    from agentcli.snapshots import SnapshotStore
+    """The unified diff of a directory's change as it is now (collected again: a resumed session
+    may have gone on after the race).
 
-    store = SnapshotStore(workdir, data_dir)
-    diff = store.diff(store.timeline(BASE_SESSION)[0], store.timeline(RESULT_SESSION)[-1])
-    return "".join(file.patch for file in diff.files)
+    Raises:
+        WorkdirError: The directory is gone (``race rm``).
+    """
+    if not workdir.is_dir():
+        raise WorkdirError(f"{workdir} no longer exists")
+    return collect(workdir, data_dir).patch

@@ -107,6 +107,16 @@ def test_a_bad_tasks_file_names_the_line(tmp_path: Path) -> None:
     assert f"{tasks}:2: give either \"workspace\"" in proc.stderr
 
 
+def test_a_task_that_cannot_be_prepared_is_an_error_line_and_the_batch_goes_on(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"id": "gone", "repo": str(tmp_path / "no-such-repo"), "prompt": "x"}) + "\n")
+    proc = agentcli("batch", str(tasks), "--model", "openai/unused", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    result = _results(tmp_path / "tasks.results.jsonl")["gone"]
+    assert result["status"] == "error" and "cloning" in str(result["error"]) and result["session_id"] is None
+    assert "error  gone: WorkdirError: cloning" in proc.stdout
+
+
 def test_ray_without_ray_installed_exits_2_with_the_install_command(tmp_path: Path) -> None:
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text('{"prompt": "x", "workspace": "."}\n')
@@ -127,22 +137,47 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def ray_head(tmp_path: Path) -> Iterator[str]:
-    """A Ray head on 127.0.0.1 with 2 CPUs, started the way a user starts one, stopped after."""
+def ray_head(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A Ray head on 127.0.0.1 with 2 CPUs, started as a user starts one, and only it stopped after.
+
+    ``ray start --block`` keeps the head's processes as its children in a process group of our own,
+    so the test stops exactly those (``ray stop`` would stop every Ray on the machine). Token
+    authentication (on by default for local clusters since Ray 2.59) uses a token of the test's own,
+    given to the head and to agentcli through the environment, as on a real cluster.
+    """
+    import secrets
+    import signal
+
     pytest.importorskip("ray")
     ray = shutil.which("ray", path=str(Path(sys.executable).parent))
     if ray is None:
         pytest.skip("the ray command is not installed next to this Python")
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")
+    monkeypatch.setenv("RAY_AUTH_TOKEN", secrets.token_hex(16))
     port = _free_port()
     temp = Path("/tmp") / f"ray-agentcli-{port}"  # Ray's socket paths must stay short
-    started = subprocess.run([ray, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port),
-                              "--num-cpus", "2", "--include-dashboard", "false", "--temp-dir", str(temp),
-                              "--disable-usage-stats"], capture_output=True, text=True, timeout=180)
-    assert started.returncode == 0, started.stdout + started.stderr
+    log = (tmp_path / "ray-head.log").open("w")
+    head = subprocess.Popen([ray, "start", "--head", "--block", "--node-ip-address", "127.0.0.1", "--port", str(port),
+                             "--num-cpus", "2", "--include-dashboard", "false", "--temp-dir", str(temp),
+                             "--disable-usage-stats"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    address = f"127.0.0.1:{port}"
     try:
-        yield f"127.0.0.1:{port}"
+        from tests.support.waiting import eventually_sync
+
+        def up() -> bool:
+            assert head.poll() is None, (tmp_path / "ray-head.log").read_text()
+            return "Ray runtime started" in (tmp_path / "ray-head.log").read_text()
+
+        eventually_sync(up, what="the Ray head to start", timeout=180)
+        yield address
     finally:
-        subprocess.run([ray, "stop", "--force"], capture_output=True, timeout=120)
+        os.killpg(head.pid, signal.SIGTERM)
+        try:
+            head.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(head.pid, signal.SIGKILL)
+            head.wait()
+        log.close()
         shutil.rmtree(temp, ignore_errors=True)
 
 
@@ -176,3 +211,47 @@ def test_a_batch_on_a_local_ray_head_gives_the_local_results(project: Path, serv
     assert str(good["session_id"]) in listed.stdout
 
 
+
+
+@pytest.mark.slow
+@pytest.mark.may_skip(reason="needs the ray extra (pip install 'agentcli[ray]')")
+def test_a_race_on_ray_is_shown_and_applied_as_a_local_one(project: Path, server: OpenAIServer,
+                                                           ray_head: str) -> None:
+    server.default = Router({"good": [write("calc.py", GOOD), complete()], "bad": [write("calc.py", BAD), complete()]})
+    before = git_fingerprint(project)
+    proc = agentcli("race", "--models", "openai/good,openai/bad", "--api-base", server.base_url, "--check", CHECK,
+                    "--ray", ray_head, "fix add", cwd=project)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    race = json.loads(agentcli("race", "show", "--json", cwd=project).stdout)
+    assert race["backend"] == f"ray {ray_head}"
+    assert [a["report"]["checks"][0]["passed"] for a in race["attempts"]] == [True, False]
+    assert "★1" in agentcli("race", "show", cwd=project).stdout
+    assert agentcli("race", "apply", "1", cwd=project).returncode == 0
+    assert (project / "calc.py").read_text() == GOOD and git_fingerprint(project) == before
+
+
+@pytest.mark.slow
+@pytest.mark.may_skip(reason="needs the ray extra (pip install 'agentcli[ray]')")
+def test_ctrl_c_cancels_the_ray_tasks(project: Path, server: OpenAIServer, ray_head: str) -> None:
+    import secrets
+    import signal
+
+    from tests.support.waiting import eventually_sync, processes_with
+
+    marker = f"fix add {secrets.token_hex(4)}"  # in each remote session's command line
+    server.default = lambda body: Reply(text="thinking " * 2000, chunk_size=2, delay_s=0.05)
+    proc = subprocess.Popen([sys.executable, "-m", "agentcli", "race", "-n", "2", "--model", "openai/slow",
+                             "--api-base", server.base_url, "--check", CHECK, "--ray", ray_head, marker], cwd=project,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        eventually_sync(lambda: len(processes_with(marker)) >= 3 and len(server.requests) >= 2,
+                        what="both remote sessions to be talking to the model", timeout=180)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out + err
+    eventually_sync(lambda: not processes_with(marker), what="the remote sessions to be stopped", timeout=120)
+    race = json.loads(agentcli("race", "show", "--json", cwd=project).stdout)
+    assert [a["state"] for a in race["attempts"]] == ["cancelled", "cancelled"]

@@ -95,7 +95,8 @@ def test_conflicts_write_nothing_unless_forced(project: Path, data: Path, tmp_pa
     forced = apply_result(workspace=project, data_dir=data, attempt_store=store, base_tree=base, final_tree=final,
                           session_id="race-t", label="attempt 1", force=True)
     assert sorted(c.path for c in forced.overwritten) == ["build.txt", "calc.py"]
-    assert (project / "calc.py").read_text() == "attempt\n" and (project / "README.md").read_text() == "attempt readme\n"
+    assert (project / "calc.py").read_text() == "attempt\n"
+    assert (project / "README.md").read_text() == "attempt readme\n"
 
 
 def test_a_symlinked_folder_leading_outside_is_refused(project: Path, data: Path, tmp_path: Path) -> None:

@@ -71,7 +71,8 @@ def test_race_runs_isolated_attempts_ranks_them_and_applies_the_pick(project: Pa
     assert "agentcli race apply 1" in shown.stdout
 
     diff = agentcli("race", "diff", "2", cwd=project)
-    assert diff.returncode == 0 and "-    raise NotImplementedError" in diff.stdout and "+    return a - b" in diff.stdout
+    assert diff.returncode == 0
+    assert "-    raise NotImplementedError" in diff.stdout and "+    return a - b" in diff.stdout
 
     applied = agentcli("race", "apply", "1", cwd=project)
     assert applied.returncode == 0, applied.stderr
@@ -83,6 +84,12 @@ def test_race_runs_isolated_attempts_ranks_them_and_applies_the_pick(project: Pa
     undone = agentcli("race", "undo", "--yes", cwd=project)
     assert undone.returncode == 0, undone.stderr
     assert (project / "calc.py").read_text().endswith("raise NotImplementedError\n")
+    assert git_fingerprint(project) == before
+
+    removed = agentcli("race", "rm", race["id"], cwd=project)
+    assert removed.returncode == 0, removed.stderr
+    assert not any(Path(a["workdir"]).exists() for a in attempts.values())
+    assert "no races in" in agentcli("race", "show", cwd=project).stderr
     assert git_fingerprint(project) == before
 
 

@@ -112,3 +112,17 @@ def test_race_view_snapshot(finished_race: tuple[Path, Path], snap_compare: obje
 
     assert snap_compare(RaceApp(data, RACE_ID, theme="agentcli-dark"), terminal_size=(80, 24),  # type: ignore[operator]
                         run_before=settle)
+
+
+def test_apply_takes_what_the_attempt_holds_now(finished_race: tuple[Path, Path]) -> None:
+    """An attempt's session resumed after the race (or its files edited): apply takes the latest."""
+    from agentcli.fleet.apply import apply_attempt
+
+    data, project = finished_race
+    race = records.load(data, RACE_ID)
+    workdir = Path(race.attempts[1].workdir)
+    (workdir / "calc.py").write_text(GOOD + "# improved after the race\n")
+    result = apply_attempt(race, "2", data)
+    assert result.written == ["calc.py"]
+    assert (project / "calc.py").read_text() == GOOD + "# improved after the race\n"
+    assert records.load(data, RACE_ID).attempts[1].change.added == 2
