@@ -243,6 +243,14 @@ class Turn:
             return decision.refusal()
         return None
 
+    def approved(self, call: ToolCallRequest) -> bool:
+        """The user approved ``call``, a rule allowed it, or mode ``all`` runs everything: more
+        than the default allowance, which a tool must not stretch (a file hard-linked since)."""
+        if self.verdicts.get(call.id) is True or self.policy.mode == "all":
+            return True
+        decision = self.decision(call)
+        return decision.allowed and decision.matched is not None
+
     def needs_approval(self, call: ToolCallRequest) -> bool:
         """The policy asks the user about ``call`` and they have not answered yet."""
         if call.id in self.verdicts or call.name not in self.tools or self.refusal(call) is not None:
