@@ -34,6 +34,7 @@ from agentcli.snapshots._libgit2 import diff_index_to_workdir
 from agentcli.snapshots.guards import safe_relative_path
 from agentcli.snapshots.hints import index_has_prefix, widen_hints
 from agentcli.snapshots.models import SkippedPath, SkipReason
+from agentcli.snapshots.restat import mostly_stale, refresh_touched
 from agentcli.snapshots.shadow import ShadowRepo
 
 REFRESH_FLAGS = (
@@ -129,6 +130,9 @@ class IndexRefresher:
             flags |= DiffOption.DISABLE_PATHSPEC_MATCH
         skipped: list[SkippedPath] = []
         changed: list[str] = []
+        if paths is None and mostly_stale(index, shadow.workspace) and refresh_touched(index, shadow.workspace):
+            # Written now: its timestamp must be newer than the refreshed mtimes (see restat.py).
+            self.flush_index(force=True)
         try:
             # New blobs and trees stay in memory until the end, then go to disk as one pack.
             with shadow.objects.batch():
@@ -158,9 +162,14 @@ class IndexRefresher:
             self.flush_index()
         return Refreshed(tree=tree, skipped=skipped, before=before, changed=changed)
 
-    def flush_index(self) -> None:
+    def flush_index(self, *, force: bool = False) -> None:
         """Writes the index as it is in memory (before it is packed, or the repository reopened)."""
-        if self._last_index_write is not None and not self._pending_entries and self._shadow.index_path.exists():
+        if (
+            not force
+            and self._last_index_write is not None
+            and not self._pending_entries
+            and self._shadow.index_path.exists()
+        ):
             if time.monotonic() - self._last_index_write <= INDEX_REWRITE_S:
                 return
         # Written after the objects it points at, so the index on disk never names a missing one.
