@@ -237,3 +237,38 @@ def test_a_file_added_to_an_oversized_untracked_directory_stays_out(repo: Path, 
     # A walk counts the whole directory (5 files, over the limit); the hint must too.
     assert [(s.path, s.files) for s in hinted.skipped] == [("dump", 5)]
     assert hinted.tree == walked.capture(session_id="s", reason="walk").tree
+
+
+def test_a_watcher_that_cannot_run_leaves_every_capture_walking(repo: Path, data_dir: Path) -> None:
+    store = SnapshotStore(repo, data_dir, watch=True)
+    watcher = store._watcher
+    assert watcher is not None
+    watcher._max_dirs = 2  # as if the tree had more directories than the watcher may watch
+    store.capture(session_id="s", reason="start")
+    assert not store.watching
+    assert watcher.unavailable_reason is not None and "directories" in watcher.unavailable_reason
+    write(repo / "src" / "util.py", "X = 2\n")
+
+    result = store.capture(session_id="s", reason="after bash", watched=True)
+
+    assert result.snapshot is not None and [f.path for f in result.snapshot.files] == ["src/util.py"]
+    assert not store.watching
+
+
+def test_a_directory_moved_away_and_back_is_followed(repo: Path, data_dir: Path, tmp_path: Path) -> None:
+    store = SnapshotStore(repo, data_dir, watch=True)
+    walked = SnapshotStore(repo, data_dir / "walked")
+    store.capture(session_id="s", reason="start")
+    outside = tmp_path / "parked"
+    os.rename(repo / "src", outside)
+    assert store.capture(session_id="s", reason="moved out", watched=True).tree == walked.capture(
+        session_id="s", reason="walk"
+    ).tree
+    write(outside / "while-away.py", "A = 1\n")  # not in the workspace: nothing to record
+    os.rename(outside, repo / "lib")
+    write(repo / "lib" / "after.py", "B = 1\n")
+
+    hinted = store.capture(session_id="s", reason="moved back", watched=True)
+
+    assert hinted.tree == walked.capture(session_id="s", reason="walk").tree
+    assert store.watching
