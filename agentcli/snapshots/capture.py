@@ -95,6 +95,7 @@ class IndexRefresher:
         self._rules: IgnoreRules | None = None
         self._last_index_write: float | None = None
         self._pending_entries = 0
+        self._index_stamp: tuple[int, int] | None = None  # the index file as this process last left it
         self._rules_key: tuple[str, tuple[int, int] | None] | None = None
 
     def refresh(self, paths_hint: list[str] | None = None, *, walk_if_rules_changed: bool = False) -> Refreshed:
@@ -160,7 +161,16 @@ class IndexRefresher:
             or now - self._last_index_write > INDEX_REWRITE_S
         ):
             self.flush_index()
+        self._index_stamp = _index_stamp(shadow.index_path)
         return Refreshed(tree=tree, skipped=skipped, before=before, changed=changed)
+
+    def index_written_elsewhere(self) -> bool:
+        """Tells whether another process wrote the index since this one last refreshed it.
+
+        The next refresh then loads that index, and whatever this process held only in memory
+        (entries refreshed since its last write) is gone: hints alone would miss those paths.
+        """
+        return self._index_stamp is not None and _index_stamp(self._shadow.index_path) != self._index_stamp
 
     def flush_index(self, *, force: bool = False) -> None:
         """Writes the index as it is in memory (before it is packed, or the repository reopened)."""
@@ -176,6 +186,7 @@ class IndexRefresher:
         self._shadow.repo.index.write()
         self._last_index_write = time.monotonic()
         self._pending_entries = 0
+        self._index_stamp = _index_stamp(self._shadow.index_path)
 
     def _hint_path(self, path: str) -> str | None:
         if os.path.isabs(path):
@@ -352,6 +363,14 @@ class IndexRefresher:
                 accepted.extend(items)
         accepted.sort()
         return accepted, skipped
+
+
+def _index_stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_ino
 
 
 def _stat_key(path: Path | None) -> tuple[int, int] | None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from snaphelpers import commit_all, git, write
+from snaphelpers import commit_all, git, git_add_all_tree, write
 
 from agentcli.snapshots import SnapshotStore
 
@@ -271,4 +271,35 @@ def test_a_directory_moved_away_and_back_is_followed(repo: Path, data_dir: Path,
     hinted = store.capture(session_id="s", reason="moved back", watched=True)
 
     assert hinted.tree == walked.capture(session_id="s", reason="walk").tree
+    assert store.watching
+
+
+def test_an_index_written_by_another_process_makes_the_next_watched_capture_walk(
+    repo: Path, data_dir: Path, tmp_path: Path
+) -> None:
+    """Another store object on the same shadow stands in for a second agentcli process."""
+    watching = SnapshotStore(repo, data_dir, watch=True)
+    other = SnapshotStore(repo, data_dir)
+    watching.capture(session_id="a", reason="start")
+    write(repo / "src" / "app.py", "def main():\n    return 'from bash'\n")
+    watching.capture(session_id="a", reason="after bash", watched=True)  # kept in memory only
+    write(repo / "src" / "util.py", "X = 'from the other session'\n")
+    other.capture(session_id="b", reason="after edit_file", paths_hint=["src/util.py"])  # writes the index
+
+    result = watching.capture(session_id="a", reason="after bash", watched=True)
+
+    assert result.tree == git_add_all_tree(repo, tmp_path / "x")
+
+
+def test_the_store_writing_its_own_index_keeps_the_watcher_trusted(repo: Path, data_dir: Path) -> None:
+    store = SnapshotStore(repo, data_dir, watch=True)
+    first = store.capture(session_id="s", reason="start")
+    assert first.snapshot is not None
+    store.diff(first.snapshot)  # refreshes and writes the index: no other process involved
+    assert not store._refresher.index_written_elsewhere()
+    write(repo / "README.md", "changed\n")
+
+    result = store.capture(session_id="s", reason="after bash", watched=True)
+
+    assert result.snapshot is not None and [f.path for f in result.snapshot.files] == ["README.md"]
     assert store.watching
