@@ -57,7 +57,9 @@ behind is valid too (its stat data vouch for older files, which the next diff ha
 INDEX_PENDING_MAX = 64
 """...unless more entries than this changed since the last write. An entry changed after the
 index was written is "racily clean" to libgit2 and hashed again by every walk until the next
-write; this bounds that cost."""
+write; this bounds that cost. Until the write, the changed paths are listed in the store's
+`agentcli/unwritten-paths` journal, so another process sharing the store looks at them again
+rather than trusting the older entries of the index on disk."""
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,8 @@ class IndexRefresher:
         self._limits = limits
         self._rules: IgnoreRules | None = None
         self._last_index_write: float | None = None
-        self._pending_entries = 0
+        self._pending: set[str] = set()  # paths changed in memory since the last write
+        self._journal_owner = f"{os.getpid()}.{id(self)}".encode()
         self._index_stamp: tuple[int, int] | None = None  # the index file as this process last left it
         self._rules_key: tuple[str, tuple[int, int] | None] | None = None
 
@@ -112,6 +115,11 @@ class IndexRefresher:
             The tree id and the paths left out.
         """
         shadow = self._shadow
+        # Another process wrote the index: the paths this one changed only in memory must be
+        # looked at again, or a hinted refresh would take the other index's older entries.
+        lost = set(self._pending) if self.index_written_elsewhere() else set()
+        # ...and so must the paths other processes changed only in their memory (the journal).
+        lost |= self._read_journal()
         sources = discover(shadow.workspace)
         inherited = sources.workspace_excludes()
         shadow.sync_excludes(inherited)
@@ -122,11 +130,13 @@ class IndexRefresher:
         # cached process-wide while unchanged).
         self._rules = sources.rules(shadow.own_excludes())
         index = shadow.index()  # first: seeding may reopen the repository
+        if lost:
+            self._pending.clear()  # the index just loaded is the other process's
         repo = shadow.repo
         flags = REFRESH_FLAGS
         paths: list[str] | None = None
         if paths_hint is not None and not (walk_if_rules_changed and rules_changed):
-            hinted = {p for p in map(self._hint_path, paths_hint) if p is not None}
+            hinted = {p for p in map(self._hint_path, paths_hint) if p is not None} | lost
             paths = sorted(widen_hints(shadow.workspace, index, hinted))
             flags |= DiffOption.DISABLE_PATHSPEC_MATCH
         skipped: list[SkippedPath] = []
@@ -146,18 +156,20 @@ class IndexRefresher:
         except BaseException:
             # The in-memory index may name objects that never reached the disk: forget it.
             index.read(True)
-            self._pending_entries = 0
+            self._pending.clear()
             raise
         if not tree_exists:
             # Only a seed copied from the user's index can get here: its cached tree names an
             # object git never wrote. Start over from HEAD and hash what differs.
             shadow.reseed_from_head()
             return self.refresh(None)
-        self._pending_entries += len(changed)
+        self._pending.update(changed)
+        if changed:
+            self._append_journal(changed)
         now = time.monotonic()
         if (
             self._last_index_write is None
-            or self._pending_entries > INDEX_PENDING_MAX
+            or len(self._pending) > INDEX_PENDING_MAX
             or now - self._last_index_write > INDEX_REWRITE_S
         ):
             self.flush_index()
@@ -177,7 +189,7 @@ class IndexRefresher:
         if (
             not force
             and self._last_index_write is not None
-            and not self._pending_entries
+            and not self._pending
             and self._shadow.index_path.exists()
         ):
             if time.monotonic() - self._last_index_write <= INDEX_REWRITE_S:
@@ -185,8 +197,33 @@ class IndexRefresher:
         # Written after the objects it points at, so the index on disk never names a missing one.
         self._shadow.repo.index.write()
         self._last_index_write = time.monotonic()
-        self._pending_entries = 0
+        self._pending.clear()
         self._index_stamp = _index_stamp(self._shadow.index_path)
+        # This index holds every journalled path as it was at its last refresh, which looked
+        # at all of them: the journal starts over.
+        self._journal_path.unlink(missing_ok=True)
+
+    @property
+    def _journal_path(self) -> Path:
+        return self._shadow.meta_dir / "unwritten-paths"
+
+    def _read_journal(self) -> set[str]:
+        """Paths other processes (or store objects) changed in their in-memory index since it was last written."""
+        try:
+            data = self._journal_path.read_bytes()
+        except FileNotFoundError:
+            return set()
+        out: set[str] = set()
+        for record in data.split(b"\0"):
+            owner, _, path = record.partition(b"\t")
+            if path and owner != self._journal_owner:
+                out.add(os.fsdecode(path))
+        return out
+
+    def _append_journal(self, paths: list[str]) -> None:
+        self._journal_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self._journal_path, "ab") as fh:
+            fh.write(b"".join(self._journal_owner + b"\t" + os.fsencode(p) + b"\0" for p in paths))
 
     def _hint_path(self, path: str) -> str | None:
         if os.path.isabs(path):

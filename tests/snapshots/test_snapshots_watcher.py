@@ -303,3 +303,20 @@ def test_the_store_writing_its_own_index_keeps_the_watcher_trusted(repo: Path, d
 
     assert result.snapshot is not None and [f.path for f in result.snapshot.files] == ["README.md"]
     assert store.watching
+
+
+def test_hinted_captures_of_two_processes_keep_each_others_changes(repo: Path, data_dir: Path, tmp_path: Path) -> None:
+    """Each store keeps recent index changes in memory; neither may lose the other's."""
+    one = SnapshotStore(repo, data_dir)
+    two = SnapshotStore(repo, data_dir)
+    one.capture(session_id="a", reason="start")
+    two.capture(session_id="b", reason="start")
+    write(repo / "src" / "app.py", "def main():\n    return 'one'\n")
+    one.capture(session_id="a", reason="after write_file", paths_hint=["src/app.py"])
+    write(repo / "src" / "util.py", "X = 'two'\n")
+    two.capture(session_id="b", reason="after write_file", paths_hint=["src/util.py"])
+    write(repo / "README.md", "one again\n")
+
+    result = one.capture(session_id="a", reason="after write_file", paths_hint=["README.md"])
+
+    assert result.tree == git_add_all_tree(repo, tmp_path / "x")
