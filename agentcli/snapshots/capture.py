@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import stat
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +32,7 @@ from agentcli.ignore import IgnoreRules, discover
 from agentcli.snapshots._libgit2 import diff_index_to_workdir
 from agentcli.snapshots.guards import safe_relative_path
 from agentcli.snapshots.hints import index_has_prefix, widen_hints
+from agentcli.snapshots.indexwrites import IndexWrites
 from agentcli.snapshots.models import SkippedPath, SkipReason
 from agentcli.snapshots.restat import mostly_stale, refresh_touched
 from agentcli.snapshots.shadow import ShadowRepo
@@ -47,19 +47,6 @@ REFRESH_FLAGS = (
     | DiffOption.INCLUDE_IGNORED
     | DiffOption.INCLUDE_UNREADABLE
 )
-
-
-INDEX_REWRITE_S = 30.0
-"""The index (10 MB at 100k files, ~100 ms to write) is written at most this often while few
-entries change. It is a cache: what stays in memory is valid, and an index on disk that lags
-behind is valid too (its stat data vouch for older files, which the next diff hashes again)."""
-
-INDEX_PENDING_MAX = 64
-"""...unless more entries than this changed since the last write. An entry changed after the
-index was written is "racily clean" to libgit2 and hashed again by every walk until the next
-write; this bounds that cost. Until the write, the changed paths are listed in the store's
-`agentcli/unwritten-paths` journal, so another process sharing the store looks at them again
-rather than trusting the older entries of the index on disk."""
 
 
 @dataclass(frozen=True)
@@ -95,10 +82,7 @@ class IndexRefresher:
         self._shadow = shadow
         self._limits = limits
         self._rules: IgnoreRules | None = None
-        self._last_index_write: float | None = None
-        self._pending: set[str] = set()  # paths changed in memory since the last write
-        self._journal_owner = f"{os.getpid()}.{id(self)}".encode()
-        self._index_stamp: tuple[int, int] | None = None  # the index file as this process last left it
+        self._saved = IndexWrites(shadow)
         self._rules_key: tuple[str, tuple[int, int] | None] | None = None
 
     def refresh(self, paths_hint: list[str] | None = None, *, walk_if_rules_changed: bool = False) -> Refreshed:
@@ -117,9 +101,7 @@ class IndexRefresher:
         shadow = self._shadow
         # Another process wrote the index: the paths this one changed only in memory must be
         # looked at again, or a hinted refresh would take the other index's older entries.
-        lost = set(self._pending) if self.index_written_elsewhere() else set()
-        # ...and so must the paths other processes changed only in their memory (the journal).
-        lost |= self._read_journal()
+        lost = self._saved.lost_paths()
         sources = discover(shadow.workspace)
         inherited = sources.workspace_excludes()
         shadow.sync_excludes(inherited)
@@ -131,7 +113,7 @@ class IndexRefresher:
         self._rules = sources.rules(shadow.own_excludes())
         index = shadow.index()  # first: seeding may reopen the repository
         if lost:
-            self._pending.clear()  # the index just loaded is the other process's
+            self._saved.forget_pending()  # the index just loaded is the other process's
         repo = shadow.repo
         flags = REFRESH_FLAGS
         paths: list[str] | None = None
@@ -143,7 +125,7 @@ class IndexRefresher:
         changed: list[str] = []
         if paths is None and mostly_stale(index, shadow.workspace) and refresh_touched(index, shadow.workspace):
             # Written now: its timestamp must be newer than the refreshed mtimes (see restat.py).
-            self.flush_index(force=True)
+            self._saved.write(force=True)
         try:
             # New blobs and trees stay in memory until the end, then go to disk as one pack.
             with shadow.objects.batch():
@@ -156,74 +138,23 @@ class IndexRefresher:
         except BaseException:
             # The in-memory index may name objects that never reached the disk: forget it.
             index.read(True)
-            self._pending.clear()
+            self._saved.forget_pending()
             raise
         if not tree_exists:
             # Only a seed copied from the user's index can get here: its cached tree names an
             # object git never wrote. Start over from HEAD and hash what differs.
             shadow.reseed_from_head()
             return self.refresh(None)
-        self._pending.update(changed)
-        if changed:
-            self._append_journal(changed)
-        now = time.monotonic()
-        if (
-            self._last_index_write is None
-            or len(self._pending) > INDEX_PENDING_MAX
-            or now - self._last_index_write > INDEX_REWRITE_S
-        ):
-            self.flush_index()
-        self._index_stamp = _index_stamp(shadow.index_path)
+        self._saved.changed(changed)
         return Refreshed(tree=tree, skipped=skipped, before=before, changed=changed)
 
     def index_written_elsewhere(self) -> bool:
-        """Tells whether another process wrote the index since this one last refreshed it.
+        """Tells whether another process wrote the index since this one last left it."""
+        return self._saved.written_elsewhere()
 
-        The next refresh then loads that index, and whatever this process held only in memory
-        (entries refreshed since its last write) is gone: hints alone would miss those paths.
-        """
-        return self._index_stamp is not None and _index_stamp(self._shadow.index_path) != self._index_stamp
-
-    def flush_index(self, *, force: bool = False) -> None:
-        """Writes the index as it is in memory (before it is packed, or the repository reopened)."""
-        if (
-            not force
-            and self._last_index_write is not None
-            and not self._pending
-            and self._shadow.index_path.exists()
-        ):
-            if time.monotonic() - self._last_index_write <= INDEX_REWRITE_S:
-                return
-        # Written after the objects it points at, so the index on disk never names a missing one.
-        self._shadow.repo.index.write()
-        self._last_index_write = time.monotonic()
-        self._pending.clear()
-        self._index_stamp = _index_stamp(self._shadow.index_path)
-        # This index holds every journalled path as it was at its last refresh, which looked
-        # at all of them: the journal starts over.
-        self._journal_path.unlink(missing_ok=True)
-
-    @property
-    def _journal_path(self) -> Path:
-        return self._shadow.meta_dir / "unwritten-paths"
-
-    def _read_journal(self) -> set[str]:
-        """Paths other processes (or store objects) changed in their in-memory index since it was last written."""
-        try:
-            data = self._journal_path.read_bytes()
-        except FileNotFoundError:
-            return set()
-        out: set[str] = set()
-        for record in data.split(b"\0"):
-            owner, _, path = record.partition(b"\t")
-            if path and owner != self._journal_owner:
-                out.add(os.fsdecode(path))
-        return out
-
-    def _append_journal(self, paths: list[str]) -> None:
-        self._journal_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self._journal_path, "ab") as fh:
-            fh.write(b"".join(self._journal_owner + b"\t" + os.fsencode(p) + b"\0" for p in paths))
+    def flush_index(self) -> None:
+        """Writes the index held in memory (before it is packed, or the repository reopened)."""
+        self._saved.write()
 
     def _hint_path(self, path: str) -> str | None:
         if os.path.isabs(path):
@@ -400,14 +331,6 @@ class IndexRefresher:
                 accepted.extend(items)
         accepted.sort()
         return accepted, skipped
-
-
-def _index_stamp(path: Path) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_mtime_ns, st.st_ino
 
 
 def _stat_key(path: Path | None) -> tuple[int, int] | None:
