@@ -19,7 +19,10 @@ from snaphelpers import commit_all, git, git_add_all_tree, write
 
 from agentcli.snapshots import SnapshotStore
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux-only")
+pytestmark = [
+    pytest.mark.may_skip(reason="the watcher uses inotify, which only Linux has"),
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux-only"),
+]
 
 FILES = [
     "f0",
