@@ -19,6 +19,7 @@ from agentcli.events import (
     AssistantMessage,
     ClarificationRequested,
     ContextCompacted,
+    ConversationRewound,
     ErrorOccurred,
     Event,
     FileChange,
@@ -96,6 +97,8 @@ NOTE_LABELS: dict[str, str] = {
     "resumed": "resumed: told the model that time has passed and files may have changed",
     "recovery": "stuck pattern detected; sent the model a recovery hint",
     "restored": "told the model the workspace was restored",
+    "shell": "the command's output goes to the model with its next request",
+    "images": "the images a tool returned go to the model with its next request",
 }
 """What a note the agent added for the model means, by kind (unknown kinds show as they are)."""
 
@@ -179,6 +182,11 @@ def describe(event: Event) -> Description | None:
                "manual": "asked for"}[event.reason]
         return Description("context", "⇣ context compacted:",
                            f"{_tokens(event.tokens_before)} → {_tokens(event.tokens_after)} tokens", f"({why})")
+    if isinstance(event, ConversationRewound):
+        first = event.text.strip().split("\n", 1)[0][:60]
+        if event.restored:
+            return Description("context", "⟳ rewind undone:", f"the conversation after #{event.point} is back")
+        return Description("context", "⟲ rewound:", f"the conversation to before #{event.point} ({first})")
     if isinstance(event, ToolCallFinished):
         return _describe_result(event)
     if isinstance(event, SubagentEvent):
@@ -204,6 +212,8 @@ def describe(event: Event) -> Description | None:
         return Description("warning", f"⟳ retry {event.attempt}/{event.max_attempts - 1}",
                            f"in {event.delay_s:.1f}s: {event.error}")
     if isinstance(event, Notice):
+        if event.kind in ("instructions", "model"):  # news, not a warning: which files, which model
+            return Description("context", "≡", event.text)
         return Description("warning", "!", event.text)
     if isinstance(event, ModelNote):
         return Description("warning", "!", NOTE_LABELS.get(event.kind, event.kind))

@@ -65,6 +65,19 @@ class UserMessage(BaseEvent):
 
     type: Literal["user_message"] = "user_message"
     text: str
+    """What the user typed (as the transcript shows it)."""
+    attached: str = ""
+    """Files and listings the message's @-mentions attached: the model reads ``text`` followed by
+    this (see :func:`model_text`)."""
+    files: list[str] = field(default_factory=list)
+    """The attached paths, for the transcript."""
+    queued: bool = False
+    """Typed while the agent worked, delivered at a step boundary."""
+
+    @property
+    def model_text(self) -> str:
+        """The message as the model reads it."""
+        return f"{self.text}\n\n{self.attached}" if self.attached else self.text
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -199,6 +212,25 @@ class UsageReported(BaseEvent):
     """The server reported no usage; the figures are an estimate."""
     context_window: int | None = None
     """The model's context window in tokens (``input_tokens`` of it is what this request used)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConversationRewound(BaseEvent):
+    """The model's view went back to just before one of the user's messages (``/rewind``), or
+    an undo of that put the dropped messages back.
+
+    After it the view is its first ``kept`` messages followed by ``restored``; the log (the
+    user's transcript) keeps everything, so the rewind is a branch that can itself be undone.
+    """
+
+    type: Literal["conversation_rewound"] = "conversation_rewound"
+    point: int
+    """Which user message (1 = the first of the branch) it went back to before."""
+    text: str
+    """That message's text."""
+    kept: int
+    restored: list[dict[str, Any]] = field(default_factory=list)
+    """Messages put back (an undo); empty for a rewind."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -438,6 +470,7 @@ Event = (
     | ToolCallFinished
     | UsageReported
     | ContextCompacted
+    | ConversationRewound
     | RetryScheduled
     | Notice
     | ModelNote

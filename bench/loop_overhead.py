@@ -8,7 +8,12 @@ the conversation the session must keep (events go to the log, not to memory).
 
 Goal: under 2 ms per step, and no growth per step beyond the events kept.
 
-    python bench/loop_overhead.py [--steps 1000]
+That figure leaves out litellm, the snapshots and the session log. ``--litellm`` measures the
+whole step instead: CPU per model call of the real Session through litellm against a local
+server, paired with a stand-in agent loop on plain litellm (``bench/step_cost.py``), at 2 and
+300 steps. Goal: at most 0.5x the stand-in at 300 steps, and at most 1.0x at 2 steps.
+
+    python bench/loop_overhead.py [--steps 1000] [--litellm [--pairs 3]]
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import argparse
 import asyncio
 import gc
 import json
+import sys
 import tempfile
 import time
 import tracemalloc
@@ -116,7 +122,17 @@ async def bare_loop(steps: int, workspace: Path) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=1000)
-    steps = parser.parse_args().steps
+    parser.add_argument("--litellm", action="store_true",
+                        help="the whole step through litellm against a local server, paired with a stand-in loop")
+    parser.add_argument("--pairs", type=int, default=3)
+    options = parser.parse_args()
+    if options.litellm:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from step_cost import compare
+
+        compare([2, 300], options.pairs)
+        return
+    steps = options.steps
     workspace = Path(tempfile.mkdtemp(prefix="agentcli-bench-")).resolve()
 
     asyncio.run(run_session(50, workspace))  # warm caches (chart class, pydantic validators)

@@ -1,24 +1,33 @@
-"""Streaming 20,000 tokens at full speed through the TUI: does it keep up, and does input stay live?
+"""Streaming 20,000 tokens through the TUI: does it keep up, and does input stay live?
 
-A scripted model yields 20,000 markdown tokens (headings, paragraphs, lists, code, tables) as fast
-as the event loop lets it, through a real Session into the app (headless, 120x40). While it
-streams, a probe types a key into the prompt every 100 ms and times until the Input shows it,
-and a ticker measures event-loop lag. Printed:
+A scripted model yields 20,000 markdown tokens (headings, paragraphs, lists, code, tables),
+either as fast as the event loop lets it (the renderer's ceiling) or paced on a wall clock with
+``--rate`` (200 tokens/s is a fast model), through a real Session into the app (headless,
+120x40); ``--hog`` keeps a busy process running beside it. While it streams, a probe types a
+key into the prompt every 100 ms and times until the Input shows it, a ticker measures
+event-loop lag, and every garbage collection is timed. Printed:
 
 - how long the model took to emit everything, and how long until the UI had rendered all of
   it, against the same stream through a Session with no UI (baseline, same run);
 - the backlog (characters emitted but not yet in the Markdown widget) sampled over the run, and
   whether it grows from the first half of the stream to the second;
-- keypress-to-Input latency while streaming, against the same probe with the app idle.
+- keypress-to-Input latency while streaming, against the same probe with the app idle;
+- event-loop stalls over 100 ms and the longest, and the garbage collector's pauses (a full
+  collection walks every widget, strip and cache the stream left alive).
 
-    python bench/tui_streaming.py [--tokens 20000] [--no-tables]
+Goals (issue 20): no stall over 100 ms at 200 tokens/s, quiet or with ``--hog``; a ceiling of
+at least 1,000 tokens/s with tables.
+
+    python bench/tui_streaming.py [--tokens 20000] [--rate 200] [--hog] [--no-tables] [--objects]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -26,13 +35,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from textual import events
-from textual.widgets import Input
 
 from agentcli.config import Settings
 from agentcli.events import ToolCallRequest
 from agentcli.llm.types import ModelRequest, ModelResponse, StreamItem, TextChunk, Usage
 from agentcli.session import Session
 from agentcli.tui.app import AgentApp
+from agentcli.tui.widgets._prompt_input import PromptInput
 from agentcli.workflow import builtin_workflow
 
 
@@ -56,8 +65,10 @@ def markdown_tokens(count: int, tables: bool = True) -> list[str]:
 class FloodModel:
     """Yields the tokens as fast as the loop allows, then completes; counts what it emitted."""
 
-    def __init__(self, tokens: list[str]) -> None:
+    def __init__(self, tokens: list[str], rate: float = 0.0) -> None:
         self.tokens = tokens
+        self.rate = rate
+        """Tokens per second on a wall clock (0: as fast as the loop allows)."""
         self.emitted_chars = 0
         self.finished_at: float | None = None
         self.calls = 0
@@ -69,10 +80,18 @@ class FloodModel:
             yield ModelResponse(text="", tool_calls=[call], finish_reason="tool_calls", usage=Usage(1, 1), cost=None,
                                 model="flood")
             return
-        for token in self.tokens:
+        started = time.perf_counter()
+        for number, token in enumerate(self.tokens):
+            if self.rate:
+                # Paced on a wall clock, as a model's tokens arrive: a late chunk is not made up
+                # for by a burst later (a stall shows as lag, and the backlog it leaves).
+                due = started + number / self.rate
+                delay = due - time.perf_counter()
+                await asyncio.sleep(max(0.0, delay))
             self.emitted_chars += len(token)
             yield TextChunk(token)
-            await asyncio.sleep(0)  # a network stream yields to the loop between chunks too
+            if not self.rate:
+                await asyncio.sleep(0)  # a network stream yields to the loop between chunks too
         self.finished_at = time.perf_counter()
         yield ModelResponse(text="".join(self.tokens), tool_calls=[], finish_reason="stop", usage=Usage(10, 20000),
                             cost=None, model="flood")
@@ -83,9 +102,9 @@ def make_session(workspace: Path, model: FloodModel) -> Session:
                    workflow=builtin_workflow("single"), model_client=model)
 
 
-async def baseline(workspace: Path, tokens: list[str]) -> float:
+async def baseline(workspace: Path, tokens: list[str], rate: float) -> float:
     """The same stream through a Session with a no-op subscriber: the cost without any UI."""
-    model = FloodModel(tokens)
+    model = FloodModel(tokens, rate)
     session = make_session(workspace, model)
     session.subscribe(lambda event: None)
     started = time.perf_counter()
@@ -96,7 +115,7 @@ async def baseline(workspace: Path, tokens: list[str]) -> float:
 
 
 class Probe:
-    """Types into the prompt and times until the Input has the character."""
+    """Types into the prompt and times until the prompt has the character."""
 
     def __init__(self, app: AgentApp) -> None:
         self.app = app
@@ -104,7 +123,7 @@ class Probe:
         self.lags: list[float] = []
 
     async def type_once(self) -> None:
-        field = self.app.query_one("#prompt-input", Input)
+        field = self.app.query_one("#prompt-input", PromptInput)
         before = len(field.value)
         started = time.perf_counter()
         field.post_message(events.Key("x", "x"))
@@ -123,12 +142,33 @@ def pct(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100)[q - 1] if len(values) > 2 else (max(values) if values else 0.0)
 
 
-async def run(tokens: list[str]) -> None:
+class GcPauses:
+    """Times every collection the garbage collector runs (a full one can hold the loop)."""
+
+    def __init__(self) -> None:
+        self.pauses: list[tuple[int, float]] = []
+        self.freed: list[int] = []
+        self.tracked: list[int] = []
+        """Objects each collection freed, and how many the collector tracked when it started."""
+        self._started = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            if info["generation"] == 2:
+                self.tracked.append(len(gc.get_objects()))  # counted before the clock starts
+            self._started = time.perf_counter()
+        else:
+            self.pauses.append((info["generation"], time.perf_counter() - self._started))
+            self.freed.append(info["collected"])
+
+
+async def run(tokens: list[str], rate: float, objects_report: bool = False) -> None:
     workspace = Path(tempfile.mkdtemp(prefix="agentcli-bench-"))
-    base = await baseline(workspace, tokens)
+    base = await baseline(workspace, tokens, rate)
     total_chars = sum(len(t) for t in tokens)
 
-    model = FloodModel(tokens)
+    model = FloodModel(tokens, rate)
+    gc_pauses = GcPauses()
     app = AgentApp(workspace=workspace, settings=Settings(model="replay:flood.json", theme="agentcli-dark"),
                    session=make_session(workspace, model), warm_up=False)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -140,10 +180,11 @@ async def run(tokens: list[str]) -> None:
             await asyncio.sleep(0.05)
         idle_latency = list(probe.latencies)
         probe.latencies.clear()
-        app.query_one("#prompt-input", Input).value = ""
+        app.query_one("#prompt-input", PromptInput).value = ""
 
         stop = asyncio.Event()
         ticker = asyncio.create_task(probe.lag_ticker(stop))
+        gc.callbacks.append(gc_pauses)
         backlog: list[tuple[float, int, int]] = []
         started = time.perf_counter()
         assert app.session is not None
@@ -168,6 +209,21 @@ async def run(tokens: list[str]) -> None:
                 break
             await asyncio.sleep(0.1)
         ui_done = time.perf_counter() - started
+        gc.callbacks.remove(gc_pauses)
+        if objects_report:
+            # What a full collection has to walk: the objects the stream left alive, by type.
+            import collections
+
+            from textual.widget import Widget
+
+            alive = gc.get_objects()
+            print(f"objects the collector tracks: {len(alive):,}; widgets in the DOM: "
+                  f"{len(list(app.screen.walk_children())):,}; most common widgets: "
+                  f"{collections.Counter(type(o).__name__ for o in alive if isinstance(o, Widget)).most_common(6)}")
+            collect_started = time.perf_counter()
+            freed = gc.collect()
+            print(f"one full collection now: {(time.perf_counter() - collect_started) * 1000:.0f} ms, "
+                  f"{freed:,} objects freed; widgets left: {sum(isinstance(o, Widget) for o in gc.get_objects()):,}")
         stop.set()
         await ticker
         model_done = (model.finished_at or time.perf_counter()) - started
@@ -194,6 +250,16 @@ async def run(tokens: list[str]) -> None:
     print(f"keypress -> Input, streaming: p50 {pct(probe.latencies, 50) * 1000:6.1f} ms  p95 "
           f"{pct(probe.latencies, 95) * 1000:6.1f} ms  ({len(probe.latencies)} probes)")
     print(f"event-loop lag while streaming: p50 {pct(probe.lags, 50) * 1000:6.1f} ms  p95 {pct(probe.lags, 95) * 1000:6.1f} ms")
+    stalls = [lag for lag in probe.lags if lag > 0.1]
+    print(f"event-loop stalls over 100 ms: {len(stalls)}, longest {max(probe.lags, default=0) * 1000:.0f} ms "
+          f"(goal: none at 200 tokens/s)")
+    full = [pause for generation, pause in gc_pauses.pauses if generation == 2]
+    print(f"garbage collections: {len(gc_pauses.pauses)}, longest {max((p for _, p in gc_pauses.pauses), default=0) * 1000:.0f} ms; "
+          f"full ones: {len(full)}, longest {max(full, default=0) * 1000:.0f} ms")
+    longest = max(range(len(gc_pauses.pauses)), key=lambda n: gc_pauses.pauses[n][1], default=None)
+    if longest is not None and full:
+        print(f"  the longest collection freed {gc_pauses.freed[longest]:,} objects; full collections walked "
+              f"{min(gc_pauses.tracked):,}-{max(gc_pauses.tracked):,} tracked objects")
     print(f"blocks: {len(conversation.records)} Markdown chunks of ~4k chars; mounted at the end: "
           f"{conversation.mounted_blocks} (weight {conversation.mounted_weight})")
 
@@ -201,11 +267,21 @@ async def run(tokens: list[str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tokens", type=int, default=20_000)
+    parser.add_argument("--rate", type=float, default=0.0,
+                        help="tokens per second on a wall clock (default 0: as fast as the loop allows, the ceiling)")
+    parser.add_argument("--hog", action="store_true", help="run a CPU hog (a busy Python loop) throughout")
+    parser.add_argument("--objects", action="store_true",
+                        help="at the end, count the objects a full garbage collection walks and time one")
     parser.add_argument("--no-tables", action="store_true",
                         help="no table in the sections (finished chunks can then be drawn by one widget)")
     options = parser.parse_args()
     print(f"python {sys.version.split()[0]}")
-    asyncio.run(run(markdown_tokens(options.tokens, tables=not options.no_tables)))
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if options.hog else None
+    try:
+        asyncio.run(run(markdown_tokens(options.tokens, tables=not options.no_tables), options.rate, options.objects))
+    finally:
+        if hog is not None:
+            hog.kill()
 
 
 if __name__ == "__main__":

@@ -115,6 +115,7 @@ TAKES: dict[str, frozenset[Name]] = {
     "resume": _AGENT | {"theme", "output"},
     "demo": frozenset({"theme", "output"}),  # the demo plays its own recording in its own folder
     "compact": frozenset({"model", "api_base", "cwd", "output"}),
+    "rewind": frozenset({"cwd"}),
     "sessions": frozenset({"cwd"}),
     "sessions show": frozenset(),
     "sessions rm": frozenset(),
@@ -124,6 +125,18 @@ TAKES: dict[str, frozenset[Name]] = {
     "snapshots gc": frozenset({"cwd"}),
     "diff": frozenset({"cwd"}),
     "restore": frozenset({"cwd"}),
+    "mcp": frozenset({"cwd"}),
+    "mcp list": frozenset({"cwd"}),
+    "mcp call": frozenset({"cwd"}),
+    "race": frozenset(),  # the group: `race -n 3 "TASK"` is `race start …`, which takes the options
+    "race start": _AGENT | {"workflow", "output"},
+    "race show": frozenset({"cwd"}),
+    "race list": frozenset({"cwd"}),
+    "race diff": frozenset({"cwd"}),
+    "race apply": frozenset({"cwd"}),
+    "race undo": frozenset({"cwd"}),
+    "race rm": frozenset({"cwd"}),
+    "batch": _AGENT | {"workflow", "output"},
 }
 """Which shared options each command takes, by its path below ``agentcli``. The bare command
 also *accepts* all of them, so that any can be written before a subcommand."""

@@ -63,7 +63,18 @@ def run(prompt: Annotated[str, typer.Argument(help="The task for the agent.")], 
     clarification, 4 halted, 5 paused.
     """
     folder = workspace(options.cwd)
-    settings = load_settings(folder, options.settings_overrides())
+    from agentcli.prompt.custom import CommandError, headless_task
+
+    try:
+        task, command = headless_task(folder, prompt)
+    except CommandError as error:
+        raise fail(str(error)) from None
+    overrides = options.settings_overrides()
+    if command is not None:  # the command's front matter, unless a flag says otherwise
+        overrides["model"] = overrides.get("model") or command.model
+        overrides["workflow"] = overrides.get("workflow") or command.workflow
+    settings = load_settings(folder, overrides)
+    from agentcli.prompt.mentions import attach
     from agentcli.session.factory import SessionSetupError, check_models, new_session, unsafe_workspace, warm_up
 
     warm_up(settings)
@@ -75,7 +86,16 @@ def run(prompt: Annotated[str, typer.Argument(help="The task for the agent.")], 
         session = new_session(folder, settings)
     except SessionSetupError as error:
         raise fail(str(error)) from None
-    raise typer.Exit(asyncio.run(drive(session, lambda: session.send_user_message(prompt), options.output)))
+    attached = attach(folder, task) if "@" in task else None
+    for problem in attached.problems if attached else []:
+        typer.echo(f"agentcli: {problem}", err=True)
+
+    def send() -> Awaitable[None]:
+        if attached is None or not attached.attachments:
+            return session.send_user_message(task)
+        return session.send_user_message(task, attached=attached.text, files=attached.paths)
+
+    raise typer.Exit(asyncio.run(drive(session, send, options.output)))
 
 
 @shared_options("demo")

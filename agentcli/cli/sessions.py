@@ -9,7 +9,7 @@ import typer
 from agentcli.cli.common import find_session, workspace
 from agentcli.cli.options import CommonOptions, shared_options
 
-app = typer.Typer(help="List, show and remove recorded sessions.", no_args_is_help=False)
+app = typer.Typer(help="List, show and remove recorded sessions.", no_args_is_help=False, rich_markup_mode=None)
 
 
 @app.callback(invoke_without_command=True)

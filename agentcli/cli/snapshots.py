@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-app = typer.Typer(help="The snapshot timeline: every change the agent made.", no_args_is_help=False)
+app = typer.Typer(help="The snapshot timeline: every change the agent made.", no_args_is_help=False,
+                  rich_markup_mode=None)
 
 SessionOpt = Annotated[
     str | None, typer.Option("--session", "-s", help="Session id (default: the newest of this workspace).")

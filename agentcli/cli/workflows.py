@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+from enum import Enum
 from typing import Annotated
 
 import typer
@@ -9,7 +11,13 @@ import typer
 from agentcli.cli.common import EXIT_USAGE, fail, workspace
 from agentcli.cli.options import CommonOptions, shared_options
 
-app = typer.Typer(help="List, check and draw workflows.", no_args_is_help=False)
+app = typer.Typer(help="List, check and draw workflows.", no_args_is_help=False, rich_markup_mode=None)
+
+
+class ChartFormat(str, Enum):
+    text = "text"
+    mermaid = "mermaid"
+    dot = "dot"
 
 
 @app.callback(invoke_without_command=True)
@@ -49,9 +57,17 @@ def workflows_list(ctx: typer.Context, *, options: CommonOptions) -> None:
 @app.command("show")
 @shared_options("workflows show")
 def workflows_show(
-    name: Annotated[str, typer.Argument(help="The workflow's name.")], *, options: CommonOptions
+    name: Annotated[str, typer.Argument(help="The workflow's name.")],
+    chart_format: Annotated[ChartFormat, typer.Option(
+        "--format", "-f", help="text: the phases, then the chart drawn as in the TUI; mermaid: a "
+        "stateDiagram-v2; dot: a Graphviz digraph. Both regions, every transition.")] = ChartFormat.text,
+    width: Annotated[int | None, typer.Option(
+        "--width", min=40, help="Columns for the text drawing (default: the terminal's, at most 100).")] = None,
+    *,
+    options: CommonOptions,
 ) -> None:
-    """Draw a workflow's phases and transitions, from the chart it compiles to."""
+    """Draw a workflow's chart (the control loop and the phases), from the chart class it compiles to."""
+    from agentcli.chart_drawing import draw_chart, to_dot, to_mermaid
     from agentcli.session.chart import chart_class, chart_graph
     from agentcli.session.factory import SessionSetupError, workflow_for
     from agentcli.workflow.render import render_workflow
@@ -60,4 +76,13 @@ def workflows_show(
         workflow = workflow_for(name, workspace(options.cwd))
     except SessionSetupError as error:
         raise fail(str(error)) from None
-    typer.echo(render_workflow(chart_graph(chart_class(workflow)), workflow), nl=False)
+    graph = chart_graph(chart_class(workflow))
+    if chart_format is ChartFormat.mermaid:
+        typer.echo(to_mermaid(graph), nl=False)
+    elif chart_format is ChartFormat.dot:
+        typer.echo(to_dot(graph, workflow.name), nl=False)
+    else:
+        columns = width or max(60, min(100, shutil.get_terminal_size((100, 24)).columns))
+        drawing = draw_chart(graph, columns)
+        typer.echo(render_workflow(graph, workflow), nl=False)
+        typer.echo("\nChart\n" + "\n".join(line.rstrip() for line in drawing.lines))

@@ -167,8 +167,11 @@ class LiteLLMClient:
         iterator = response.__aiter__()
         try:
             while True:
+                # A timer per chunk read rather than ``wait_for``, which runs every read in a task
+                # of its own (hundreds per reply). Not across the yield: the consumer's time is not silence.
                 try:
-                    chunk = await asyncio.wait_for(iterator.__anext__(), stall)
+                    async with asyncio.timeout(stall):
+                        chunk = await iterator.__anext__()
                 except StopAsyncIteration:
                     return
                 except TimeoutError:

@@ -20,6 +20,14 @@ _lock = threading.Lock()
 def _quiet_environment() -> None:
     # Without this, importing litellm fetches a price list from the network.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    # litellm's own HTTP path for ``openai/`` models instead of the OpenAI SDK's. The SDK walks the
+    # whole request through its TypedDict transforms on every call (O(conversation): ~110 ms of
+    # CPU per call at 300 steps here) and builds a pydantic object per chunk before litellm builds
+    # its own; litellm's path does neither (bench/loop_overhead.py). Set it to false to go back.
+    os.environ.setdefault("EXPERIMENTAL_OPENAI_BASE_LLM_HTTP_HANDLER", "true")
+    # litellm scans every string of the conversation for base64 to shorten in its logging payload
+    # after each call; nothing here reads that payload. Read once, at import.
+    os.environ.setdefault("MAX_BASE64_LENGTH_FOR_LOGGING", "0")
 
 
 def _import() -> None:

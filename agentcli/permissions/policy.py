@@ -55,6 +55,7 @@ from pydantic import BaseModel
 from agentcli.config import PermissionSettings
 from agentcli.permissions.bash import ParsedCommand, parse_command
 from agentcli.permissions.rules import Rule, glob_escape, parse_rule, parse_rules
+from agentcli.permissions.runs import what_runs
 from agentcli.permissions.state import PermissionState
 from agentcli.tools.base import Permission, Tool, ToolError
 from agentcli.tools.paths import is_secret_path, relative, resolve_in_workspace
@@ -180,10 +181,9 @@ class Policy:
         if command is None:
             return _invalid(tool, summary)
         parsed = parse_command(command)
-        candidates = parsed.deny_candidates()
-        for rule in self._rules(self._deny, self.state_deny, tool):
-            if rule.pattern is None or any(rule.matches_text(text) for text in candidates):
-                return Decision("deny", f"the command is denied by the rule `{rule.text}`", summary, matched=rule.text)
+        denied = self._deny_command(tool, command, parsed, summary)
+        if denied is not None:
+            return denied
         if self.mode == "all":
             return Decision("allow", "mode `all`: everything runs", summary)
         allow = self._rules(self._allow, self.state_allow, tool)
@@ -204,6 +204,28 @@ class Policy:
             matched = ", ".join(used)
             return Decision("allow", f"every command is allowed by a rule ({matched})", summary, matched=matched)
         return self._ask_command(tool, parsed, uncovered, summary)
+
+    def _deny_command(self, tool: str, command: str, parsed: ParsedCommand, summary: str) -> Decision | None:
+        """A deny rule matching anything the line runs (see :mod:`agentcli.permissions.runs`); or,
+        while a pattern rule is set, a line where what runs cannot be told from the text."""
+        rules = self._rules(self._deny, self.state_deny, tool)
+        if not rules:
+            return None
+        runs = what_runs(command)
+        candidates = [*parsed.deny_candidates(), *runs.commands]
+        for rule in rules:
+            if rule.pattern is None or any(rule.matches_text(text) for text in candidates):
+                return Decision("deny", f"the command is denied by the rule `{rule.text}`", summary, matched=rule.text)
+        if runs.unknown:
+            listed = ", ".join(f"`{rule.text}`" for rule in rules)
+            return Decision(
+                "deny",
+                f"{runs.unknown[0]}, so the deny rule{'s' if len(rules) > 1 else ''} {listed} cannot be "
+                "checked against it; spell the command out literally",
+                summary,
+                matched=rules[0].text,
+            )
+        return None
 
     def _ask_command(self, tool: str, parsed: ParsedCommand, uncovered: list[str], summary: str) -> Decision:
         why = f"mode `{self.mode}`: commands need approval"
@@ -255,6 +277,12 @@ class Policy:
                     "ask", f"`{shown}` looks like a secret file (keys, tokens, passwords); reading it needs approval",
                     summary, suggestion,
                 )
+            links = _hard_links(path) if declared.shows_contents else 0
+            if links > 1:
+                return Decision(
+                    "ask", f"`{rel}` is hard-linked ({links} names); its content may be a file outside the "
+                    "workspace, so reading it needs approval", summary, suggestion,
+                )
             return Decision("allow", "reading inside the workspace runs freely", summary)
         if kind == "write":
             concern = _protected_write(path, rel, lexical)
@@ -298,8 +326,8 @@ class Policy:
 
     @staticmethod
     def _rules(configured: tuple[Rule, ...], remembered: list[str], tool: str) -> list[Rule]:
-        rules = [rule for rule in configured if rule.tool == tool]
-        rules += [rule for rule in map(parse_rule, remembered) if rule.tool == tool]
+        rules = [rule for rule in configured if rule.applies_to(tool)]
+        rules += [rule for rule in map(parse_rule, remembered) if rule.applies_to(tool)]
         return rules
 
 
@@ -373,6 +401,16 @@ def _protected_write(path: Path, rel: str, lexical: str) -> str | None:
             "which may be outside the workspace; that needs approval"
         )
     return None
+
+
+def _hard_links(path: Path) -> int:
+    """How many names a regular file has (0 for anything else): a name beyond the one in the
+    workspace may be outside it, and no path check can tell where."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return 0
+    return info.st_nlink if stat.S_ISREG(info.st_mode) else 0
 
 
 def _unusual_write(rel: str, lexical: str) -> str | None:

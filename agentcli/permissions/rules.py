@@ -9,6 +9,8 @@
   (symlinks resolved) with ``/`` separators: ``write_file:docs/*``, ``read_file:.env``. ``*``
   crosses folders; a pattern without ``/`` also matches the file name at any depth, as in
   ``.gitignore`` (``read_file:.env`` allows ``config/.env`` too).
+- A tool name may be a pattern (``mcp__git__*``), and ``mcp__SERVER`` alone names every tool of
+  that MCP server.
 - To name a literal ``*``, ``?`` or ``[`` write it in brackets: ``[*]``. :func:`glob_escape` does it,
   and the rules agentcli suggests are escaped that way, so they allow exactly what was approved.
 """
@@ -22,7 +24,8 @@ from functools import lru_cache
 
 from agentcli.permissions.bash import ParsedCommand, SimpleCommand
 
-_TOOL_NAME = re.compile(r"[A-Za-z_][\w.-]*")
+_TOOL_NAME = re.compile(r"[A-Za-z_][\w.*?-]*")
+_MCP_PREFIX = "mcp__"
 _WILDCARD = re.compile(r"\[[^\]!]\]|\[\]\]|[*?\[]")
 
 
@@ -39,6 +42,16 @@ class Rule:
     tool: str
     pattern: str | None
     """None for a bare tool name, which matches every call of the tool."""
+
+    def applies_to(self, tool: str) -> bool:
+        """Whether the rule is about ``tool``: its name, a pattern of names (``mcp__git__*``), or
+        an MCP server's name (``mcp__git``, every tool of that server, as Claude Code reads it)."""
+        if self.tool == tool:
+            return True
+        if "*" in self.tool or "?" in self.tool:
+            return fnmatch.fnmatchcase(tool, self.tool)
+        server = self.tool[len(_MCP_PREFIX):] if self.tool.startswith(_MCP_PREFIX) else ""
+        return bool(server) and "__" not in server and tool.startswith(f"{self.tool}__")
 
     @property
     def literal(self) -> str | None:

@@ -38,6 +38,7 @@ class Calling:
         turn = self.turn
         call = turn.pending[0]
         turn.start_work(f"running {call.name}")
+        await turn.tools.ready()  # a resumed session's first call may be to an MCP server still starting
         tool = turn.tools.declaration(call.name)
         refusal = turn.refusal(call)
         running = self._running = _Running(call, turn.clock())
@@ -57,6 +58,8 @@ class Calling:
         self._running = None
         turn.pending.popleft()
         turn.finish_call(call, result, turn.clock() - running.started)
+        if result.data.get("attachments"):
+            await turn.attach_images(call.name, result.data["attachments"])
         for event in result.events:
             turn.emit(event)
         turn.end_work()

@@ -48,7 +48,8 @@ class Capturing:
             reason = "session resumed" if turn.resumed else "session start"
         else:
             reason = "changed between turns"
-        outcome = CaptureOutcome(await self.capture(reason))
+        # A turn's start is where users restore to most: record modes and empty folders too.
+        outcome = CaptureOutcome(await self.capture(reason, record_layout=True))
         turn.end_work()
         return outcome
 
@@ -73,6 +74,7 @@ class Capturing:
         call: ToolCallRequest | None = None,
         paths_hint: list[str] | None = None,
         watched: bool = False,
+        record_layout: bool = False,
     ) -> SnapshotCaptured | None:
         """Capture a snapshot off the event loop; a store failure is reported, not raised."""
         from agentcli.snapshots import SnapshotError
@@ -90,6 +92,7 @@ class Capturing:
                 tool_call_id=call.id if call else None,
                 tool_name=call.name if call else None,
                 paths_hint=paths_hint,
+                record_layout=record_layout,
                 watched=watched,
             )
         except (SnapshotError, OSError) as error:

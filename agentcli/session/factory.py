@@ -167,6 +167,7 @@ def new_session(
         snapshots=snapshot_store(workspace, settings, data_dir),
         default_permission_mode=default_permission_mode,
     )
+    session.use_mcp()
     if record:
         log = SessionLog.create(
             data_dir or data_home(),
@@ -213,6 +214,7 @@ def resume_session(
         default_permission_mode=default_permission_mode,
     )
     session.load(rebuilt)
+    session.use_mcp()
     log = SessionLog.reopen(entry.directory)
     session.subscribe(log)
     session.log = log

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TextIO
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -91,7 +92,9 @@ class SessionLog:
         self.meta = meta
         self.redact = redactor or Redactor()
         directory.mkdir(parents=True, exist_ok=True)
-        self._file = (directory / "events.jsonl").open("a", encoding="utf-8")
+        path = directory / "events.jsonl"
+        self._file = path.open("a", encoding="utf-8")
+        _end_torn_line(path, self._file)
         self.meta.pid = os.getpid()
         self._write_meta()
 
@@ -156,6 +159,26 @@ class SessionLog:
             self._file.close()
             self.meta.pid = None
             self._write_meta()
+
+
+def _end_torn_line(path: Path, handle: TextIO) -> None:
+    """Close a last line a crash cut short, so the next event starts a line of its own.
+
+    Appended onto the torn half, the next event would be unreadable too: one lost event after a
+    crash would become two, and the second one is the first thing the resumed session did.
+    """
+    try:
+        with path.open("rb") as reader:
+            reader.seek(0, os.SEEK_END)
+            if reader.tell() == 0:
+                return
+            reader.seek(-1, os.SEEK_END)
+            last = reader.read(1)
+    except OSError:
+        return
+    if last != b"\n":
+        handle.write("\n")
+        handle.flush()
 
 
 def status(meta: SessionMeta) -> str:

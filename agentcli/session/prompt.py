@@ -53,9 +53,11 @@ def workspace_summary(workspace: Path, limit: int = 40) -> str:
 
 def system_prompt(
     *, workspace: Path, phase: Phase, tool_names: list[str], plan_text: str = "", summary: str = "",
-    today: date | None = None,
+    today: date | None = None, project: str = "",
 ) -> str:
-    """The instructions for one request: the rules, the environment, and the active phase."""
+    """The instructions for one request: the rules, the environment, the project's instructions
+    (``project``: AGENTS.md and the like, see :mod:`agentcli.session.instructions`) and the
+    active phase."""
     today = today or date.today()
     sections = [
         _RULES,
@@ -67,6 +69,8 @@ def system_prompt(
             f"- Tools available now: {', '.join(tool_names)}"
         ),
     ]
+    if project:
+        sections.append(project)
     if phase.instructions:
         text = render_instructions(
             phase, date=today, workspace=workspace, workspace_summary=summary, plan_text=plan_text

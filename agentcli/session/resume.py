@@ -17,6 +17,7 @@ from agentcli.events import (
     ClarificationAnswered,
     ClarificationRequested,
     ContextCompacted,
+    ConversationRewound,
     Event,
     ModelNote,
     PermissionDecided,
@@ -24,6 +25,7 @@ from agentcli.events import (
     PlanStep,
     PlanUpdated,
     SessionStarted,
+    SnapshotRestored,
     StateChanged,
     TextDelta,
     ToolCallFinished,
@@ -37,6 +39,7 @@ from agentcli.llm.types import Message
 from agentcli.session.chart import CONTROL_STATES, WAITING_STATES
 from agentcli.session.context import summary_message
 from agentcli.session.prompt import answer_message
+from agentcli.session.rewind import RewindTracker
 from agentcli.session.turn import INTERRUPTED, NOT_RUN, assistant_message, tool_message
 
 
@@ -64,6 +67,11 @@ class Rebuilt:
     session_deny: list[str] = field(default_factory=list)
     last_event_at: datetime | None = None
     started: SessionStarted | None = None
+    rewind: RewindTracker = field(default_factory=RewindTracker)
+    """The user's messages to rewind to, as the log left them."""
+    rewind_undo: tuple[ConversationRewound, list[Message], str | None] | None = None
+    """The last rewind while nothing was said after it: the messages it dropped and the snapshot
+    its code restore replaced (for ``agentcli rewind --undo``)."""
     last_turn: TurnEnded | None = None
     """How the last turn ended, unless the user went on after it (a crash cut the next one)."""
 
@@ -75,10 +83,12 @@ def rebuild(events: Iterable[Event]) -> Rebuilt:
     streamed: list[str] = []
     for event in events:
         state.last_event_at = event.ts
+        state.rewind.see(event, len(state.messages))
         if isinstance(event, SessionStarted):
             state.started = state.started or event
         elif isinstance(event, UserMessage):
-            state.messages.append({"role": "user", "content": event.text})
+            state.messages.append({"role": "user", "content": event.model_text})
+            state.rewind_undo = None
             state.last_turn = None
         elif isinstance(event, ClarificationAnswered):
             state.messages.append({"role": "user", "content": answer_message(event.question, event.answer)})
@@ -111,6 +121,13 @@ def rebuild(events: Iterable[Event]) -> Rebuilt:
             state.configuration = list(event.configuration)
         elif isinstance(event, ContextCompacted):
             state.messages = [summary_message(event.summary), *state.messages[event.replaced:]]
+        elif isinstance(event, ConversationRewound):
+            dropped = state.messages[event.kept:]
+            state.messages = [*state.messages[:event.kept], *event.restored]
+            state.rewind_undo = None if event.restored else (event, dropped, None)
+        elif isinstance(event, SnapshotRestored):
+            if state.rewind_undo is not None and state.rewind_undo[2] is None:
+                state.rewind_undo = (state.rewind_undo[0], state.rewind_undo[1], event.undo_snapshot_id)
         elif isinstance(event, TurnEnded):
             streamed.clear()
             state.last_turn = event

@@ -2,6 +2,9 @@
 
 Front ends never reach into the chart, the model client or the tools; they call the commands
 here (``send_user_message``, ``answer``, ``pause``, ``resume``) and subscribe to events.
+
+Over 400 lines because it is the front ends' whole surface: each command sits beside the check of
+the state it may run in and the event it sends, so a front end's author reads one file.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from agentcli.config import Settings
 from agentcli.events import (
     ClarificationAnswered,
     ClarificationRequested,
+    ConversationRewound,
     ErrorOccurred,
     Event,
     PermissionDecided,
@@ -25,7 +29,7 @@ from agentcli.events import (
     TurnEnded,
     UserMessage,
 )
-from agentcli.llm.types import ModelClient
+from agentcli.llm.types import Message, ModelClient
 from agentcli.permissions import ConfigWriteError, Mode, PermissionState, Policy, Scope
 
 if TYPE_CHECKING:
@@ -45,8 +49,11 @@ from agentcli.session.chart import (
 )
 from agentcli.session.errors import SessionStateError
 from agentcli.session.explore import EXPLORE_MAX_STEPS, EXPLORE_WORKFLOW, Explore
+from agentcli.session.input_commands import InputCommands
 from agentcli.session.log import SessionLog
+from agentcli.session.mcp_commands import McpCommands
 from agentcli.session.prompt import answer_message, resumed_note
+from agentcli.session.rewind import RewindTracker
 from agentcli.session.runtime import listeners
 from agentcli.session.timeline import TimelineCommands
 from agentcli.session.toolset import build_registry
@@ -64,7 +71,7 @@ def new_session_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-class Session(TimelineCommands):
+class Session(InputCommands, TimelineCommands, McpCommands):
     """One agent run in one workspace."""
 
     def __init__(
@@ -118,6 +125,11 @@ class Session(TimelineCommands):
         self._resumed_from: Rebuilt | None = None
         self.log: SessionLog | None = None
         """The session's event log, when it is recorded."""
+        self.rewind_points = RewindTracker()
+        """The user's messages this session can go back to before (``/rewind``)."""
+        self._rewind_undo: tuple[ConversationRewound, list[Message], str | None] | None = None
+        """The last rewind, the messages it dropped and the snapshot its code restore replaced,
+        while nothing has been said since (``/undo`` takes it back)."""
 
     # -- observation ---------------------------------------------------------------------
 
@@ -127,6 +139,9 @@ class Session(TimelineCommands):
         return lambda: self._subscribers.remove(subscriber)
 
     def _emit(self, event: Event) -> None:
+        self.rewind_points.see(event, len(self.turn.messages))
+        if isinstance(event, UserMessage):
+            self._rewind_undo = None
         if isinstance(event, ClarificationRequested):
             self.pending_question = event
         elif isinstance(event, PermissionRequested):
@@ -229,6 +244,8 @@ class Session(TimelineCommands):
         for rule in rebuilt.session_deny:
             self.permissions.remember(rule, "session", allowed=False)
         self.plan.replace(rebuilt.plan)
+        self.rewind_points = rebuilt.rewind
+        self._rewind_undo = rebuilt.rewind_undo
         states = self._chart_class.states_map
         known = [sid for sid in rebuilt.configuration if sid in states]
         if known:
@@ -245,6 +262,7 @@ class Session(TimelineCommands):
         if self._start_states:
             self.chart.start_configuration_values = self._start_states
         self.turn.attach(self.chart)
+        self.start_tools()
         await self.chart.activate_initial_state()
         self._emit(
             SessionStarted(
@@ -270,16 +288,24 @@ class Session(TimelineCommands):
         payload: dict[str, Any] = dict(data)  # the chart's event data: open by nature
         await self.chart.send(event, **payload)
 
-    async def send_user_message(self, text: str) -> None:
-        """Give the agent a task, a follow-up, or guidance after a halt or pause."""
+    async def send_user_message(self, text: str, *, attached: str = "", files: list[str] | None = None) -> None:
+        """Give the agent a task, a follow-up, or guidance after a halt or pause.
+
+        Args:
+            text: What the user typed.
+            attached: What the message's @-mentions attach (the model reads it after ``text``).
+            files: The attached paths, for the transcript.
+        """
         await self.start()
         view = self.view
         if not view.allows("message"):
             raise SessionStateError(
                 f"cannot take a new message while {view.control}; pause first or answer the question")
         self._note_resume()
-        self._emit(UserMessage(text=text))
-        self.turn.begin_turn(text)
+        # A key typed into the prompt would otherwise be sent with every request and shown as is.
+        message = UserMessage(text=self.turn.redact(text), attached=self.turn.redact(attached), files=list(files or []))
+        self._emit(message)
+        self.turn.begin_turn(message.model_text)
         await self._send("user_message")
 
     async def answer(self, text: str) -> None:
@@ -290,6 +316,7 @@ class Session(TimelineCommands):
             raise SessionStateError("there is no question waiting for an answer")
         self.pending_question = None
         self._note_resume()
+        text = self.turn.redact(text)
         self._emit(ClarificationAnswered(call_id=question.call_id, question=question.question, answer=text))
         self.turn.begin_turn(answer_message(question.question, text))
         await self._send("answer")
@@ -345,14 +372,19 @@ class Session(TimelineCommands):
         await self.chart.send("pause", reason=reason)
         await self.turn.settle()
 
-    async def resume(self, guidance: str | None = None) -> None:
+    async def resume(self, guidance: str | None = None, *, attached: str = "",
+                     files: list[str] | None = None) -> None:
         """Continue a paused or halted session, optionally with guidance."""
         await self.start()
         if not self.view.allows("resume"):
             raise SessionStateError(f"nothing to resume: the session is {self.view.control}")
         self._note_resume()
         if guidance:
-            self._emit(UserMessage(text=guidance))
+            message = UserMessage(
+                text=self.turn.redact(guidance), attached=self.turn.redact(attached), files=list(files or [])
+            )
+            self._emit(message)
+            guidance = message.model_text
         self.turn.begin_turn(guidance)
         await self._send("resume")
 
@@ -366,7 +398,7 @@ class Session(TimelineCommands):
         self.turn.new_turn()
         await self._send("compact", focus=focus, origin=view.control)
 
-    async def respond(self, text: str | None) -> None:
+    async def respond(self, text: str | None, *, attached: str = "", files: list[str] | None = None) -> None:
         """The user's next words, for whatever the session waits for: the answer to its question,
         guidance to go on after a pause or halt (``None`` goes on without), or the next task.
 
@@ -381,13 +413,13 @@ class Session(TimelineCommands):
         if waiting == "answer":
             if text is None:
                 raise SessionStateError("the agent asked a question: give an answer")
-            await self.answer(text)
+            await self.answer(f"{text}\n\n{attached}" if attached else text)
         elif waiting == "guidance":
-            await self.resume(text or None)
+            await self.resume(text or None, attached=attached, files=files)
         elif waiting == "task":
             if not text:
                 raise SessionStateError("give a task: the agent has nothing to do")
-            await self.send_user_message(text)
+            await self.send_user_message(text, attached=attached, files=files)
         elif waiting == "approval":
             raise SessionStateError("a tool call waits for approval: approve or deny it")
         else:
@@ -401,6 +433,8 @@ class Session(TimelineCommands):
 
     def close(self) -> None:
         """Flush and close the log, pack the snapshot store's index; the session can be resumed later."""
+        if self.mcp is not None:
+            self.mcp.close_soon()
         if self.log is not None:
             self.log.close()
         store = self.turn.snapshots

@@ -25,6 +25,7 @@ from agentcli.llm.types import (
     TextChunk,
 )
 from agentcli.session.coalesce import TextCoalescer
+from agentcli.session.instructions import display, find_instructions, instructions_section
 from agentcli.session.outcomes import ModelOutcome
 from agentcli.session.prompt import system_prompt, workspace_summary
 from agentcli.session.turn import Turn, assistant_message
@@ -64,17 +65,34 @@ class Thinking:
         """A request was sent since the state was entered."""
         self._summary: str | None = None
 
+    def _project_instructions(self) -> str:
+        """AGENTS.md and the like, read afresh per request; a change in which files apply is
+        announced (the first request names them), so the user knows what the model was told."""
+        turn = self.turn
+        files = find_instructions(turn.workspace)
+        names = [display(item.path, turn.workspace) for item in files]
+        if names != turn.instruction_files:
+            turn.instruction_files = names
+            if names:
+                turn.emit(Notice(kind="instructions", text="instructions: " + ", ".join(names)))
+            else:
+                turn.emit(Notice(kind="instructions", text="instructions: none now"))
+        return instructions_section(files, turn.workspace)
+
     async def think(self) -> ModelOutcome:
         """Invoked on entering the state: one model call; its reply is recorded before returning."""
         turn = self.turn
         turn.start_work("calling the model")
         turn.flush_notes()
+        turn.deliver_queued()
+        await turn.tools.ready()  # MCP servers still starting: their tools belong in this request
         phase = turn.active_phase
         tool_names = turn.phase_tools(phase)
         if self._summary is None:
             self._summary = await asyncio.to_thread(workspace_summary, turn.workspace)
+        project = await asyncio.to_thread(self._project_instructions)
         prompt = system_prompt(workspace=turn.workspace, phase=phase, tool_names=tool_names,
-                               plan_text=turn.plan.text(), summary=self._summary)
+                               plan_text=turn.plan.text(), summary=self._summary, project=project)
         settings = turn.settings
         model = settings.model_for(phase.model)
         limits = settings.limits_for(model)
@@ -95,7 +113,9 @@ class Thinking:
         await self._learn_limits(request)
         turn.fit_tool_output()
         turn.meter.sent(len(prompt) + len(json.dumps(tools)), turn.messages.chars)
-        coalescer = TextCoalescer(lambda text: turn.emit(TextDelta(text=text)))
+        # Redacted per coalesced chunk for the screen; the whole reply again below, for the
+        # conversation and the record (a key cut across two chunks is caught there).
+        coalescer = TextCoalescer(lambda text: turn.emit(TextDelta(text=turn.redact(text))))
         thoughts = TextCoalescer(lambda text: turn.emit(ReasoningDelta(text=text)))
         stream = self._stream = _Stream(coalescer=coalescer, thoughts=thoughts)
         self._called = True
@@ -150,8 +170,9 @@ class Thinking:
         turn = self.turn
         self._record_usage(response)
         calls = response.tool_calls
-        turn.messages.append(assistant_message(response.text, calls, response.thinking_blocks))
-        turn.emit(AssistantMessage(text=response.text, tool_calls=calls, finish_reason=response.finish_reason,
+        text = turn.redact(response.text)
+        turn.messages.append(assistant_message(text, calls, response.thinking_blocks))
+        turn.emit(AssistantMessage(text=text, tool_calls=calls, finish_reason=response.finish_reason,
                                    reasoning=response.reasoning, thinking_blocks=response.thinking_blocks))
         turn.pending.extend(calls)
 
@@ -198,7 +219,7 @@ class Thinking:
             return
         stream.thoughts.flush()
         stream.coalescer.flush()
-        text = "".join(stream.text)
+        text = turn.redact("".join(stream.text))
         if text:
             turn.messages.append(assistant_message(text, []))
         turn.emit(AssistantMessage(text=text, interrupted=True, reasoning="".join(stream.reasoning)))

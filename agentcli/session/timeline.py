@@ -77,10 +77,12 @@ class TimelineCommands:
         store = self._store()
         return await self._in_thread("planning the restore", lambda: store.plan_restore(store.resolve(ref, self.id)))
 
-    async def restore(self, ref: str) -> RestoreResult:
+    async def restore(self, ref: str, *, note: bool = True) -> RestoreResult:
         """Make the workspace match snapshot ``ref``; the state it replaces becomes a snapshot too.
 
         Only while the agent waits (idle, asking, paused, halted): never under a running tool.
+        ``note=False`` leaves the model untold (an undone rewind puts back a view that already
+        matches the files).
         """
         view = self.view
         if not view.allows("restore"):
@@ -94,7 +96,8 @@ class TimelineCommands:
         plan = result.plan
         self._emit(SnapshotRestored(target_id=target.id, target_seq=target.seq, undo_snapshot_id=result.undo.id,
                                     written=plan.writes + plan.chmods, deleted=plan.deletes))
-        note = (f"The user restored the workspace to snapshot {target.seq} ({target.reason}); "
+        text = (f"The user restored the workspace to snapshot {target.seq} ({target.reason}); "
                 f"{len(plan.writes)} files were written and {len(plan.deletes)} deleted. Re-read files before editing.")
-        self.turn.add_note("restored", note)
+        if note:
+            self.turn.add_note("restored", text)
         return result

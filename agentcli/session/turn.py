@@ -9,6 +9,7 @@ chooses a next state.
 from __future__ import annotations
 
 import asyncio
+import fnmatch
 import json
 import time
 from collections import deque
@@ -26,6 +27,7 @@ from agentcli.events import (
     ToolCallFinished,
     ToolCallRequest,
     TurnEnded,
+    UserMessage,
 )
 from agentcli.llm.types import Message, ModelClient
 from agentcli.permissions import Decision, Policy
@@ -36,7 +38,7 @@ from agentcli.tools.base import ToolContext, ToolResult
 from agentcli.tools.control import CONTROL_TOOLS
 from agentcli.tools.registry import ToolRegistry, parse_arguments
 from agentcli.tools.workflow_tools import PlanStore
-from agentcli.workflow.model import ALL_TOOLS, Phase, Workflow
+from agentcli.workflow.model import ALL_TOOLS, RESEARCH_TOOLS, Phase, Workflow
 
 if TYPE_CHECKING:
     from statemachine import StateChart
@@ -169,7 +171,11 @@ class Turn:
         """The task doing the current state's work (a pause waits for it to wind down)."""
         self.doing: str | None = None
         """What that work is doing, in words, for an error that cuts it short."""
-        self._deferred_notes: list[tuple[str, str]] = []
+        self.queued: deque[UserMessage] = deque()
+        """Messages the user typed while the agent worked, for the next step boundary."""
+        self.instruction_files: list[str] = []
+        """The project instructions files the last request carried (to announce a change)."""
+        self._deferred_notes: list[tuple[str, str, list[tuple[str, str]]]] = []
         """Notes for the model held back until every call of the current reply has its result."""
 
     # -- set-up ----------------------------------------------------------------------------------
@@ -205,11 +211,21 @@ class Turn:
         return self.workflow.phase(self.workflow.initial)
 
     def phase_tools(self, phase: Phase) -> list[str]:
-        """The tools a phase offers: its own list, plus the control tools, which always end a turn."""
+        """The tools a phase offers: its own list (where ``mcp__docs__*`` names a server's tools
+        and ``@research`` the MCP tools marked for research), plus the control tools, which
+        always end a turn."""
         if ALL_TOOLS in phase.tools:
             return self.tools.names
-        chosen = [name for name in phase.tools if name in self.tools]
+        chosen = list(dict.fromkeys(name for entry in phase.tools for name in self._matching(entry)))
         return chosen + [name for name in self.tools.names if name in CONTROL_TOOLS and name not in chosen]
+
+    def _matching(self, entry: str) -> list[str]:
+        if entry == RESEARCH_TOOLS:
+            declarations = self.tools.declarations
+            return [name for name in self.tools.names if declarations[name].research]
+        if "*" in entry or "?" in entry or "[" in entry:
+            return [name for name in self.tools.names if fnmatch.fnmatchcase(name, entry)]
+        return [entry] if entry in self.tools else []
 
     def refusal(self, call: ToolCallRequest) -> str | None:
         """Why ``call`` must not run, or None: not a tool of this phase, denied by a rule or by the user."""
@@ -291,26 +307,54 @@ class Turn:
         self.totals.steps = 0
         self.ending = None
 
-    def add_note(self, kind: str, text: str) -> None:
+    def add_note(self, kind: str, text: str, images: list[tuple[str, str]] | None = None) -> None:
         """Tell the model something as a user message, recorded so a resume sees it too.
 
         While calls of the last reply still wait for their results, the note waits too: a user
         message between a call and its result would break the pairing providers require.
+        ``images`` (MIME type, base64 data) go with the text to a model that reads images; the log
+        keeps the text only (a resumed conversation goes on without the pictures).
         """
         if self.pending:
-            self._deferred_notes.append((kind, text))
+            self._deferred_notes.append((kind, text, images or []))
             return
-        self.messages.append({"role": "user", "content": text})
+        content: str | list[dict[str, Any]] = text
+        if images:
+            content = [{"type": "text", "text": text}, *(
+                {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}} for mime, data in images)]
+        self.messages.append({"role": "user", "content": content})
         self.emit(ModelNote(kind=kind, text=text))
 
-    def defer_note(self, kind: str, text: str) -> None:
+    def defer_note(self, kind: str, text: str, images: list[tuple[str, str]] | None = None) -> None:
         """A note for the model once every call of the current reply has its result."""
-        self._deferred_notes.append((kind, text))
+        self._deferred_notes.append((kind, text, images or []))
+
+    async def attach_images(self, tool: str, images: list[tuple[str, str]]) -> None:
+        """Show the images a tool returned (an MCP tool's screenshot) to a model that reads
+        images, in a message after the reply's results; other models read only their description
+        in the result."""
+        from agentcli.llm.limits import takes_images
+
+        model = self.settings.model_for(self.active_phase.model)
+        readable: bool = await asyncio.to_thread(takes_images, model)  # may import litellm: off the loop
+        if images and readable:
+            self.defer_note("images", f"The image{'s' if len(images) > 1 else ''} {tool} returned:", images)
 
     def flush_notes(self) -> None:
         notes, self._deferred_notes = self._deferred_notes, []
-        for kind, text in notes:
-            self.add_note(kind, text)
+        for kind, text, images in notes:
+            self.add_note(kind, text, images)
+
+    def deliver_queued(self) -> None:
+        """A step boundary: messages typed while the agent worked join the conversation now
+        (after the results of the last reply's calls, so no call loses its result's place)."""
+        if self.pending:
+            return
+        while self.queued:
+            message = self.queued.popleft()
+            self.emit(message)
+            self.watchdog.reset("user message")
+            self.messages.append({"role": "user", "content": message.model_text})
 
     def finish_call(
         self, call: ToolCallRequest, result: ToolResult, duration: float, *, interrupted: bool = False

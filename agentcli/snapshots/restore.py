@@ -30,6 +30,7 @@ import pygit2
 from pygit2.enums import FileMode
 
 from agentcli.snapshots.guards import safe_relative_path
+from agentcli.snapshots.layout import Layout, default_mode, scan_layout
 from agentcli.snapshots.models import PlannedChange, RestoreConflict
 
 _ZERO = "0" * 40
@@ -201,13 +202,17 @@ class Applied:
         return [*self.deleted, *self.chmodded, *self.written]
 
 
-def apply_changes(repo: pygit2.Repository, workspace: Path, changes: Iterable[PlannedChange]) -> Applied:
+def apply_changes(
+    repo: pygit2.Repository, workspace: Path, changes: Iterable[PlannedChange], *, modes: dict[str, int] | None = None
+) -> Applied:
     """Applies planned changes to the workspace (conflicts must have been ruled out).
 
     Args:
         repo: The shadow repository, to read blobs from.
         workspace: The workspace directory.
         changes: Deletions, then chmods, then writes, as `plan_changes` orders them.
+        modes: The target's recorded modes (see `layout.py`): a file written gets its mode
+            before it is renamed into place, so a 0600 file is never readable by others meanwhile.
 
     Returns:
         The paths changed.
@@ -215,6 +220,7 @@ def apply_changes(repo: pygit2.Repository, workspace: Path, changes: Iterable[Pl
     applied = Applied(written=[], deleted=[], chmodded=[])
     emptied_dirs: set[str] = set()
     umask = _umask()
+    recorded = modes or {}
     for change in changes:
         target = workspace / change.path
         if change.action == "delete":
@@ -235,7 +241,7 @@ def apply_changes(repo: pygit2.Repository, workspace: Path, changes: Iterable[Pl
             if emptied_dirs:
                 _remove_empty_dirs(workspace, emptied_dirs)
                 emptied_dirs.clear()
-            _write(repo, workspace, change, umask)
+            _write(repo, workspace, change, umask, recorded.get(change.path))
             applied.written.append(change.path)
     if emptied_dirs:
         _remove_empty_dirs(workspace, emptied_dirs)
@@ -252,7 +258,7 @@ def _remove_empty_dirs(workspace: Path, dirs: set[str]) -> None:
             pass
 
 
-def _write(repo: pygit2.Repository, workspace: Path, change: PlannedChange, umask: int) -> None:
+def _write(repo: pygit2.Repository, workspace: Path, change: PlannedChange, umask: int, mode: int | None) -> None:
     target = workspace / change.path
     parent = target.parent
     _ensure_dir(workspace, change.path.rpartition("/")[0])
@@ -281,7 +287,10 @@ def _write(repo: pygit2.Repository, workspace: Path, change: PlannedChange, umas
                 fh.write(data)
             keep = existing.st_mode if existing is not None and stat.S_ISREG(existing.st_mode) else None
             fresh = (0o777 if executable else 0o666) & ~umask
-            os.chmod(tmp, _mode_for(change.kind, keep, umask) if keep is not None else fresh)
+            if mode is not None and bool(mode & 0o100) == executable:
+                os.chmod(tmp, mode)  # as recorded with the snapshot
+            else:
+                os.chmod(tmp, _mode_for(change.kind, keep, umask) if keep is not None else fresh)
         os.replace(tmp, target)
     except BaseException:
         try:
@@ -315,6 +324,62 @@ def _mode_for(kind: str, current: int | None, umask: int) -> int:
     if kind == "executable":
         base |= (base & 0o444) >> 2
     return base
+
+
+def apply_layout(workspace: Path, target: Layout) -> list[str]:
+    """Makes modes and empty folders match a snapshot's record, after its files are restored.
+
+    Folders left empty that the snapshot did not have go (``rmdir``: never one with anything in
+    it); the empty folders it had come back (never through a symlink); each regular file gets
+    the recorded mode, or the default one when the record has none for it.
+
+    Returns:
+        The files whose mode changed.
+    """
+    mask = _umask()
+    current = scan_layout(workspace, mask)
+    wanted_dirs = {rel for rel in target.empty_dirs if safe_relative_path(rel) == rel}
+    for rel in sorted(set(current.empty_dirs) - wanted_dirs, key=lambda d: -d.count("/")):
+        _remove_empty_dirs(workspace, {rel})
+    for rel in sorted(wanted_dirs):
+        try:
+            _ensure_dir(workspace, rel)
+        except OSError:
+            pass  # a file now stands where the folder was: the file wins, as in the plan
+    changed: list[str] = []
+    for rel in sorted(set(target.modes) | set(current.modes)):
+        if safe_relative_path(rel) != rel:
+            continue
+        if _set_mode(workspace / rel, target.modes.get(rel), mask):
+            changed.append(rel)
+    return changed
+
+
+def _set_mode(path: Path, recorded: int | None, mask: int) -> bool:
+    """Give a regular file its recorded mode (default: as git checks one out); never through a link."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError:
+        return False
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return False
+        executable = bool(info.st_mode & 0o100)
+        want = recorded if recorded is not None and bool(recorded & 0o100) == executable else None
+        if want is None:
+            want = default_mode(executable, mask)
+        if stat.S_IMODE(info.st_mode) == want:
+            return False
+        os.fchmod(fd, want)
+        return True
+    finally:
+        os.close(fd)
+
+
+def umask() -> int:
+    """The process umask (see `_umask`)."""
+    return _umask()
 
 
 def _umask() -> int:

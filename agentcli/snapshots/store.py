@@ -32,6 +32,7 @@ from agentcli.snapshots.gc import (
     tree_type_ok,
 )
 from agentcli.snapshots.guards import check_session_id
+from agentcli.snapshots.layout import LayoutRecords, scan_layout
 from agentcli.snapshots.locking import StoreLock
 from agentcli.snapshots.models import (
     CaptureResult,
@@ -44,7 +45,7 @@ from agentcli.snapshots.models import (
     RestoreResult,
     Snapshot,
 )
-from agentcli.snapshots.restore import apply_changes, plan_changes
+from agentcli.snapshots.restore import apply_changes, apply_layout, plan_changes, umask
 from agentcli.snapshots.shadow import ShadowRepo, store_key
 from agentcli.snapshots.timeline import Timeline, ref_name, snapshot_id
 from agentcli.snapshots.watcher import TreeWatcher
@@ -106,6 +107,7 @@ class SnapshotStore:
         self._lock = StoreLock(self.path.with_name(self.path.name + ".lock"))
         self._timeline = Timeline(self.path / "agentcli" / "timeline")
         self._refresher = IndexRefresher(self._shadow, self.limits)
+        self._layouts = LayoutRecords(self.path / "agentcli" / "layout")
         self._watcher = TreeWatcher(self.workspace) if watch else None
         self._watch_synced = False
         """The index reflects the workspace as of the watcher's last take: hints can be trusted."""
@@ -125,6 +127,7 @@ class SnapshotStore:
         tool_call_id: str | None = None,
         tool_name: str | None = None,
         paths_hint: list[str] | None = None,
+        record_layout: bool = False,
         watched: bool = False,
     ) -> CaptureResult:
         """Records the workspace as a tree; adds a timeline entry if it changed.
@@ -137,6 +140,9 @@ class SnapshotStore:
             paths_hint: Paths a tool says it changed (`write_file`, `edit_file`): only those
                 are looked at, with no tree walk. Leave None after `bash`, which can change
                 anything.
+            record_layout: Also record what the tree cannot hold (modes other than 644/755,
+                empty folders: see `layout.py`), so restoring this snapshot is exact. One more
+                walk of the workspace: for a turn's start and restores, not after every tool.
             watched: Look only at the paths the watcher saw touched since the last capture
                 (after `bash`). Falls back to walking the tree when the store does not watch,
                 the watcher lost events, or an ignore file changed.
@@ -152,6 +158,9 @@ class SnapshotStore:
             tree = str(refreshed.tree)
             previous = self._timeline.last(session_id)
             if previous is not None and previous.tree == tree:
+                if record_layout:
+                    # Same tree, but modes or empty folders may differ: the entry stands for now.
+                    self._layouts.save(previous.id, scan_layout(self.workspace, umask()))
                 return CaptureResult(
                     snapshot=None, tree=tree, skipped=refreshed.skipped, duration_s=time.perf_counter() - started
                 )
@@ -186,6 +195,8 @@ class SnapshotStore:
                 base_tree=base,
             )
             self._timeline.append(repo, snapshot)
+            if record_layout:
+                self._layouts.save(snapshot.id, scan_layout(self.workspace, umask()))
             self._merge_packs_if_many()
             return CaptureResult(
                 snapshot=snapshot, tree=tree, skipped=refreshed.skipped, duration_s=time.perf_counter() - started
@@ -391,7 +402,7 @@ class SnapshotStore:
         snap = self._as_snapshot(target)
         started = time.perf_counter()
         with self._lock.held():
-            before = self.capture(session_id=session_id, reason="before restore", watched=True)
+            before = self.capture(session_id=session_id, reason="before restore", record_layout=True, watched=True)
             undo = before.snapshot or self._timeline.last(session_id)
             assert undo is not None  # a capture always leaves the session with a snapshot
             plan = self._plan(snap, before.tree)
@@ -400,11 +411,17 @@ class SnapshotStore:
                 raise RestoreConflictError(
                     f"restore of snapshot {snap.id} stopped before changing anything: {listed}", plan.conflicts
                 )
-            applied = apply_changes(self._shadow.repo, self.workspace, plan.changes)
+            layout = self._layouts.load(snap.id)
+            applied = apply_changes(
+                self._shadow.repo, self.workspace, plan.changes, modes=layout.modes if layout else None
+            )
+            if layout is not None:
+                applied.chmodded.extend(apply_layout(self.workspace, layout))
             after = self.capture(
                 session_id=session_id,
                 reason=f"restored snapshot {snap.session_id}:{snap.seq} ({snap.id})",
                 paths_hint=applied.touched(),
+                record_layout=layout is not None,
             )
             return RestoreResult(
                 plan=plan,
@@ -423,10 +440,15 @@ class SnapshotStore:
             )
 
     def close(self) -> None:
-        """Compresses the store's index for the time no session uses it (call at session end).
+        """Compresses the store's index for the time no session uses it (call at session end),
+        and brings the store under its budget if it has grown past it.
 
+        The budget was kept only by a manual `gc`, so a busy workspace's store grew without
+        bound; enforcing it here costs nothing while the store is under budget (one size walk).
         The store stays usable: the next operation unpacks the index again (~3 ms at 10k files).
         """
+        if self.path.exists() and self.size_bytes() > self.budget_bytes:
+            self._collect(enforce_budget=True)
         with self._lock.held():
             if self._watcher is not None:
                 self._watcher.close()
@@ -470,7 +492,9 @@ class SnapshotStore:
             # The index's own tree counts as a root: stat-clean entries point at blobs that no
             # snapshot may hold yet (after a diff against the working tree), and pruning them
             # would make the next capture write a tree with holes.
-            roots = [s.tree for s in self._timeline.all()]
+            kept = self._timeline.all()
+            self._layouts.forget({s.id for s in kept})
+            roots = [s.tree for s in kept]
             roots.append(str(shadow.index().write_tree()))
             outcome = repack(repo, shadow.objects_dir, own, roots, merge_packs=True)
             self._refresher.flush_index()  # reopening drops the index held in memory

@@ -102,6 +102,8 @@ class Tool(ABC, Generic[A]):
     """Whether a call may change files: a snapshot is captured after one that may have."""
     shows_contents: ClassVar[bool] = False
     """The result shows file contents (reading a secret file asks; listing its name does not)."""
+    research: ClassVar[bool] = False
+    """Offered where a phase lists ``@research`` (MCP tools the user marked as research tools)."""
 
     @abstractmethod
     async def run(self, args: A, ctx: ToolContext) -> ToolResult:

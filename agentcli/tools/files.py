@@ -9,9 +9,10 @@ from pathlib import Path
 from pydantic import Field
 
 from agentcli.tools.base import Arguments, BlockingTool, ToolContext, ToolError, ToolResult
+from agentcli.tools.fsaccess import open_regular, read_bounded, rewrite
 from agentcli.tools.ignore import make_filter
 from agentcli.tools.paths import relative, resolve_in_workspace
-from agentcli.tools.text import looks_binary, read_text, truncate_middle
+from agentcli.tools.text import decode_text, looks_binary, truncate_middle
 
 MAX_LINE_CHARS = 2000
 DEFAULT_READ_LINES = 2000
@@ -42,17 +43,22 @@ class ReadFile(BlockingTool[ReadFileArgs]):
         path = resolve_in_workspace(ctx.workspace, args.path, must_exist=True)
         display = relative(ctx.workspace, path)
         paged = args.offset is not None or args.limit is not None
-        if paged and path.is_file() and path.stat().st_size > ctx.settings.max_read_bytes:
-            lines = _read_lines_streaming(path, display, args.offset or 1, args.limit or DEFAULT_READ_LINES)
-            total = None
-        else:
-            text = read_text(path, max_bytes=ctx.settings.max_read_bytes, display=display)
-            all_lines = text.splitlines()
-            total = len(all_lines)
-            start = (args.offset or 1) - 1
-            if total and start >= total:
-                raise ToolError(f"offset {args.offset} is past the end of '{display}' ({total} lines)")
-            lines = all_lines[start : start + (args.limit or DEFAULT_READ_LINES)]
+        total: int | None
+        fd = open_regular(ctx.workspace, path, display)
+        try:
+            if paged and os.fstat(fd).st_size > ctx.settings.max_read_bytes:
+                lines = _read_lines_streaming(fd, display, args.offset or 1, args.limit or DEFAULT_READ_LINES)
+                total = None
+            else:
+                text = decode_text(read_bounded(fd, ctx.settings.max_read_bytes, display), display)
+                all_lines = text.splitlines()
+                total = len(all_lines)
+                start = (args.offset or 1) - 1
+                if total and start >= total:
+                    raise ToolError(f"offset {args.offset} is past the end of '{display}' ({total} lines)")
+                lines = all_lines[start : start + (args.limit or DEFAULT_READ_LINES)]
+        finally:
+            os.close(fd)
         first = args.offset or 1
         body = "\n".join(
             f"{number:6}\t{_clip(line)}" for number, line in enumerate(lines, start=first)
@@ -74,9 +80,9 @@ def _clip(line: str) -> str:
     return line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + " [line cut]"
 
 
-def _read_lines_streaming(path: Path, display: str, offset: int, limit: int) -> list[str]:
-    """Page through a file too large to read whole, line by line."""
-    with path.open("rb") as handle:
+def _read_lines_streaming(fd: int, display: str, offset: int, limit: int) -> list[str]:
+    """Page through a file too large to read whole, line by line (``fd`` stays open)."""
+    with open(os.dup(fd), "rb") as handle:
         if looks_binary(handle.read(8192)):
             raise ToolError(f"'{display}' is a binary file; it cannot be shown as text")
         handle.seek(0)
@@ -114,11 +120,8 @@ class WriteFile(BlockingTool[WriteFileArgs]):
     def run_blocking(self, args: WriteFileArgs, ctx: ToolContext) -> ToolResult:
         path = resolve_in_workspace(ctx.workspace, args.path)
         display = relative(ctx.workspace, path)
-        if path.is_dir():
-            raise ToolError(f"'{display}' is a directory")
-        existed = path.exists()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _write_preserving_mode(path, args.content)
+        existed = os.path.lexists(path)
+        _write_preserving_mode(ctx.workspace, path, display, args.content, create=True)
         lines = count_lines(args.content)
         verb = "Overwrote" if existed else "Created"
         return ToolResult(
@@ -131,10 +134,16 @@ def count_lines(text: str) -> int:
     return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
 
 
-def _write_preserving_mode(path: Path, content: str) -> None:
-    # newline="" writes the text exactly as given: no "\n" -> os.linesep translation.
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        handle.write(content)
+def _write_preserving_mode(workspace: Path, path: Path, display: str, content: str, *, create: bool) -> None:
+    """Write ``content`` exactly as given (no newline translation) over the file, in place.
+
+    In place rather than through a temporary file renamed over it, so the file keeps its mode,
+    owner and other names, as an editor saving it would."""
+    fd = open_regular(workspace, path, display, write=True, create=create)
+    try:
+        rewrite(fd, content.encode("utf-8"))
+    finally:
+        os.close(fd)
 
 
 class EditFileArgs(Arguments):
@@ -167,7 +176,16 @@ class EditFile(BlockingTool[EditFileArgs]):
             raise ToolError("old_string is empty; use write_file to create or replace a whole file")
         if args.old_string == args.new_string:
             raise ToolError("old_string and new_string are identical; nothing would change")
-        text = read_text(path, max_bytes=ctx.settings.max_read_bytes, display=display)
+        fd = open_regular(ctx.workspace, path, display, write=True)
+        try:
+            return self._edit(fd, display, args, ctx)
+        finally:
+            os.close(fd)
+
+    @staticmethod
+    def _edit(fd: int, display: str, args: EditFileArgs, ctx: ToolContext) -> ToolResult:
+        """Read, change and write back through one descriptor: the file read is the file written."""
+        text = decode_text(read_bounded(fd, ctx.settings.max_read_bytes, display), display)
         old, new = args.old_string, args.new_string
         count = text.count(old)
         if count == 0 and "\r\n" in text and "\n" in old:
@@ -182,7 +200,7 @@ class EditFile(BlockingTool[EditFileArgs]):
                 "unique, or set replace_all"
             )
         updated = text.replace(old, new) if args.replace_all else text.replace(old, new, 1)
-        _write_preserving_mode(path, updated)
+        rewrite(fd, updated.encode("utf-8"))
         what = f"{count} occurrences" if args.replace_all and count > 1 else "1 occurrence"
         return ToolResult(ok=True, output=f"Edited {display}: replaced {what}", files_changed=(display,))
 

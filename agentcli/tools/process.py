@@ -38,13 +38,55 @@ async def start_group(*argv: str, **options: Any) -> asyncio.subprocess.Process:
     output pipe open, and the cancelled call waited for it to exit. So the start is shielded,
     and the group killed once it is known.
     """
-    start = asyncio.ensure_future(
-        asyncio.create_subprocess_exec(*argv, start_new_session=True, preexec_fn=die_with_agent, **options))
+    read_end, write_end = os.pipe()  # both non-inheritable: only the leader gets the read end
+    start = asyncio.ensure_future(asyncio.create_subprocess_exec(
+        "bash", "-c", _SUPERVISOR, "agentcli-watch", str(read_end), *argv,
+        start_new_session=True, preexec_fn=die_with_agent, pass_fds=(read_end,), **options))
     try:
-        return await asyncio.shield(start)
+        process = await asyncio.shield(start)
     except asyncio.CancelledError:
+        os.close(write_end)
         await kill_group(await start)
         raise
+    except BaseException:
+        os.close(write_end)
+        raise
+    finally:
+        os.close(read_end)
+    task = asyncio.ensure_future(_release_watcher(process, write_end))
+    _releases.add(task)
+    task.add_done_callback(_releases.discard)
+    return process
+
+
+_SUPERVISOR = """fd=$1; shift
+{ if ! read -r _ <&"$fd"; then kill -KILL 0; fi; } </dev/null >/dev/null 2>&1 &
+eval "exec $fd<&-"
+exec "$@"
+"""
+"""Start a watcher in the new group, then become the command itself (same pid, no new signal
+dispositions). The watcher reads agentcli's pipe: a line means the command ended and it leaves
+quietly; end of file means agentcli died, however (SIGKILL included: the kernel closes the
+pipe), and it kills the whole group. The parent-death signal alone reached only the leader: a
+background job, a pipeline or a nested shell ran on as an orphan. A pipe rather than a signal,
+also because a parent-death signal fires when the forking *thread* ends, not the process. The
+watcher is forked from inside the group's session because a process of agentcli's session may
+not join it (setpgid across sessions is EPERM)."""
+
+_releases: set[asyncio.Task[None]] = set()
+"""Tasks that tell each watcher its command ended (kept so they are not collected)."""
+
+
+async def _release_watcher(process: asyncio.subprocess.Process, write_end: int) -> None:
+    """Once the command ends, let its watcher go without touching the group: a server the
+    command left running in the background keeps running, as it did before."""
+    try:
+        await process.wait()
+        os.write(write_end, b"\n")
+    except OSError:
+        pass  # the watcher is gone already (the group was killed)
+    finally:
+        os.close(write_end)
 
 
 async def kill_group(process: asyncio.subprocess.Process) -> None:

@@ -7,7 +7,7 @@ comes back as an error result it can read; nothing a model says can crash the lo
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -24,10 +24,32 @@ __all__ = ["CONTROL_TOOLS", "ToolRegistry", "builtin_declarations", "default_reg
 
 
 class ToolRegistry:
-    """Tools by name, in the order they are offered to the model."""
+    """Tools by name, in the order they are offered to the model.
+
+    Tools may join after the session starts (MCP servers list theirs in the background): the
+    session awaits :meth:`ready` before each model call, so a first request waits for servers
+    still starting, within their own timeouts.
+    """
 
     def __init__(self, tools: Iterable[Tool[Any]]) -> None:
         self._tools: dict[str, Tool[Any]] = {tool.name: tool for tool in tools}
+        self._waiters: list[Callable[[], Awaitable[None]]] = []
+
+    def add(self, tool: Tool[Any]) -> None:
+        """Offer ``tool`` from the next model call on (replacing one of the same name)."""
+        self._tools[tool.name] = tool
+
+    def remove(self, name: str) -> None:
+        self._tools.pop(name, None)
+
+    def wait_for(self, waiter: Callable[[], Awaitable[None]]) -> None:
+        """Have :meth:`ready` await ``waiter`` (tools still being listed)."""
+        self._waiters.append(waiter)
+
+    async def ready(self) -> None:
+        """Wait for tools still joining (bounded by their sources' own timeouts)."""
+        for waiter in list(self._waiters):
+            await waiter()
 
     def __contains__(self, name: str) -> bool:
         return name in self._tools
@@ -45,9 +67,10 @@ class ToolRegistry:
         return [tool.schema() for tool in chosen.values()]
 
     @property
-    def declarations(self) -> dict[str, type[Tool[Any]]]:
-        """Every tool's declaration by name (the facts permissions and the watchdog read)."""
-        return {name: type(tool) for name, tool in self._tools.items()}
+    def declarations(self) -> Mapping[str, type[Tool[Any]]]:
+        """Every tool's declaration by name (the facts permissions and the watchdog read); a
+        live view, so tools that join later are judged by their own facts too."""
+        return _Declarations(self._tools)
 
     def declaration(self, name: str) -> type[Tool[Any]]:
         """The declaration of the tool called ``name``; an unknown name gets the defaults of
@@ -99,6 +122,20 @@ class ToolRegistry:
         return replace(result, output=valid_text(result.output))
 
 
+class _Declarations(Mapping[str, "type[Tool[Any]]"]):
+    def __init__(self, tools: dict[str, Tool[Any]]) -> None:
+        self._tools = tools
+
+    def __getitem__(self, name: str) -> type[Tool[Any]]:
+        return type(self._tools[name])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._tools))
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+
 def parse_arguments(raw: str) -> Mapping[str, object] | str:
     """A call's arguments as a mapping, or the raw text when they are not a JSON object."""
     try:
@@ -130,5 +167,5 @@ def builtin_declarations() -> dict[str, type[Tool[Any]]]:
     """The declarations of every built-in tool, core and workflow tools alike, by name."""
     from agentcli.tools.workflow_tools import CreatePlan, FinishPhase, RunChecks, Think, UpdatePlan
 
-    core = default_registry().declarations
+    core = dict(default_registry().declarations)
     return {**core, **{tool.name: tool for tool in (Think, CreatePlan, UpdatePlan, RunChecks, FinishPhase)}}

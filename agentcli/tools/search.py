@@ -5,13 +5,14 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import stat
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import Field
 
 from agentcli.tools.base import Arguments, BlockingTool, ToolContext, ToolError, ToolResult, one_line
+from agentcli.tools.fsaccess import open_regular, read_bounded
 from agentcli.tools.ignore import make_filter
 from agentcli.tools.paths import is_secret_path, relative, resolve_in_workspace
 from agentcli.tools.text import looks_binary, truncate_middle
@@ -142,52 +143,77 @@ class Grep(BlockingTool[GrepArgs]):
         except re.error as error:
             raise ToolError(f"invalid regular expression {args.pattern!r}: {error}") from None
         root = resolve_in_workspace(ctx.workspace, args.path, must_exist=True)
-        if root.is_file():
+        named = root.is_file()
+        if named:
             candidates: Iterator[str] = iter([relative(ctx.workspace, root)])
         else:
             candidates = walk_files(root, ctx.workspace, make_filter(ctx.workspace))
         limit = ctx.settings.max_matches
         hits: list[str] = []
-        searched_directory = not root.is_file()
+        skipped: dict[str, list[str]] = {}
         for rel in candidates:
             if args.glob and not _matches(args.glob, rel):
                 continue
-            if searched_directory and is_secret_path(rel):
+            if not named and is_secret_path(rel):
                 continue  # a secret file is searched only when named: reading it may need approval
-            for number, line in _text_lines(ctx.workspace, ctx.workspace / rel):
+            lines = _text_lines(ctx.workspace, rel, named=named)
+            if isinstance(lines, _Skipped):
+                skipped.setdefault(lines.why, []).append(rel)
+                continue
+            for number, line in lines:
                 if regex.search(line):
                     hits.append(f"{rel}:{number}:{line[:500]}")
                     if len(hits) > limit:
                         break
             if len(hits) > limit:
                 break
-        if not hits:
-            return ToolResult(ok=True, output=f"No matches for {args.pattern!r}")
-        output = "\n".join(hits[:limit])
+        output = "\n".join(hits[:limit]) if hits else f"No matches for {args.pattern!r}"
         if len(hits) > limit:
             output += f"\n[more than {limit} matches; narrow the pattern, path or glob]"
-        return ToolResult(ok=True, output=truncate_middle(output, ctx.settings.max_output_chars))
+        output = truncate_middle(output, ctx.settings.max_output_chars)
+        for why, paths in skipped.items():
+            shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+            output += f"\n[not searched: {shown}: {why}]"
+        return ToolResult(ok=True, output=output)
 
 
-def _text_lines(workspace: Path, path: Path) -> Iterator[tuple[int, str]]:
-    """Numbered lines of a text file; binary, huge, unreadable and special files yield nothing.
+@dataclass(frozen=True)
+class _Skipped:
+    why: str
 
-    Only regular files are opened, and a symlink only when it leads to one inside the workspace:
-    a FIFO would block the search forever, and a link to ``/dev/zero`` or ``~/.ssh`` is not the
-    project's text.
+
+_HARD_LINK = "hard-linked, so another name may be outside the workspace; name the file to search it (that asks first)"
+_LINK_OUT = "a symlink out of the workspace"
+
+
+def _text_lines(workspace: Path, rel: str, *, named: bool) -> list[tuple[int, str]] | _Skipped:
+    """Numbered lines of a text file; binary, huge, unreadable and special files give none.
+
+    The file is opened through :func:`open_regular` at its resolved path: no symlink is followed
+    on the way (a folder swapped for a link meanwhile is not entered), only a regular file is
+    read, and a FIFO cannot block. A symlink is searched only when it leads to a file inside the
+    workspace; a hard-linked file only when the search names it (the permission policy asks
+    first), since its content may belong to a file outside.
     """
+    real = Path(os.path.realpath(workspace / rel))
+    if not real.is_relative_to(workspace) or real == workspace:
+        return _Skipped(_LINK_OUT)
     try:
-        info = path.stat()
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_GREP_FILE_BYTES:
-            return
-        if path.is_symlink() and not Path(os.path.realpath(path)).is_relative_to(workspace):
-            return
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-        with open(descriptor, "rb") as handle:
-            data = handle.read(MAX_GREP_FILE_BYTES + 1)
-    except (OSError, ValueError):
-        return
+        fd = open_regular(workspace, real, rel)
+    except (ToolError, OSError, ValueError):
+        return []
+    try:
+        info = os.fstat(fd)
+        if info.st_size > MAX_GREP_FILE_BYTES:
+            return []
+        if info.st_nlink > 1 and not named:
+            return _Skipped(_HARD_LINK)
+        data = read_bounded(fd, MAX_GREP_FILE_BYTES, rel)
+    except (ToolError, OSError):
+        return []
+    finally:
+        os.close(fd)
     if looks_binary(data):
-        return
+        return []
     text = data.decode("utf-8", errors="replace")
-    yield from enumerate(text.splitlines(), start=1)
+    return list(enumerate(text.splitlines(), start=1))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from agentcli.tools.base import ToolError
 
 _SNIFF_BYTES = 8192
@@ -14,25 +12,10 @@ def looks_binary(data: bytes) -> bool:
     return b"\x00" in data[:_SNIFF_BYTES]
 
 
-def read_text(path: Path, *, max_bytes: int, display: str) -> str:
-    """Read a whole UTF-8 text file, refusing binary, oversized and undecodable files.
-
-    Raises:
-        ToolError: with a message that tells the model what to do instead.
-    """
-    if path.is_dir():
-        raise ToolError(f"'{display}' is a directory; use list_files to see what it holds")
-    if not path.is_file():
-        raise ToolError(f"'{display}' is not a regular file")
-    size = path.stat().st_size
-    if size > max_bytes:
-        raise ToolError(
-            f"'{display}' is {size:,} bytes, over the {max_bytes:,}-byte limit; "
-            "read a part with offset and limit, or search it with grep"
-        )
-    data = path.read_bytes()
+def decode_text(data: bytes, display: str) -> str:
+    """``data`` as text, or the error that tells the model why it is not (binary, not UTF-8)."""
     if looks_binary(data):
-        raise ToolError(f"'{display}' is a binary file ({size:,} bytes); it cannot be shown as text")
+        raise ToolError(f"'{display}' is a binary file ({len(data):,} bytes); it cannot be shown as text")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -38,11 +38,16 @@ from agentcli.tui.bridge import SessionBridge
 from agentcli.tui.calls import ToolCalls
 from agentcli.tui.commands import SessionsProvider, SnapshotsProvider, ThemesProvider, system_commands
 from agentcli.tui.controller import TUI_PERMISSION_MODE, Commands
+from agentcli.tui.help import HelpScreen, PickOne
 from agentcli.tui.messages import SessionEventPosted
 from agentcli.tui.screens import ConfirmRestore, ConfirmWorkspace
+from agentcli.tui.slash import SlashCommands
 from agentcli.tui.themes import DEFAULT_THEME, ROLE_DEFAULTS, configured_theme, load_themes, remember_theme
 from agentcli.tui.widgets import (
     Conversation,
+    GraphStrip,
+    GraphTrail,
+    McpPane,
     PlanPane,
     PromptArea,
     SnapshotTimeline,
@@ -67,8 +72,10 @@ PANES = ("graph", "tools", "timeline")
 def binding_classes() -> list[type]:
     """Every class of the TUI that declares key bindings (for the keymap and its tests)."""
     from agentcli.tui.widgets._blocks import ReasoningBlock, ToolCallBlock
+    from agentcli.tui.widgets._prompt_input import PromptInput
 
-    return [AgentApp, Conversation, ToolCallBlock, ReasoningBlock, SnapshotTimeline, ConfirmRestore, ConfirmWorkspace]
+    return [AgentApp, Conversation, ToolCallBlock, ReasoningBlock, SnapshotTimeline, StateGraph, ConfirmRestore,
+            ConfirmWorkspace, PromptInput, HelpScreen, PickOne]
 
 
 def all_binding_ids() -> set[str]:
@@ -94,15 +101,23 @@ class AgentApp(App[int]):
     AUTO_FOCUS = None
     """The prompt is focused just after the first frame (see ``_after_first_frame``)."""
     TITLE = "agentcli"
-    HORIZONTAL_BREAKPOINTS: list[tuple[int, str]] | None = [(0, "-narrow"), (110, "-wide")]
+    HORIZONTAL_BREAKPOINTS: list[tuple[int, str]] | None = [(0, "-narrow"), (110, "-wide"), (170, "-roomy")]
+    """Under 110 columns the side panes are hidden (the graph shows as one line over the prompt);
+    from 170 they widen so the state graph is drawn in full."""
     COMMANDS = App.COMMANDS | {SessionsProvider, SnapshotsProvider, ThemesProvider}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "pause", "Pause", id="agentcli.pause",
                 tooltip="Stop the agent now: a reply being streamed or a running command is cut off cleanly"),
         Binding("ctrl+s", "resume", "Resume", id="agentcli.resume",
                 tooltip="Continue the paused or halted run (type guidance first to send it along)"),
-        Binding("escape", "pause", "Pause", id="agentcli.interrupt", show=False,
-                tooltip="Stop the agent now (same as ctrl+s while it works)"),
+        Binding("escape", "interrupt", "Pause", id="agentcli.interrupt", show=False,
+                tooltip="Take back the last queued message, or stop the agent now (as ctrl+s)"),
+        Binding("f1", "help", "Help", id="agentcli.help",
+                tooltip="Keys and commands (also /help)"),
+        Binding("question_mark", "help", "Help", id="agentcli.help.key", show=False,
+                tooltip="Keys and commands, outside the prompt (in the prompt ? is a character)"),
+        Binding("ctrl+q", "quit", "Quit", id="agentcli.quit", priority=True,
+                tooltip="Leave agentcli; a running agent is paused first, so the session can be resumed"),
         Binding("ctrl+n", "new_session", "New", id="agentcli.session.new",
                 tooltip="Start a new session in this workspace"),
         Binding("ctrl+b", "toggle_sidebar", "Side", id="agentcli.pane.sidebar", group=_PANES,
@@ -176,6 +191,8 @@ class AgentApp(App[int]):
         """Attaches the session and routes its events to the widgets."""
         self.commands = Commands(self)
         """Carries out the user's commands on the session."""
+        self.slash = SlashCommands(self)
+        """Runs the ``/commands`` typed in the prompt."""
         self._started = False
         self._theme_problems: list[tuple[str, str]] = []
         self._load_themes()
@@ -230,9 +247,12 @@ class AgentApp(App[int]):
         self.conversation = Conversation(self.calls, self.clock, id="conversation")
         self.prompt = PromptArea(id="prompt")
         self.graph = StateGraph(id="graph")
+        self.graph_strip = GraphStrip(self.graph, id="graph-strip")
+        self.graph_trail = GraphTrail(self.graph, id="graph-trail")
         self.plan_pane = PlanPane(id="plan")
         self._plan_title = Static("plan", classes="pane-title", id="plan-title")
         self._plan_box = Vertical(self._plan_title, self.plan_pane, id="plan-pane", classes="pane -empty")
+        self.mcp_pane = McpPane(id="mcp-pane")
         self.tools = ToolPanel(self.calls, self.clock, id="tools")
         self.timeline = SnapshotTimeline(None, id="timeline")
         self._tools_title = Static("tool calls", classes="pane-title", id="tools-title")
@@ -242,6 +262,7 @@ class AgentApp(App[int]):
         with Horizontal(id="body"):
             with Vertical(id="main"):
                 yield self.conversation
+                yield self.graph_strip
                 yield self.prompt
             yield self._sidebar
         yield Footer()
@@ -249,9 +270,11 @@ class AgentApp(App[int]):
     def _side_panes(self) -> list[Widget]:
         """The side panes, mounted just after the first frame: the stream and the prompt come first."""
         return [
-            Vertical(Static("state graph", classes="pane-title"),
-                     ScrollableContainer(self.graph, id="graph-scroll"), id="graph-pane", classes="pane"),
+            Vertical(Static("state graph  [dim]? legend[/]", classes="pane-title"),
+                     self.graph_trail, ScrollableContainer(self.graph, id="graph-scroll"), id="graph-pane",
+                     classes="pane"),
             self._plan_box,
+            self.mcp_pane,
             Vertical(self._tools_title, self.tools, id="tools-pane", classes="pane"),
             Vertical(self._timeline_title, self.timeline, id="timeline-pane", classes="pane"),
         ]
@@ -339,6 +362,7 @@ class AgentApp(App[int]):
         if session is None and not await self._load_settings():
             return
         await self.commands.start(session)
+        await self._load_prompt_aids()
         if self._warm_up:
             from agentcli.session.factory import warm_up
 
@@ -346,6 +370,43 @@ class AgentApp(App[int]):
         if self.initial_prompt:
             prompt, self.initial_prompt = self.initial_prompt, None
             await self.commands.submit(prompt)
+
+    async def _load_prompt_aids(self) -> None:
+        """The prompt's history and custom commands, read off the event loop; a command file
+        that cannot be used is named once, with its problem."""
+        import asyncio
+
+        from agentcli.prompt.history import PromptHistory, history_path
+
+        history = await asyncio.to_thread(PromptHistory, history_path(self.workspace))
+        if history.problem:
+            self.notify(history.problem, severity="warning")
+        self.prompt.history = history
+        self.prompt.commands = await asyncio.to_thread(self.slash.reload)
+        for problem in self.slash.problems:
+            self.notify(problem, title="Custom command skipped", severity="warning", timeout=15)
+        from agentcli.session.instructions import display, find_instructions
+
+        found = await asyncio.to_thread(find_instructions, self.workspace)
+        if found:  # what the model will be told, before the first message (the stream says it per request)
+            self.notify(", ".join(display(item.path, self.workspace) for item in found),
+                        title="Project instructions")
+
+    @on(PromptArea.PathsWanted)
+    def _paths_wanted(self) -> None:
+        self.list_paths()
+
+    @work(thread=True, exclusive=True, group="paths", exit_on_error=False)
+    def list_paths(self) -> None:
+        """List the workspace for ``@`` completion (git ls-files: a blocking subprocess)."""
+        from agentcli.prompt.mentions import workspace_paths
+
+        paths = workspace_paths(self.workspace)
+        self.call_from_thread(self._paths_listed, paths)
+
+    def _paths_listed(self, paths: list[str]) -> None:
+        self.prompt.paths = paths
+        self.prompt.refresh_menu()
 
     async def _load_settings(self) -> bool:
         """Load the settings if the app was not given them, and confirm a broad workspace.
@@ -434,6 +495,22 @@ class AgentApp(App[int]):
     async def action_pause(self) -> None:
         """Pause now, even mid-stream or mid-command."""
         await self.commands.pause()
+
+    @work(group="command", exit_on_error=False)
+    async def action_interrupt(self) -> None:
+        """esc: take back the newest queued message if there is one, else pause."""
+        if not self.commands.take_back():
+            await self.commands.pause()
+
+    def action_help(self) -> None:
+        """The help screen: keys, commands, custom command files that could not be used."""
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(self.slash.help())
+
+    @work(group="command", exit_on_error=False)
+    async def deliver_queued(self) -> None:
+        """Send the messages queued when a turn ended before a step boundary took them."""
+        await self.commands.deliver_queued()
 
     @work(group="command", exit_on_error=False)
     async def action_resume(self) -> None:

@@ -17,6 +17,7 @@ from agentcli.events import (
     ClarificationRequested,
     ContextCompacted,
     Event,
+    Notice,
     PermissionRequested,
     PlanStep,
     PlanUpdated,
@@ -29,6 +30,7 @@ from agentcli.events import (
     ToolCallStarted,
     TurnEnded,
     UsageReported,
+    UserMessage,
 )
 from agentcli.tui.messages import SessionEventPosted
 from agentcli.tui.widgets import TimelineEntry
@@ -111,6 +113,8 @@ class SessionBridge:
         status.cost = totals.cost
         await self._load_timeline(session)
         self._unsubscribe = session.subscribe(self.on_event)
+        session.start_tools()  # MCP servers start in the background once the session is shown
+        app.mcp_pane.show(session.mcp_statuses, session.mcp_tool_lines())
         self.ready = True
         app.update_titles()
 
@@ -185,8 +189,10 @@ class SessionBridge:
             SnapshotRestored: (timeline, conversation),
             ClarificationRequested: (conversation,),
             TurnEnded: (conversation, app),
+            UserMessage: (conversation, app),
             PermissionRequested: (conversation,),
             PlanUpdated: (conversation, app),
+            Notice: (conversation, app),
         }
         self._default_route = (conversation,)
 
@@ -214,8 +220,24 @@ class SessionBridge:
             self.show_view()
         elif isinstance(event, TurnEnded):
             self.app.prompt.show_turn_end(event)
+            if not (self.session is not None and self.session.queued):
+                from agentcli.describe import describe
+                from agentcli.tui.notify import call_back
+
+                description = describe(event)
+                call_back(self.app, "agentcli waits for you",
+                          description.headline if description is not None else event.outcome)
+            if self.session is not None and self.session.queued:
+                if event.outcome in ("completed", "clarify"):
+                    self.app.deliver_queued()  # what the user would have sent next anyway
+                else:
+                    self.app.commands.requeue_to_prompt()  # a pause or a halt: the user decides
+        elif isinstance(event, UserMessage) and event.queued and self.session is not None:
+            self.app.prompt.show_queued(self.session.queued)
         elif isinstance(event, PlanUpdated):
             self.app.show_plan(event.steps)
+        elif isinstance(event, Notice) and event.kind == "mcp" and self.session is not None:
+            self.app.mcp_pane.show(self.session.mcp_statuses, self.session.mcp_tool_lines())
 
     def show_view(self) -> None:
         """Read where the session is now and show it: header, lit states, prompt, key bindings."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentcli.prompt.slash import parse_slash
 from agentcli.tui.screens import ConfirmRestore
 from agentcli.tui.widgets import TimelineEntry
 
@@ -39,6 +40,9 @@ class Commands:
     async def submit(self, text: str, mode: str = "") -> None:
         """Send what the user typed (or picked) to whatever the session waits for.
 
+        A ``/command`` runs here and never reaches the model; ``!command`` runs in the shell;
+        anything else is a message (its @-mentions attached), queued while the agent works.
+
         Args:
             text: The words, or a verdict (``once``, ``session``, ``always``, ``deny``).
             mode: ``permission`` when the text is meant as a verdict (the palette's
@@ -46,6 +50,10 @@ class Commands:
         """
         app = self.app
         session = app.session
+        if (slash := parse_slash(text)) is not None:  # /help works while an approval waits, too
+            if await app.slash.run(slash):
+                app.prompt.input.clear()
+            return
         if session is None:
             app.notify("The session is not ready yet.", severity="warning")
             return
@@ -65,8 +73,106 @@ class Commands:
                     await session.deny("once")
                 else:
                     await session.approve(choice)  # type: ignore[arg-type]
-            else:
-                await session.respond(text or None)
+            elif text.startswith("!") and len(text) > 1:
+                await self.shell(text[1:].strip())
+                return
+            elif not await self.send(text[1:] if text.startswith("//") else text):  # "//x" sends "/x"
+                return
+        except SessionStateError as error:
+            app.notify(str(error), severity="warning")
+            return
+        app.prompt.input.clear()
+
+    async def send(self, text: str) -> bool:
+        """A message to the agent, its @-mentions attached: the answer, guidance, the next task,
+        or (while the agent works) queued for its next step.
+
+        Returns:
+            False when nothing was sent (no session, or the session refused: said to the user).
+        """
+        import asyncio
+
+        from agentcli.prompt.mentions import attach
+        from agentcli.session import SessionStateError
+
+        app = self.app
+        session = app.session
+        if session is None:
+            app.notify("The session is not ready yet.", severity="warning")
+            return False
+        attached = await asyncio.to_thread(attach, app.workspace, text) if "@" in text else None
+        for problem in attached.problems if attached else []:
+            app.notify(problem, severity="warning")
+        extra, files = (attached.text, attached.paths) if attached else ("", [])
+        if session.view.waiting_for is None:
+            session.queue(text, attached=extra, files=files)
+            app.prompt.show_queued(session.queued)
+            app.prompt.input.clear()
+            return True
+        try:
+            await session.respond(text or None, attached=extra, files=files)
+        except SessionStateError as error:
+            app.notify(str(error), severity="warning")
+            return False
+        app.prompt.input.clear()
+        return True
+
+    async def deliver_queued(self) -> None:
+        """The turn ended before a step boundary took the queued messages: send them now as
+        the next message (a question's answer, guidance or the next task)."""
+        session = self.app.session
+        if session is None or session.view.waiting_for in (None, "approval"):
+            return  # an approval waits for a verdict first; the queue waits for the next boundary
+        message = session.take_queued()
+        self.app.prompt.show_queued([])
+        if message is None:
+            return
+        from agentcli.session import SessionStateError
+
+        try:
+            await session.respond(message.text, attached=message.attached, files=message.files)
+        except SessionStateError as error:
+            self.app.notify(f"The queued message was not sent: {error}", severity="warning")
+            self.app.prompt.input.value = message.text
+
+    def requeue_to_prompt(self) -> None:
+        """The run paused or halted with messages queued: they go back into the prompt (sending
+        them now would resume a run the user just stopped); enter sends them as guidance."""
+        session = self.app.session
+        message = session.take_queued() if session is not None else None
+        prompt = self.app.prompt
+        prompt.show_queued([])
+        if message is None:
+            return
+        current = prompt.input.value
+        prompt.input.value = f"{message.text}\n{current}" if current.strip() else message.text
+        self.app.notify("The queued message is back in the prompt: enter sends it as guidance.")
+
+    def take_back(self) -> bool:
+        """esc with messages queued: the newest comes back into the prompt to edit."""
+        session = self.app.session
+        if session is None or not session.queued:
+            return False
+        text = session.unqueue()
+        prompt = self.app.prompt
+        prompt.show_queued(session.queued)
+        if text:
+            current = prompt.input.value
+            prompt.input.value = f"{text}\n{current}" if current.strip() else text
+            prompt.input.focus()
+        return True
+
+    async def shell(self, command: str) -> None:
+        """``!command``: run it in the workspace as the session's bash tool would (policy and
+        snapshot included); its output joins the conversation."""
+        from agentcli.session import SessionStateError
+
+        app = self.app
+        session = app.session
+        if session is None:
+            return
+        try:
+            await session.run_shell(command)
         except SessionStateError as error:
             app.notify(str(error), severity="warning")
             return
@@ -87,24 +193,27 @@ class Commands:
             return
         await self.submit(self.app.prompt.input.value.strip())
 
-    async def compact(self) -> None:
-        """Summarize the older part of the model's view now, with the prompt's text as focus."""
+    async def compact(self, focus: str | None = None) -> bool:
+        """Summarize the older part of the model's view now, with ``focus`` (or the prompt's
+        text) saying what to keep in detail; False when it was refused (said to the user)."""
         from agentcli.session import SessionStateError
 
         app = self.app
         session = app.session
         if session is None:
-            return
+            return False
         if not session.view.allows("compact"):
             app.notify("Only a waiting session is compacted: pause the agent first (ctrl+s).", severity="warning")
-            return
-        focus = app.prompt.input.value.strip() or None
+            return False
+        if focus is None:
+            focus = app.prompt.input.value.strip() or None
         try:
             await session.compact(focus)
         except SessionStateError as error:
             app.notify(str(error), severity="warning")
-            return
+            return False
         app.prompt.input.clear()
+        return True
 
     # -- snapshots -----------------------------------------------------------------------
 
@@ -150,6 +259,13 @@ class Commands:
         except Exception as error:  # noqa: BLE001 - reported to the user
             app.notify(f"Restore failed: {error}", severity="error")
 
+    async def rewind(self) -> None:
+        """``/rewind``: pick one of your messages; the code, the conversation or both go back to
+        just before it."""
+        from agentcli.tui.rewind import rewind
+
+        await rewind(self.app)
+
     # -- sessions ------------------------------------------------------------------------
 
     async def start(self, session: Session | None) -> None:
@@ -169,8 +285,9 @@ class Commands:
             return
         await app.attach(session)
 
-    async def switch_session(self, entry: SessionEntry | None) -> None:
-        """Open a logged session with its history, or (``None``) start a new one."""
+    async def switch_session(self, entry: SessionEntry | None, *, settings: Settings | None = None) -> None:
+        """Open a logged session with its history, or (``None``) start a new one (with
+        ``settings`` when given: ``/workflow`` starts one on another workflow)."""
         app = self.app
         session = app.session
         if session is not None and session.view.allows("pause"):
@@ -180,9 +297,10 @@ class Commands:
 
         try:
             if entry is None:
-                new = factory.new_session(app.workspace, app.settings, default_permission_mode=TUI_PERMISSION_MODE)
+                new = factory.new_session(app.workspace, settings or app.settings,
+                                          default_permission_mode=TUI_PERMISSION_MODE)
                 await app.attach(new)
-                app.notify("New session started.")
+                app.notify(f"New session started ({new.workflow.name} workflow).")
                 return
             opened = factory.resume_session(entry, self._settings_for(entry),
                                             default_permission_mode=TUI_PERMISSION_MODE)

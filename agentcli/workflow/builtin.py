@@ -31,7 +31,14 @@ design 100, implement 50, validate 100.
 
 from __future__ import annotations
 
-from agentcli.workflow.model import CHECKS_TOOL, FINISH_PHASE_TOOL, Phase, Workflow, WorkflowTransition
+from agentcli.workflow.model import (
+    CHECKS_TOOL,
+    FINISH_PHASE_TOOL,
+    RESEARCH_TOOLS,
+    Phase,
+    Workflow,
+    WorkflowTransition,
+)
 
 READ_ONLY_TOOLS = ["read_file", "list_files", "glob", "grep"]
 """Tools that look at the workspace without changing it."""
@@ -68,6 +75,8 @@ Goal of this phase: decide how to make the change well.
   (is_revision, revises_thought) when you learn something, and branch (branch_from_thought,
   branch_id) to compare approaches.
 - Confirm every assumption in the code with read_file and grep rather than guessing.
+- Research tools from MCP servers (web pages, documentation), when offered, answer what the code
+  cannot: library APIs, error messages, versions.
 - If only the user can decide something, ask with clarify.
 - When the approach is settled, call finish_phase(summary) with the approach, the alternatives
   you rejected and why, and the risks. Design comes next."""
@@ -125,7 +134,7 @@ PLAN_BUILD = Workflow(
             name="plan.research",
             description="Choose an approach, reasoning step by step with think.",
             instructions=_RESEARCH,
-            tools=[*READ_ONLY_TOOLS, "think", FINISH_PHASE_TOOL],
+            tools=[*READ_ONLY_TOOLS, "think", RESEARCH_TOOLS, FINISH_PHASE_TOOL],
             model="plan",
             max_steps=100,
         ),

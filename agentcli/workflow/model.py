@@ -35,6 +35,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from agentcli.tools.control import CONTROL_TOOLS
 
 ALL_TOOLS = "*"
+RESEARCH_TOOLS = "@research"
+"""In a phase's tools: the MCP tools the user marked as research tools (``research = true``)."""
+MCP_PREFIX = "mcp__"
+"""MCP tools (``mcp__SERVER__TOOL``, or patterns such as ``mcp__docs__*``) are known only once
+their servers start, so a workflow may name them without the check against the registry."""
 """In a phase's ``tools``: offer every registered tool."""
 
 
@@ -373,7 +378,7 @@ class Workflow(BaseModel):
         problems: list[WorkflowProblem] = []
 
         def check(field: str, tool: str, subject: str) -> None:
-            if tool != ALL_TOOLS and tool not in known_set:
+            if tool not in (ALL_TOOLS, RESEARCH_TOOLS) and tool not in known_set and not tool.startswith(MCP_PREFIX):
                 problems.append(WorkflowProblem(
                     field,
                     f"{subject}: '{tool}' is not a known tool{_did_you_mean(tool, known_set)}; known tools: {listing}"))

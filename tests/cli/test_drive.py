@@ -23,7 +23,7 @@ def _model(tmp_path: Path) -> str:
     return f"replay:{path}"
 
 
-async def _crash(self: Session, *args: object) -> None:
+async def _crash(self: Session, *args: object, **kwargs: object) -> None:
     raise RuntimeError("the registry\nfell over")
 
 
@@ -47,7 +47,7 @@ def test_an_unexpected_error_is_one_line_exit_1_and_its_traceback_is_in_the_sess
 def test_a_command_the_session_refuses_exits_2_with_its_message(
     workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def refuse(self: Session, text: str) -> None:
+    async def refuse(self: Session, text: str, **kwargs: object) -> None:
         raise SessionStateError("cannot take a new message while thinking; pause first")
 
     monkeypatch.setattr(Session, "send_user_message", refuse)

@@ -14,12 +14,12 @@ def _modules_after(code: str) -> set[str]:
     return {line.split()[1] for line in out.splitlines() if line.startswith("MODULE ")}
 
 
-def test_help_imports_neither_litellm_nor_pygit2_nor_textual_nor_pydantic() -> None:
+def test_help_imports_neither_litellm_nor_pygit2_nor_textual_nor_pydantic_nor_rich() -> None:
     loaded = _modules_after(
         "import sys\nfrom agentcli.cli import app\nsys.argv=['agentcli','--help']\n"
         "try:\n    app()\nexcept SystemExit:\n    pass"
     )
-    for heavy in ("litellm", "pygit2", "textual", "pydantic"):
+    for heavy in ("litellm", "pygit2", "textual", "pydantic", "rich"):
         assert heavy not in loaded, f"`agentcli --help` imported {heavy}"
 
 

@@ -30,7 +30,9 @@ def test_importing_progress_loads_no_other_agentcli_package_and_no_ui_or_io_libr
 
     ours = {m for m in loaded if m.startswith("agentcli")}
     # agentcli.config holds the shared settings types (the `[progress]` table among them).
-    assert ours <= {"agentcli", "agentcli.config", "agentcli.config_sources", "agentcli.progress"} | {
+    assert ours <= {
+        "agentcli", "agentcli.config", "agentcli.config_sources", "agentcli.config_mcp", "agentcli.progress"
+    } | {
         f"agentcli.progress.{p.stem}" for p in PACKAGE_DIR.glob("*.py")
     }
     for heavy in ("textual", "rich", "litellm", "pygit2", "statemachine"):

@@ -67,6 +67,8 @@ class OpenAIServer:
         self.rejected: list[dict[str, Any]] = []
         """Requests refused for their length."""
         self.requests: list[dict[str, Any]] = []
+        self.user_agents: list[str] = []
+        """The ``User-Agent`` of each request, in order (which HTTP client litellm used)."""
         self.script: deque[Script] = deque()
         self.default: Script | None = None
         """Played when the script is empty (e.g. a model that loops forever)."""
@@ -92,6 +94,7 @@ class OpenAIServer:
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
+                owner.user_agents.append(self.headers.get("User-Agent", ""))
                 owner._handle(self, body)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

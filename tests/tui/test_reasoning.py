@@ -59,7 +59,8 @@ async def test_reasoning_streams_open_and_folds_to_one_line_when_the_reply_start
                        what="all the reasoning")
         block = app.query_one(ReasoningBlock)
         assert block.expanded and block.live and header(block) == "▾ thinking…"
-        assert block.size.height == 3, "the header and the reasoning's two lines"
+        # The text is in; its layout follows on the next refresh (a loaded machine may not have run it yet).
+        await wait_for(pilot, lambda: block.size.height == 3, what="the header and the reasoning's two lines")
         assert not app.query(AgentBlock), "no reply yet"
 
         model.gate.set()

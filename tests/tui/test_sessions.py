@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import Input
-
 from agentcli.config import Settings, data_home
 from agentcli.llm.replay import ReplayModel
 from agentcli.session.log import list_sessions
@@ -72,7 +70,7 @@ async def test_ctrl_n_starts_a_new_session(project: Path, tmp_path: Path) -> Non
         await pilot.press("ctrl+n")
         await wait_for(pilot, lambda: app.session is not first and app.session_ready, what="a new session")
         assert not app.query(UserBlock) and not app.query(AgentBlock)
-        assert app.graph.counts == {}
+        assert app.graph.counts == {} and not app.graph.trail, "the graph starts afresh"
     assert len(list_sessions(data_home())) == 2
 
 
@@ -93,7 +91,7 @@ async def test_at_80x24_the_side_panes_open_on_demand(project: Path) -> None:
         await drain(pilot)
         assert app.focused is app.timeline.option_list
         await pilot.press("f4")
-        assert isinstance(app.focused, Input)
+        assert app.focused is app.prompt.input
 
 
 async def test_wide_screens_show_every_pane_and_toggle_them(project: Path) -> None:

@@ -74,15 +74,17 @@ async def settle(pilot: Pilot) -> None:
 
 def test_idle_after_a_turn(project: Path, snap_compare) -> None:
     """You should see the finished turn: the task, three streamed answers (one a markdown list), three
-    tool calls marked ✓, "✓ completed", the graph with idle lit and counts on its edges (capturing
-    visited once), the tool panel showing the `complete` call, the timeline with the edit_file
+    tool calls marked ✓, "✓ completed", the graph with `[ idle ]` lit, visits on the states
+    (`thinking ×3`, `capturingSnapshot ×1`) and the line from executingTool back up to idle bright,
+    "last: … →is_complete→ idle" under it, the tool panel showing the `complete` call, the timeline with the edit_file
     snapshot and its diff against the working tree, and the prompt ready for a task."""
     assert snap_compare(idle_app(project), terminal_size=(130, 40), run_before=settle)
 
 
 def test_idle_at_80x24(project: Path, snap_compare) -> None:
     """You should see the stream using the whole width (side panes hidden under 110 columns), the
-    status line, the prompt, and the footer with ^s Pause, ^n New and the pane keys."""
+    status line, the graph as one line over the prompt ("state … executingTool →is_complete→ idle
+    ^g graph", idle lit), the prompt, and the footer with ^s Pause, ^n New and the pane keys."""
     assert snap_compare(idle_app(project), terminal_size=(80, 24), run_before=settle)
 
 
@@ -111,7 +113,7 @@ def test_mid_run_streaming(project: Path, snap_compare) -> None:
 
 def test_awaiting_clarification(project: Path, snap_compare) -> None:
     """You should see the agent's question above the input with its two options numbered, the
-    input in answer mode (secondary colour), and `awaiting` lit in the graph."""
+    input in answer mode (secondary colour), and `awaitingClarification` lit in the graph."""
     rec = recording(("Before I change anything:", [("clarify", {
         "question": "Should punctuation inside words (don't, e-mail) count as part of the word?",
         "options": ["yes, keep apostrophes and hyphens", "no, split on them"]})]))

@@ -18,6 +18,7 @@ from tests.tui.helpers import (
     wait_for,
     write_recording,
 )
+from tests.tui.test_state_graph import styled
 
 ASKS = recording(
     ("One question first.", [("clarify", {"question": "Which style?", "options": ["tabs", "spaces"]})]),
@@ -94,8 +95,8 @@ async def test_a_new_plan_build_session_is_in_its_first_phase_only(project: Path
         phases = {state for state in lit(app) if state.startswith("phase_")}
         assert phases == {"phase_plan", "phase_plan__analyze"}
         assert app.graph.configuration == session.view.configuration
-        drawn = app.graph.render().plain
-        assert "● analyze" in drawn and "○ implement" in drawn
+        drawn = app.graph.render()
+        assert "reverse" in styled(drawn, "[ analyze ]") and "reverse" not in styled(drawn, "[ implement ]")
 
 
 class Unanswering:

@@ -83,7 +83,7 @@ def test_plan_build_follows_the_seed_000_hierarchy_and_limits() -> None:
 def test_plan_build_tool_access_matrix() -> None:
     tools = {p.name: set(p.tools) for p in PLAN_BUILD.phases}
     assert tools["plan.analyze"] == READ_ONLY | {"explore", "finish_phase"}
-    assert tools["plan.research"] == READ_ONLY | {"think", "finish_phase"}
+    assert tools["plan.research"] == READ_ONLY | {"think", "@research", "finish_phase"}  # + marked MCP tools
     assert tools["plan.design"] == READ_ONLY | {"think", "create_plan"}
     assert tools["build.implement"] == READ_ONLY | WRITES | {"update_plan", "finish_phase"}
     assert tools["build.validate"] == READ_ONLY | {"run_checks"}

@@ -4,6 +4,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentcli.tui.widgets._blocks import NoticeBlock, ReasoningBlock, ToolCallBlock, UserBlock
 from agentcli.tui.widgets._conversation import Conversation
+from agentcli.tui.widgets._graph_strip import GraphStrip, GraphTrail
+from agentcli.tui.widgets._mcp import McpPane
 from agentcli.tui.widgets._plan import PlanPane
 from agentcli.tui.widgets._prompt import PromptArea
 from agentcli.tui.widgets._state_graph import StateGraph
@@ -14,6 +16,9 @@ from agentcli.tui.widgets._tool_panel import ToolPanel
 __all__ = [
     "AgentBlock",
     "Conversation",
+    "GraphStrip",
+    "GraphTrail",
+    "McpPane",
     "NoticeBlock",
     "PlanPane",
     "PromptArea",

@@ -23,6 +23,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from agentcli.describe import CALL_MARKS, clip_lines, more_lines
+from agentcli.tui.call_details import call_detail
 from agentcli.tui.calls import ToolCallInfo, format_duration
 
 if TYPE_CHECKING:
@@ -178,12 +179,24 @@ def status_mark(info: ToolCallInfo) -> Content:
 
 
 def render_call(info: ToolCallInfo, now: float, *, expanded: bool) -> Content:
-    """A call's line (and, expanded, its arguments and result)."""
+    """A call's line and, for edits and commands, their diff or output under it (a few lines
+    collapsed, all expanded: ``agentcli.tui.call_details``); other tools show arguments and
+    result when expanded."""
     elapsed = format_duration(info.elapsed(now))
     timing = f"running {elapsed}" if info.status == "running" else elapsed
     head = Content.assemble(
         status_mark(info), " ", (info.name, "bold"), "  ", info.preview, "  ", (timing, "$text-muted")
     )
+    finished = info.status != "running"
+    detail = call_detail(info.name, info.arguments, info.output if finished else "", finished, expanded)
+    if detail is not None:
+        parts = [head, detail]
+        if info.status in ("error", "interrupted") and info.name != "bash" and info.output.strip():
+            # A refused edit: why (old_string not found, outside the workspace) under its diff.
+            parts.append(Content.styled(clip_lines(info.output, 3)[0][0], "$tool-error"))
+        if finished and info.error and info.error not in info.output:
+            parts.append(Content.styled(info.error, "$tool-error"))
+        return Content("\n").join(parts)
     if not expanded:
         return head
     parts = [head, Content.styled("arguments", "italic $text-muted"), Content(info.pretty_arguments)]

@@ -1,12 +1,15 @@
 """The prompt: a task box that turns into the answer box when the agent asks a question.
 
-Above the input sit the question and its options (when the agent calls ``clarify``) and a hint
-line that says what submitting does now: start a task, answer, resume with guidance. What it is
-for comes from the session view's ``waiting_for``, never from the names of chart states.
+Above the input sit the question and its options (when the agent calls ``clarify``), the
+messages queued while the agent works, the completion menu (``/`` commands, ``@`` paths,
+ctrl+r history) and a hint line that says what submitting does now: start a task, answer,
+resume with guidance, queue. What it is for comes from the session view's ``waiting_for``,
+never from the names of chart states.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -16,11 +19,22 @@ from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import Input, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from agentcli.describe import describe
 from agentcli.events import ClarificationRequested, PermissionRequested, TurnEnded
+from agentcli.prompt.history import PromptHistory
+from agentcli.prompt.slash import BUILT_IN, SlashCommand
+from agentcli.tui.call_details import approval_detail
+from agentcli.tui.widgets._prompt_input import PromptInput
+from agentcli.tui.widgets._prompt_menu import (
+    CompletionMenu,
+    history_choices,
+    mention_choices,
+    slash_choices,
+    token_at,
+)
 
 if TYPE_CHECKING:  # the session layer is imported after the first frame, not for a type
     from agentcli.session.view import SessionView
@@ -30,13 +44,16 @@ PromptMode = str
 waits for approval), ``guidance`` (paused or halted)."""
 
 _PLACEHOLDERS = {
-    "task": "Describe a task and press enter",
-    "busy": "The agent is working — ctrl+s pauses it",
+    "task": "Describe a task · / commands · @ files · ctrl+j new line",
+    "busy": "Type to queue a message for the agent's next step — ctrl+s pauses it",
     "answer": "Type your answer (or a number from the list) and press enter",
     "permission": "y allows once, n denies — or pick from the list above",
     "guidance": "Guidance for the agent (optional) — enter resumes",
     "readonly": "This session is shown read-only",
 }
+
+PATHS_FRESH_S = 10.0
+"""A listing of the workspace older than this is made again when a new ``@`` is typed."""
 
 PERMISSION_CHOICES = ("once", "session", "always", "deny")
 """What the permission options send, in the order they are listed."""
@@ -66,6 +83,8 @@ class PromptArea(Vertical):
     PromptArea #question-text { color: $secondary; text-style: bold; }
     PromptArea #question-options { height: auto; max-height: 8; border: none; padding: 0; }
     PromptArea #prompt-hint { height: auto; padding: 0 1; color: $text-muted; }
+    PromptArea #queued { display: none; height: auto; max-height: 4; padding: 0 1; color: $accent; }
+    PromptArea.-queued #queued { display: block; }
     PromptArea.-guidance #prompt-hint { color: $warning; }
     PromptArea.-answer #prompt-input { border: tall $secondary; }
     PromptArea.-guidance #prompt-input { border: tall $warning; }
@@ -91,10 +110,24 @@ class PromptArea(Vertical):
         self.question: ClarificationRequested | None = None
         self.permission: PermissionRequested | None = None
         # Attributes, not queries: the app may still set the mode while the screen closes.
-        self.input = Input(placeholder=_PLACEHOLDERS["task"], id="prompt-input")
+        self.input = PromptInput(placeholder=_PLACEHOLDERS["task"], id="prompt-input")
+        self.input.router = self
+        self.menu = CompletionMenu(id="completion")
         self._question_text = Static(id="question-text")
         self._options = OptionList(id="question-options")
         self._hint = Static(id="prompt-hint")
+        self._queued = Static(id="queued")
+        self.commands: list[SlashCommand] = list(BUILT_IN)
+        """What ``/`` offers: the built-in commands and the custom ones (the app adds those)."""
+        self.paths: list[str] | None = None
+        """What ``@`` offers; None until the app has listed the workspace."""
+        self.paths_listed_at = 0.0
+        """When the listing was last asked for (monotonic seconds)."""
+        self.history: PromptHistory | None = None
+        """What up/down and ctrl+r go through; None until the app has loaded it."""
+        self._history_at: int | None = None
+        """Where up/down is in the history (None: at the draft)."""
+        self._draft = ""
         self._turn_hint = ""
         """How the last turn ended and what to do next; shown while the agent waits for a task or guidance."""
 
@@ -102,6 +135,8 @@ class PromptArea(Vertical):
         with Vertical(id="question"):
             yield self._question_text
             yield self._options
+        yield self._queued
+        yield self.menu
         yield self._hint
         yield self.input
 
@@ -112,6 +147,8 @@ class PromptArea(Vertical):
         self._turn_hint = ""
         self.hint = ""
         self.mode = "task"
+        self.show_queued([])
+        self.menu.close()
 
     def show_view(self, view: SessionView) -> None:
         """Become what the session waits for: the answer box, the approval, guidance or a task."""
@@ -160,7 +197,9 @@ class PromptArea(Vertical):
         """Show a tool call that waits for approval, with the four ways to answer."""
         self.permission = request
         why = f"\n{request.reason}" if request.reason else ""
-        self._question_text.update(Content(f"🔒 {request.tool}: {request.summary}{why}"))
+        text = Content(f"🔒 {request.tool}: {request.summary}{why}")
+        diff = approval_detail(request.tool, request.arguments)  # what the edit would change
+        self._question_text.update(Content("\n").join([text, diff]) if diff is not None else text)
         rules = ", ".join(request.rules or [request.rule])
         options = self._options
         options.set_options([
@@ -179,6 +218,8 @@ class PromptArea(Vertical):
         self.set_class(new == "guidance", "-guidance")
         self.input.placeholder = _PLACEHOLDERS.get(new, "")
         self.input.disabled = new == "readonly"
+        if new == "permission":
+            self.menu.close()
         if new != "answer":
             self.question = None
         if new != "permission":
@@ -202,13 +243,136 @@ class PromptArea(Vertical):
                 return self.question.options[number - 1]
         return text
 
-    @on(Input.Submitted, "#prompt-input")
-    def _submitted(self, event: Input.Submitted) -> None:
+    @on(PromptInput.Submitted, "#prompt-input")
+    def _submitted(self, event: PromptInput.Submitted) -> None:
         event.stop()
-        text = event.value.strip()
+        text = event.text.strip()
         if not text and self.mode not in ("guidance",):
             return
+        if self.history is not None and text and self.mode != "permission":
+            self.history.add(text)
+        self._history_at = None
+        self.menu.close()
         self.post_message(self.Submitted(self.resolve(text), self.mode))
+
+    # -- queued messages -----------------------------------------------------------------
+
+    def show_queued(self, texts: list[str]) -> None:
+        """List the messages waiting for the agent's next step (esc takes the last one back)."""
+        lines = [f"» queued: {_first_line(text)}" for text in texts]
+        if lines:
+            lines[-1] += "   (esc takes it back)"
+        self._queued.update(Content("\n".join(lines)))
+        self.set_class(bool(texts), "-queued")
+
+    # -- completion and history ----------------------------------------------------------
+
+    class PathsWanted(Message):
+        """``@`` was typed and the workspace's paths are not listed yet."""
+
+    @on(PromptInput.Changed, "#prompt-input")
+    def _changed(self, event: PromptInput.Changed) -> None:
+        event.stop()
+        self._update_menu()
+
+    def refresh_menu(self) -> None:
+        """Offer again what the text at the cursor asks for (the paths have just been listed)."""
+        self._update_menu()
+
+    def _update_menu(self) -> None:
+        menu = self.menu
+        if menu.kind == "history":
+            assert self.history is not None
+            menu.show("history", None, history_choices(self.history, self.input.text))
+            return
+        token = token_at(self.input.text, self.input.cursor_location)
+        if token is None:
+            menu.close()
+        elif token.kind == "slash":
+            menu.show("slash", token, slash_choices(self.commands, token.typed))
+        elif token.kind == "mention":
+            stale = time.monotonic() - self.paths_listed_at > PATHS_FRESH_S
+            if self.paths is None or (stale and token.typed == ""):
+                # Listed again when a new "@" starts and the list is old: the agent adds files.
+                self.paths_listed_at = time.monotonic()
+                self.post_message(self.PathsWanted())
+            if self.paths is None:
+                menu.close()
+                return
+            menu.show("mention", token, mention_choices(self.paths, token.typed))
+
+    @on(PromptInput.HistorySearched)
+    def _search_history(self, event: PromptInput.HistorySearched) -> None:
+        event.stop()
+        if self.history is None or not self.history.entries:
+            self.app.notify("No earlier messages in this workspace yet.")
+            return
+        self.menu.show("history", None, history_choices(self.history, self.input.text))
+
+    def route_key(self, key: str) -> bool:
+        """The menu takes up/down/tab/enter/escape while open; up/down walk the history at the
+        first or last line of the text."""
+        menu = self.menu
+        if menu.is_open:
+            if key in ("up", "down"):
+                menu.move(-1 if key == "up" else 1)
+                return True
+            if key in ("tab", "enter"):
+                return self._accept(run=key == "enter")
+            if key == "escape":
+                menu.close()
+                return True
+            return False
+        if key == "up" and self.input.cursor_location[0] == 0:
+            return self._walk_history(-1)
+        if key == "down" and self._history_at is not None \
+                and self.input.cursor_location[0] == self.input.document.line_count - 1:
+            return self._walk_history(1)
+        return False
+
+    def _accept(self, *, run: bool) -> bool:
+        menu = self.menu
+        choice = menu.current
+        kind, token = menu.kind, menu.token
+        menu.close()
+        if choice is None:
+            return True
+        field = self.input
+        if kind == "history":
+            field.value = choice.value
+        elif kind == "slash" and token is not None:
+            if run and choice.runs:
+                field.value = ""
+                self.post_message(self.Submitted(f"/{choice.value}", self.mode))
+                return True
+            field.replace(f"/{choice.value} ", token.start, token.end)
+        elif kind == "mention" and token is not None:
+            field.replace("@" + choice.value + ("" if choice.value.endswith("/") else " "), token.start, token.end)
+            if choice.value.endswith("/"):
+                self._update_menu()  # a folder: go on completing inside it
+        return True
+
+    def _walk_history(self, step: int) -> bool:
+        history = self.history
+        if history is None or not history.entries:
+            return False
+        entries = history.entries
+        at = self._history_at
+        if at is None:
+            if step > 0:
+                return False
+            self._draft = self.input.text
+            at = len(entries)
+        at += step
+        if at < 0:
+            return True  # the oldest: stay there
+        if at >= len(entries):
+            self._history_at = None
+            self.input.value = self._draft
+            return True
+        self._history_at = at
+        self.input.value = entries[at]
+        return True
 
     @on(OptionList.OptionSelected, "#question-options")
     def _option_picked(self, event: OptionList.OptionSelected) -> None:
@@ -219,3 +383,8 @@ class PromptArea(Vertical):
             self.post_message(self.Submitted(event.option.id, "permission"))
         elif self.question is not None:
             self.post_message(self.Submitted(self.question.options[int(event.option.id) - 1], "answer"))
+
+
+def _first_line(text: str, width: int = 70) -> str:
+    first, *rest = text.strip().split("\n")
+    return (first[:width] + ("…" if len(first) > width else "")) + (f" (+{len(rest)} lines)" if rest else "")

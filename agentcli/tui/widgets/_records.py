@@ -46,10 +46,37 @@ class Record:
     """A reasoning block shows its header line only (once the reply starts, or when the user
     closed it): kept here so a block unloaded and mounted again looks as it was left."""
 
+    _weighed: tuple[int, int] = field(default=(-1, 0), init=False, repr=False, compare=False)
+    """The text length the weight was last counted at, and that weight."""
+
     @property
     def weight(self) -> int:
-        """Roughly how many widgets the block becomes (a Markdown block per paragraph)."""
-        return self.text.count("\n\n") + 1 if self.kind == "agent" else 1
+        """Roughly how many widgets the block becomes: Markdown makes one or more per paragraph,
+        list item, heading and table row (a row is a widget per cell), one per code fence."""
+        if self.kind != "agent":
+            return 1
+        length, weight = self._weighed
+        if length != len(self.text):  # the text only grows: weighed again when it did
+            weight = _widgets_in(self.text)
+            self._weighed = (len(self.text), weight)
+        return weight
+
+
+def _widgets_in(markdown: str) -> int:
+    """Non-blank lines outside code fences, plus one per fence (at least 1).
+
+    Counting paragraphs alone let a chunk of lists and tables (a widget or more per line) weigh
+    a fifth of its widgets; the window then held thousands, and every full garbage collection
+    walked them all (seconds while streaming, bench/tui_streaming.py)."""
+    count, fenced = 0, False
+    for line in markdown.splitlines():
+        stripped = line.lstrip()
+        if stripped.startswith(("```", "~~~")):
+            fenced = not fenced
+            count += fenced
+        elif stripped and not fenced:
+            count += 1
+    return max(1, count)
 
 
 def split_point(before: str, text: str, start: int = 0) -> int | None:

@@ -129,7 +129,15 @@ class SnapshotTimeline(Vertical):
     DEFAULT_CSS = """
     SnapshotTimeline { height: 1fr; }
     SnapshotTimeline > OptionList { height: 1fr; min-height: 3; border: none; padding: 0; }
-    SnapshotTimeline > #diff-preview { height: 2fr; border-top: solid $panel-lighten-1; padding: 0 1; }
+    SnapshotTimeline > #diff-preview { height: 2fr; min-height: 8; border-top: solid $panel-lighten-1;
+        padding: 0 1; }
+    /* The row's own colours (#N in the tick colour, +/- in the diff colours) stay on the cursor:
+       Textual's default cursor is the primary colour, which the tick colour nearly equals in every
+       shipped theme (tests/tui/test_prompt_layout.py checks the contrast). */
+    SnapshotTimeline > OptionList > .option-list--option-highlighted,
+    SnapshotTimeline > OptionList:focus > .option-list--option-highlighted {
+        background: $foreground 10%; color: $foreground; text-style: bold;
+    }
     """
     BINDINGS = [
         Binding("left", "scrub(-1)", "Older", show=False, id="agentcli.timeline.older",

@@ -13,6 +13,8 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from agentcli.events import ToolCallFinished, ToolCallStarted
+from agentcli.tui.call_details import arguments_of
+from agentcli.tui.call_details import call_detail as edit_detail
 from agentcli.tui.calls import ToolCallInfo, ToolCalls, format_duration
 from agentcli.tui.messages import SessionEventPosted
 from agentcli.tui.widgets._blocks import status_mark
@@ -34,9 +36,15 @@ def call_detail(info: ToolCallInfo, now: float) -> Content:
     parts = [
         Content.assemble(status_mark(info), " ", (info.name, "bold"), "  ", (status, "italic"), "  ", timing),
         Content.styled(f"id {info.call_id}", "$text-muted"),
-        Content.styled("arguments", "bold $text-muted"),
-        Content(info.pretty_arguments),
     ]
+    # Edits as a diff, commands as the command: a file's content as escaped JSON reads badly.
+    change = (edit_detail(info.name, info.arguments, "", False, True) if info.name in ("edit_file", "write_file")
+              else Content.styled(f"$ {arguments_of(info.arguments).get('command', info.preview)}", "bold")
+              if info.name == "bash" else None)
+    if change is not None:
+        parts += [Content.styled("change" if info.name != "bash" else "command", "bold $text-muted"), change]
+    else:
+        parts += [Content.styled("arguments", "bold $text-muted"), Content(info.pretty_arguments)]
     if info.status != "running":
         output = info.output
         if len(output) > DETAIL_OUTPUT_CHARS:

@@ -1,0 +1,112 @@
+"""``agentcli batch TASKS.jsonl``: many tasks, K at a time, a results JSONL and a summary table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from agentcli.cli.common import EXIT_ERROR, fail, load_settings, workspace
+from agentcli.cli.fleet_common import EXIT_INTERRUPTED, RayOpt, backend_for, run_cancellable
+from agentcli.cli.options import CommonOptions, OutputFormat, shared_options
+
+if TYPE_CHECKING:
+    from agentcli.fleet.batch import BatchResult, Summary
+
+
+@shared_options("batch")
+def batch(
+    tasks_file: Annotated[Path, typer.Argument(metavar="TASKS.jsonl",
+                                               help="One task a line (agentcli's or SWE-bench's format).")],
+    results: Annotated[Path | None, typer.Option("--results",
+                                                 help="Results JSONL (default: TASKS.results.jsonl).")] = None,
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Tasks at once (default: see README).")
+                    ] = None,
+    ray: RayOpt = None,
+    repos: Annotated[Path | None, typer.Option("--repos",
+                                               help="Folder of local clones for SWE-bench's repositories.")] = None,
+    test_command: Annotated[str | None, typer.Option("--test-command", help="What runs SWE-bench test ids "
+                                                     "(default: python -m pytest -q -p no:cacheprovider).")] = None,
+    keep: Annotated[bool, typer.Option("--keep", help="Keep each task's directory (to resume its session).")] = False,
+    *,
+    options: CommonOptions,
+) -> None:
+    """Run every task of TASKS.jsonl headless and write one results line per task.
+
+    Resumable: a second run skips the tasks the results file already holds. Exit codes: 0 every
+    task passed, 1 some did not, 2 usage error (a bad tasks file), 130 interrupted.
+    """
+    from agentcli.config import data_home
+    from agentcli.fleet.batch import run_batch
+    from agentcli.fleet.models import JobSpec
+    from agentcli.fleet.race import default_jobs
+    from agentcli.fleet.tasks import DEFAULT_TEST_COMMAND, TaskFileError, read_tasks
+
+    folder = workspace(options.cwd)
+    settings = load_settings(folder, options.settings_overrides())
+    try:
+        tasks = read_tasks(tasks_file.expanduser(), repos=repos, test_command=test_command or DEFAULT_TEST_COMMAND)
+    except TaskFileError as error:
+        raise fail(str(error)) from None
+    results_path = (results or tasks_file.with_name(tasks_file.stem + ".results.jsonl")).expanduser().resolve()
+    backend = backend_for(ray, settings)
+    capacity = backend.capacity()
+    count = jobs or settings.fleet.jobs or (min(len(tasks), capacity) if capacity is not None else default_jobs(
+        len(tasks), [task.model or options.model or settings.model for task in tasks], settings.fleet.provider_jobs))
+    mode = "all" if options.yes else (options.permission_mode.value if options.permission_mode else "all")
+    spec = JobSpec(prompt="", model=options.model, api_base=options.api_base, workflow=options.workflow,
+                   max_steps=options.max_steps, permission_mode=mode,  # type: ignore[arg-type]
+                   sandbox=options.sandbox, check_timeout_s=settings.checks.timeout_s)
+    text = options.output is OutputFormat.text
+    if text:
+        typer.echo(f"batch of {len(tasks)} tasks, {count} at a time, on {backend.name}; results in {results_path}")
+    try:
+        summary = run_cancellable(run_batch(tasks, results_path, spec, backend, data_home(), jobs=count, keep=keep,
+                                            finished=_print_result if text else _print_json))
+    finally:
+        backend.close()
+    if summary is None:
+        typer.echo("agentcli: batch interrupted; run the same command again to finish it", err=True)
+        raise typer.Exit(EXIT_INTERRUPTED)
+    if text:
+        _print_summary(summary)
+    raise typer.Exit(0 if summary.passed == len(summary.results) else EXIT_ERROR)
+
+
+def _print_result(result: BatchResult) -> None:
+    from agentcli.fleet.view import cost_words
+
+    checks = sum(1 for check in result.checks if check.passed)
+    if result.status == "error":
+        detail = result.error.strip().splitlines()[-1] if result.error.strip() else f"exit {result.exit_code}"
+    else:
+        why = f" ({' '.join(result.reason.split())[:60]})" if result.outcome != "completed" and result.reason else ""
+        detail = (f"{result.outcome}{why}, checks {checks}/{len(result.checks)}, "
+                  f"+{result.change.added} -{result.change.removed}")
+    typer.echo(f"  {result.status:<6} {result.id}: {detail}, {result.wall_s:.1f}s, {cost_words(result.cost)}")
+
+
+def _print_json(result: BatchResult) -> None:
+    typer.echo(result.model_dump_json())
+
+
+def _print_summary(summary: Summary) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from agentcli.fleet.view import cost_words
+
+    done = summary.results
+    costs = [r.cost for r in done]
+    known = [c for c in costs if c is not None]
+    table = Table(title="batch summary", title_justify="left")
+    for column in ("tasks", "passed", "failed", "errors", "pass rate", "cost", "time (sum)", "skipped"):
+        table.add_column(column)
+    total_cost = cost_words(sum(known)) + (" + unknown" if len(known) < len(costs) and known else "") \
+        if known else "unknown"
+    table.add_row(str(len(done)), str(summary.passed), str(sum(1 for r in done if r.status == "failed")),
+                  str(sum(1 for r in done if r.status == "error")),
+                  f"{summary.passed / len(done):.0%}" if done else "—", total_cost,
+                  f"{sum(r.wall_s for r in done):.1f}s", str(summary.skipped))
+    Console().print(table)

@@ -1,0 +1,341 @@
+"""``agentcli race``: N attempts at one task, side by side; ``race show``, ``diff``, ``apply``, ``undo``, ``list``.
+
+``agentcli race -n 3 "TASK"`` is ``agentcli race start -n 3 "TASK"``: the group sends anything that
+is not one of its commands to ``start`` (see :class:`_RaceGroup`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from agentcli.cli.common import EXIT_ERROR, fail, interactive, load_settings, workspace
+from agentcli.cli.fleet_common import EXIT_INTERRUPTED, RayOpt, backend_for, run_cancellable, split_list
+from agentcli.cli.options import CommonOptions, OutputFormat, shared_options
+
+if TYPE_CHECKING:
+    from agentcli.fleet.models import Attempt, Race
+
+
+class _RaceGroup(TyperGroup):
+    """A group whose default command is ``start``: ``race -n 3 "TASK"`` needs no ``start``."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["start", *args]
+        return super().parse_args(ctx, args)
+
+
+app = typer.Typer(cls=_RaceGroup, no_args_is_help=True,
+                  help="Several attempts at one task, each in its own copy of the workspace; keep the best.")
+
+@app.callback()
+@shared_options("race")
+def race_group() -> None:
+    """Several attempts at one task, each in its own copy of the workspace; keep the best."""
+
+
+RaceOpt = Annotated[str | None, typer.Option("--race", "-r",
+                                             help="Race id or prefix (default: this workspace's newest).")]
+
+
+@app.command("start")
+@shared_options("race start")
+def start(
+    task: Annotated[str, typer.Argument(help="The task every attempt gets.")],
+    n: Annotated[int | None, typer.Option("-n", help="Attempts (default: one per model in --models, else 3).")] = None,
+    models: Annotated[str | None, typer.Option("--models", help="Models to cycle through, comma-separated.")] = None,
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Attempts at once (default: see README).")
+                    ] = None,
+    check: Annotated[list[str] | None, typer.Option("--check", help="A check command (repeatable); default: "
+                                                    "the config's checks, else those detected.")] = None,
+    ray: RayOpt = None,
+    *,
+    options: CommonOptions,
+) -> None:
+    """Run TASK N times in parallel, each a full headless session in its own copy of the workspace.
+
+    The copies start from a snapshot of the workspace as it is now, uncommitted work included;
+    your files and .git are not touched. Each attempt is then scored by the checks and the size
+    of its change. Exit codes: 0 an attempt passed, 1 none did, 2 usage error, 130 interrupted.
+    """
+    from agentcli.config import data_home
+    from agentcli.fleet.models import JobSpec
+    from agentcli.fleet.race import default_jobs, plan_attempts, run_race, start_race
+    from agentcli.session.factory import unsafe_workspace
+
+    folder = workspace(options.cwd)
+    settings = load_settings(folder, options.settings_overrides())
+    model_list = split_list(models) or ([options.model] if options.model else [])
+    try:
+        plans = plan_attempts(n if n is not None else (None if model_list else 3), model_list,
+                              split_list(options.workflow))
+    except ValueError as error:
+        raise fail(str(error)) from None
+    broad = unsafe_workspace(folder) if settings.snapshots.enabled else None
+    if broad and not options.yes:
+        raise fail(f"{broad}\nRun in a project folder, or pass --yes to snapshot it anyway.")
+    backend = backend_for(ray, settings)
+    count = jobs or settings.fleet.jobs or default_jobs(
+        len(plans), [plan.model or settings.model for plan in plans], settings.fleet.provider_jobs)
+    capacity = backend.capacity()
+    if capacity is not None and jobs is None and settings.fleet.jobs is None:
+        count = min(len(plans), capacity)  # as many as the cluster has CPUs for
+    mode = options.permission_mode.value if options.permission_mode else "all"
+    spec = JobSpec(prompt=task, model=options.model, api_base=options.api_base, max_steps=options.max_steps,
+                   permission_mode="all" if options.yes else mode,  # type: ignore[arg-type]
+                   sandbox=options.sandbox, checks=check or None, check_timeout_s=settings.checks.timeout_s)
+    data_dir = data_home()
+    race = start_race(folder, data_dir, task, plans, backend=backend.name, jobs=count)
+    text = options.output is OutputFormat.text
+    if text:
+        typer.echo(f"race {race.id}: {len(plans)} attempts, {count} at a time, on {backend.name}; "
+                   f"from snapshot {race.base_snapshot[:12]} of {folder}")
+    printer = _print_change if text else _print_json_change
+    try:
+        ended = run_cancellable(run_race(race, spec, backend, data_dir, changed=printer))
+    finally:
+        backend.close()
+    final = _reload(data_dir, race.id)
+    if text:
+        _print_table(final)
+    if ended is None:
+        typer.echo("agentcli: race interrupted; its attempts' sessions were paused (agentcli race show)", err=True)
+        raise typer.Exit(EXIT_INTERRUPTED)
+    raise typer.Exit(0 if any(attempt.passed for attempt in final.attempts) else EXIT_ERROR)
+
+
+def _reload(data_dir: Path, race_id: str) -> Race:
+    from agentcli.fleet import records
+
+    return records.load(data_dir, race_id)
+
+
+_LAST_STATE: dict[tuple[str, str], str] = {}
+
+
+def _print_change(race: Race, attempt: Attempt) -> None:
+    """One line per state change (not per token or step): enough to follow a race in a log."""
+    from agentcli.fleet.view import change_words, checks_words
+
+    if _LAST_STATE.get((race.id, attempt.id)) == attempt.state:
+        return
+    _LAST_STATE[(race.id, attempt.id)] = attempt.state
+    line = f"  attempt {attempt.id} ({attempt.model or 'configured model'}): {attempt.state}"
+    if attempt.state == "done" and attempt.report is not None:
+        line += (f": {attempt.report.outcome}, checks {checks_words(attempt)}, {change_words(attempt)}, "
+                 f"{attempt.report.steps} steps")
+    elif attempt.note:
+        line += f": {attempt.note.splitlines()[-1] if attempt.note.strip() else ''}"
+    typer.echo(line)
+
+
+def _print_json_change(race: Race, attempt: Attempt) -> None:
+    import json
+
+    if _LAST_STATE.get((race.id, attempt.id)) == attempt.state:
+        return
+    _LAST_STATE[(race.id, attempt.id)] = attempt.state
+    typer.echo(json.dumps({"race": race.id, "attempt": attempt.model_dump(mode="json")}))
+
+
+def _print_table(race: Race) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    from agentcli.fleet.view import COLUMNS, rows
+
+    console = Console()
+    console.print(f"race {race.id}: {' '.join(race.task.split())[:200]}", markup=False, highlight=False)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), collapse_padding=True, show_edge=False)
+    for column in COLUMNS:
+        # Only the model gives way on a narrow terminal; the figures stay whole.
+        table.add_column(column, no_wrap=column != "model", overflow="fold",
+                         justify="right" if column in ("steps", "tokens", "cost") else "left")
+    listed = rows(race)
+    for row in listed:
+        table.add_row(*row.cells, style="green" if row.passed else None)
+    console.print(table)
+    for row in listed:
+        if row.note:
+            console.print(f"  attempt {row.attempt_id}: {row.note}", markup=False, highlight=False)
+    if race.ended is not None:
+        from agentcli.fleet.scoring import best
+
+        top = best(race.attempts)
+        typer.echo(f"apply the best with: agentcli race apply {top.id}" if top is not None
+                   else "no attempt passed; look at one with: agentcli race diff ATTEMPT")
+
+
+def _race(ref: str | None, cwd: Path | None) -> tuple[Path, Race]:
+    from agentcli.config import data_home
+    from agentcli.fleet.records import RaceNotFound, find
+
+    data_dir = data_home()
+    try:
+        return data_dir, find(data_dir, ref, workspace(cwd))
+    except RaceNotFound as error:
+        raise fail(str(error)) from None
+
+
+def _attempt(race: Race, attempt_id: str) -> Attempt:
+    found = race.attempt(attempt_id)
+    if found is None:
+        ids = ", ".join(a.id for a in race.attempts)
+        raise fail(f"race {race.id} has no attempt {attempt_id!r} (it has {ids})")
+    return found
+
+
+@app.command("show")
+@shared_options("race show")
+def show(race_ref: RaceOpt = None,
+         as_json: Annotated[bool, typer.Option("--json", help="The race record as JSON.")] = False,
+         plain: Annotated[bool, typer.Option("--plain", help="Print the table, even in a terminal.")] = False,
+         *, options: CommonOptions) -> None:
+    """Compare a race's attempts: state, steps, tokens, cost, checks and size of change, best first.
+
+    In a terminal it opens the race view, live while the race runs: d shows an attempt's diff,
+    a applies it (after asking). Piped, or with --plain, it prints the table.
+    """
+    data_dir, race = _race(race_ref, options.cwd)
+    if as_json:
+        typer.echo(race.model_dump_json(indent=2))
+        return
+    if interactive() and not plain:
+        from agentcli.tui.race_screen import RaceApp
+
+        theme = load_settings(Path(race.workspace)).theme if Path(race.workspace).is_dir() else None
+        raise typer.Exit(RaceApp(data_dir, race.id, theme=theme).run() or 0)
+    _print_table(race)
+    sessions = [f"{attempt.id} {attempt.session_id}" for attempt in race.attempts if attempt.session_id]
+    if sessions:
+        typer.echo(f"sessions: {', '.join(sessions)} (agentcli resume ID \"…\" takes one further)")
+    for applied in race.applied:
+        typer.echo(f"applied attempt {applied.attempt} at {applied.at:%Y-%m-%d %H:%M}; undo: agentcli race undo")
+
+
+@app.command("list")
+@shared_options("race list")
+def list_races(all_workspaces: Annotated[bool, typer.Option("--all", help="Every workspace.")] = False,
+               *, options: CommonOptions) -> None:
+    """The races of this workspace (or all), newest first."""
+    from agentcli.config import data_home
+    from agentcli.fleet.records import all_races
+
+    races = all_races(data_home(), None if all_workspaces else workspace(options.cwd))
+    if not races:
+        typer.echo("No races yet.")
+        return
+    for race in races:
+        passed = sum(1 for a in race.attempts if a.passed)
+        state = "running" if race.ended is None else f"{passed}/{len(race.attempts)} passed"
+        typer.echo(f"{race.id}  {state:<12}  {' '.join(race.task.split())[:60]}"
+                   + (f"  ({race.workspace})" if all_workspaces else ""))
+
+
+@app.command("diff")
+@shared_options("race diff")
+def diff(attempt_id: Annotated[str, typer.Argument(metavar="ATTEMPT", help="Attempt number.")],
+         race_ref: RaceOpt = None, *, options: CommonOptions) -> None:
+    """Print an attempt's change as a unified diff."""
+    from agentcli.fleet.workdir import WorkdirError, result_patch
+
+    data_dir, race = _race(race_ref, options.cwd)
+    attempt = _attempt(race, attempt_id)
+    if attempt.final_tree is None:
+        raise fail(f"attempt {attempt.id} has no result ({attempt.state}{': ' + attempt.note if attempt.note else ''})")
+    try:
+        patch = result_patch(Path(attempt.workdir), data_dir)
+    except WorkdirError as error:
+        raise fail(str(error), EXIT_ERROR) from None
+    typer.echo(patch if patch else f"attempt {attempt.id} changed nothing", nl=not patch)
+
+
+@app.command("apply")
+@shared_options("race apply")
+def apply(attempt_id: Annotated[str, typer.Argument(metavar="ATTEMPT", help="Attempt number.")],
+          race_ref: RaceOpt = None,
+          force: Annotated[bool, typer.Option("--force", help="Overwrite paths you changed since the race began.")
+                           ] = False,
+          *, options: CommonOptions) -> None:
+    """Write an attempt's changes into the workspace (undo with `agentcli race undo`).
+
+    Only the paths the attempt changed are written, after a snapshot of the workspace. Paths you
+    changed since the race began are reported and kept, and nothing is written, unless --force.
+    """
+    from agentcli.fleet.apply import ApplyConflict, ApplyError, apply_attempt
+
+    data_dir, race = _race(race_ref, options.cwd)
+    _attempt(race, attempt_id)  # an unknown attempt is a usage error (2), not a failed apply
+    try:
+        result = apply_attempt(race, attempt_id, data_dir, force=force)
+    except ApplyConflict as conflict:
+        typer.echo(f"agentcli: {conflict}", err=True)
+        for item in conflict.conflicts:
+            typer.echo(f"  conflict  {item.path}: {item.reason}", err=True)
+        typer.echo("nothing was written; keep your changes, or pass --force to take the attempt's", err=True)
+        raise typer.Exit(EXIT_ERROR) from None
+    except ApplyError as error:
+        raise fail(str(error), EXIT_ERROR) from None
+    for path in result.written:
+        typer.echo(f"  write   {path}")
+    for path in result.deleted:
+        typer.echo(f"  delete  {path}")
+    for item in result.overwritten:
+        typer.echo(f"  forced  {item.path}: {item.reason}")
+    if not result.paths:
+        typer.echo("  nothing to write: the workspace already has the attempt's changes")
+    typer.echo(f"applied attempt {attempt_id} of race {race.id}; undo with: agentcli race undo")
+
+
+@app.command("undo")
+@shared_options("race undo")
+def undo(race_ref: RaceOpt = None,
+         # Not the shared --yes (approve every tool call): this one confirms the undo.
+         confirm: Annotated[bool, typer.Option("--yes", "-y", help="Restore without asking.")] = False,
+         *, options: CommonOptions) -> None:
+    """Put the workspace back as it was before the race's last apply (a snapshot restore)."""
+    import sys
+
+    from agentcli.fleet.apply import ApplyError, undo_apply
+
+    data_dir, race = _race(race_ref, options.cwd)
+    if not race.applied:
+        raise fail(f"nothing of race {race.id} was applied")
+    last = race.applied[-1]
+    if not confirm:
+        if not sys.stdin.isatty():
+            raise fail("undoing changes files; confirm with --yes")
+        if not typer.confirm(f"Restore the workspace as it was before attempt {last.attempt} was applied?"):
+            raise typer.Exit(EXIT_ERROR)
+    try:
+        changed, before = undo_apply(Path(race.workspace), data_dir, last.undo_snapshot, race.id)
+    except ApplyError as error:
+        raise fail(str(error), EXIT_ERROR) from None
+    typer.echo(f"restored the workspace as before attempt {last.attempt} was applied ({changed} paths); "
+               f"the state before this undo is snapshot {before}")
+
+
+@app.command("rm")
+@shared_options("race rm")
+def remove(race_ref: Annotated[str, typer.Argument(metavar="RACE", help="Race id or prefix.")],
+           *, options: CommonOptions) -> None:
+    """Delete a race's attempt directories, their snapshot stores and its record.
+
+    Their sessions stay (`agentcli sessions --all`; `agentcli sessions rm` removes them). A change
+    you applied stays too, and so does the snapshot that undoes it.
+    """
+    from agentcli.fleet.records import RaceNotFound, remove_race
+
+    data_dir, race = _race(race_ref, options.cwd)
+    if race.ended is None:
+        raise fail(f"race {race.id} has not ended; stop it first (Ctrl-C where it runs)")
+    try:
+        freed = remove_race(data_dir, race)
+    except RaceNotFound as error:
+        raise fail(str(error)) from None
+    typer.echo(f"removed race {race.id} ({len(race.attempts)} attempts, {freed / 1e6:.1f} MB)")

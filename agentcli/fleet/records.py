@@ -1,0 +1,120 @@
+"""Where the fleet keeps its races on disk, and reading and writing their ``race.json``.
+
+    <data dir>/fleet/races/<race id>/race.json           the record (rewritten atomically)
+    <data dir>/fleet/races/<race id>/<attempt>/work/     the attempt's directory
+    <data dir>/fleet/races/<race id>/<attempt>/run.jsonl its session's printed events
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from agentcli.fleet.models import Race
+
+
+class RaceNotFound(Exception):
+    """No race matches what the user typed."""
+
+
+def races_dir(data_dir: Path) -> Path:
+    return data_dir / "fleet" / "races"
+
+
+def new_race_id() -> str:
+    """Sortable by time, unique without coordination: ``race-20261124-214501-3fa2``."""
+    return f"race-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+
+
+def attempt_dir(data_dir: Path, race_id: str, attempt_id: str) -> Path:
+    return races_dir(data_dir) / race_id / attempt_id
+
+
+def save(data_dir: Path, race: Race) -> None:
+    folder = races_dir(data_dir) / race.id
+    folder.mkdir(parents=True, exist_ok=True)
+    temp = folder / "race.json.tmp"
+    temp.write_text(race.model_dump_json(indent=2), encoding="utf-8")
+    os.replace(temp, folder / "race.json")
+
+
+def load(data_dir: Path, race_id: str) -> Race:
+    path = races_dir(data_dir) / race_id / "race.json"
+    try:
+        return Race.model_validate_json(path.read_text(encoding="utf-8"))
+    except OSError:
+        raise RaceNotFound(f"no race {race_id} in {races_dir(data_dir)}") from None
+    except ValidationError as error:
+        raise RaceNotFound(f"{path} is not a race record agentcli can read: {error.errors()[0]['msg']}") from None
+
+
+def all_races(data_dir: Path, workspace: Path | None = None) -> list[Race]:
+    """Races newest first, of one workspace or of all; unreadable records are left out."""
+    folder = races_dir(data_dir)
+    found: list[Race] = []
+    if not folder.is_dir():
+        return found
+    for entry in sorted(folder.iterdir(), reverse=True):
+        try:
+            race = load(data_dir, entry.name)
+        except RaceNotFound:
+            continue
+        if workspace is None or Path(race.workspace) == workspace:
+            found.append(race)
+    return found
+
+
+def find(data_dir: Path, ref: str | None, workspace: Path) -> Race:
+    """A race by id or unique prefix (any workspace), or this workspace's newest."""
+    if ref is None:
+        mine = all_races(data_dir, workspace)
+        if not mine:
+            raise RaceNotFound(f"no races in {workspace}; start one with `agentcli race -n 3 \"TASK\"`")
+        return mine[0]
+    names = sorted(p.name for p in races_dir(data_dir).glob(f"{ref}*")) if races_dir(data_dir).is_dir() else []
+    if ref in names:
+        return load(data_dir, ref)
+    if len(names) == 1:
+        return load(data_dir, names[0])
+    if not names:
+        raise RaceNotFound(f"no race matches {ref!r}; `agentcli race list` shows them")
+    raise RaceNotFound(f"{ref!r} matches {len(names)} races: {', '.join(names[:5])}; type more of the id")
+
+
+def remove_race(data_dir: Path, race: Race) -> int:
+    """Deletes the race's folder (attempt directories, logs, record) and the attempts' snapshot stores.
+
+    Returns:
+        Bytes freed.
+    """
+    import shutil
+
+    from agentcli.fleet.workdir import discard, store_path
+
+    folder = races_dir(data_dir) / race.id
+    if not folder.is_dir():
+        raise RaceNotFound(f"no race {race.id} in {races_dir(data_dir)}")
+    freed = _size(folder)
+    for attempt in race.attempts:
+        workdir = Path(attempt.workdir)
+        if folder in workdir.parents:  # never anything outside the race's own folder
+            if workdir.is_dir():
+                freed += _size(store_path(workdir, data_dir))
+            discard(workdir, data_dir)
+    shutil.rmtree(folder)
+    return freed
+
+
+def _size(folder: Path) -> int:
+    total = 0
+    for root, _, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                pass
+    return total

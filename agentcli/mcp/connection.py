@@ -1,0 +1,321 @@
+"""One MCP server: started, listed, called, restarted once, and closed — on the official SDK.
+
+The SDK's client is an async context manager whose task groups must be entered and left by one
+task, so each connection has an *owner* task that enters it, publishes the client, and waits to
+be told to stop; calls come from the session's tasks. A stdio server runs in a process group of
+its own (the SDK starts it with ``start_new_session``) and its shutdown kills the whole group,
+so closing a connection leaves no process behind. Its stderr goes to a log file, never to the
+terminal a TUI is drawing on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TextIO
+
+from agentcli.mcp.servers import MissingVariable, ServerSpec, expand, expand_all
+from agentcli.mcp.transport import first_of, watched
+
+if TYPE_CHECKING:
+    from mcp import Client
+    from mcp_types import CallToolResult, Tool
+
+State = Literal["starting", "ready", "failed", "stopped"]
+
+CLIENT_NAME = "agentcli"
+
+
+class ServerUnavailable(Exception):
+    """The server is not running (failed to start, stopped twice, closed); the message says why."""
+
+
+@dataclass
+class Status:
+    """A server as the user sees it in listings."""
+
+    name: str
+    transport: str
+    state: State = "starting"
+    tools: int = 0
+    """Tools offered to the model (after the allow/deny lists and schema checks)."""
+    error: str | None = None
+    restarts: int = 0
+    source: str = ""
+    skipped: list[str] = field(default_factory=list)
+    """Tools left out, each with the reason."""
+    log: str | None = None
+    """Where its stderr goes (stdio servers with a log folder)."""
+
+
+class Connection:
+    """One configured server and, while it runs, the SDK client talking to it."""
+
+    def __init__(self, spec: ServerSpec, workspace: Path, log_dir: Path | None,
+                 on_change: Callable[[Connection], None] = lambda _: None) -> None:
+        self.spec = spec
+        self.workspace = workspace
+        self.log_dir = log_dir
+        self.status = Status(spec.name, spec.settings.transport, source=spec.source)
+        self.tools: list[Tool] = []
+        """The tools the server lists (all of them; the manager filters)."""
+        self._on_change = on_change
+        self._client: Client | None = None
+        self._owner: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        self._restart: asyncio.Task[None] | None = None
+        self._closed = False
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    # -- starting ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect and list the tools, within the server's ``timeout_s``; a failure is recorded
+        in :attr:`status` (never raised: a broken server must not break the session)."""
+        self.status.log = str(self.log_path) if self.log_path is not None else None
+        self._set("starting")
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._stop = asyncio.Event()
+        self._owner = asyncio.create_task(self._own(ready), name=f"mcp-{self.name}")
+        timeout = self.spec.settings.timeout_s
+        try:
+            await asyncio.wait_for(asyncio.shield(ready), timeout)
+        except TimeoutError:
+            ready.cancel()  # nobody waits for it any more: the owner must not set an exception on it
+            await self._end_owner()
+            self._set("failed", f"did not start within {timeout:g} s (timeout_s){self._stderr_tail()}")
+        except Exception as error:  # noqa: BLE001 - whatever the server or SDK raised is the reason shown
+            await self._end_owner()
+            self._set("failed", _reason(error) + self._stderr_tail())
+        else:
+            self._set("ready")
+
+    async def _own(self, ready: asyncio.Future[None]) -> None:
+        """The owner task: enter the client, list the tools, hold the connection until stopped."""
+        try:
+            from mcp import Client
+
+            gone = asyncio.Event()
+            with self._errlog() as errlog:
+                target = watched(self._target(errlog), gone.set)
+                async with Client(target, client_info=_client_info()) as client:
+                    self.tools = await _list_all(client)
+                    self._client = client
+                    if not ready.done():
+                        ready.set_result(None)
+                    await first_of(self._stop.wait(), gone.wait())
+                    if gone.is_set() and not self._stop.is_set():
+                        self._client = None
+                        self._died()  # it ended on its own: restarted once, by another task
+        except BaseException as error:
+            if not ready.done():
+                ready.set_exception(error if isinstance(error, Exception) else ConnectionError(str(error)))
+            if not isinstance(error, Exception):
+                raise
+        finally:
+            self._client = None
+
+    def _target(self, errlog: TextIO) -> Any:
+        """What the SDK's ``Client`` connects to: a started command, or an HTTP transport."""
+        settings = self.spec.settings
+        if settings.transport == "stdio":
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            assert settings.command is not None  # the settings model requires one for stdio
+            cwd = self.workspace / expand(settings.cwd) if settings.cwd else self.workspace
+            # The whole environment, as Claude Code and other clients pass it: a server configured
+            # for them (a GITHUB_TOKEN read from the environment) works unchanged. The SDK's own
+            # default would pass only PATH, HOME and a few more.
+            params = StdioServerParameters(command=expand(settings.command),
+                                           args=[expand(arg) for arg in settings.args],
+                                           env={**os.environ, **expand_all(settings.env)}, cwd=cwd)
+            return stdio_client(params, errlog=errlog)
+        assert settings.url is not None
+        url, headers = expand(settings.url), expand_all(settings.headers)
+        if settings.transport == "sse":
+            from mcp.client.sse import sse_client
+
+            return sse_client(url, headers=headers or None, timeout=settings.timeout_s)
+        return _streamable_http(url, headers)
+
+    @contextlib.contextmanager
+    def _errlog(self) -> Any:
+        path = self.log_path
+        if path is None:
+            with open(os.devnull, "w", encoding="utf-8") as sink:
+                yield sink
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8", errors="replace") as log:
+            yield log
+
+    @property
+    def log_path(self) -> Path | None:
+        """Where the server's stderr goes (stdio servers)."""
+        if self.log_dir is None or self.spec.settings.transport != "stdio":
+            return None
+        return self.log_dir / f"{self.name}.log"
+
+    def _stderr_tail(self) -> str:
+        path = self.log_path
+        if path is None:
+            return ""
+        try:
+            with path.open("rb") as log:
+                log.seek(max(0, log.seek(0, os.SEEK_END) - 4096))  # the end says why it stopped
+                lines = [line.strip() for line in log.read().decode(errors="replace").splitlines()]
+        except OSError:
+            return ""
+        last = next((line for line in reversed(lines) if line), None)
+        return f"; its last words: {last[:200]}" if last else ""
+
+    # -- calling ----------------------------------------------------------------------------
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:
+        """Call a tool by the server's own name.
+
+        Raises:
+            ServerUnavailable: the server is not running, or stopped during the call (it is
+                restarted once in the background).
+            TimeoutError: no answer within ``call_timeout_s``.
+            mcp.shared.exceptions.MCPError: the server refused the call.
+        """
+        from mcp.shared.exceptions import MCPError
+        from mcp_types.jsonrpc import CONNECTION_CLOSED
+
+        if self._restart is not None and not self._restart.done():
+            await asyncio.shield(self._restart)
+        client = self._client
+        if client is None or self.status.state != "ready":
+            why = self.status.error or self.status.state
+            raise ServerUnavailable(f"the MCP server '{self.name}' is not running ({why})")
+        timeout = self.spec.settings.call_timeout_s
+        try:
+            async with asyncio.timeout(timeout):
+                return await client.call_tool(tool, arguments)
+        except MCPError as error:
+            if error.code != CONNECTION_CLOSED:
+                raise
+            self._died()
+            raise ServerUnavailable(
+                f"the MCP server '{self.name}' stopped during the call (connection closed); "
+                + ("it is being restarted: call again if the call is safe to repeat"
+                   if self.status.restarts <= 1 and self._restart is not None else "it will not be restarted again")
+            ) from None
+
+    def _died(self) -> None:
+        """The server's connection ended under a call: restart it once, in the background."""
+        if self._closed or (self._restart is not None and not self._restart.done()):
+            return
+        if self.status.restarts >= 1:
+            self._set("failed", "stopped again after its restart")
+            self._restart = None
+            asyncio.get_running_loop().create_task(self._end_owner())
+            return
+        self.status.restarts += 1
+        self._restart = asyncio.get_running_loop().create_task(self._restart_once(), name=f"mcp-{self.name}-restart")
+
+    async def _restart_once(self) -> None:
+        await self._end_owner()
+        if not self._closed:
+            await self.start()
+
+    # -- closing ----------------------------------------------------------------------------
+
+    async def _end_owner(self) -> None:
+        owner, self._owner = self._owner, None
+        if owner is None:
+            return
+        self._stop.set()
+        if self._client is None and not owner.done():
+            # Still connecting: nothing to close politely. Cancelling runs the SDK's shielded
+            # shutdown, which kills the process group.
+            owner.cancel()
+        try:
+            # A clean stop lets the SDK close stdin, wait, then kill the process group.
+            await asyncio.wait_for(asyncio.shield(owner), 8.0)
+        except TimeoutError:
+            owner.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await owner
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if not owner.cancelled() or (current is not None and current.cancelling()):
+                raise  # our own caller is being cancelled, not just the owner we cancelled
+        except Exception:  # noqa: BLE001 - the owner already recorded how it ended
+            pass
+
+    async def close(self) -> None:
+        """Stop the server (its whole process group) and wait until it is gone."""
+        self._closed = True
+        if self._restart is not None:
+            self._restart.cancel()
+        await self._end_owner()
+        if self.status.state != "failed":
+            self._set("stopped")
+
+    def close_soon(self) -> None:
+        """Ask the owner task to stop without waiting (from synchronous code); the event loop
+        finishes the shutdown, and ``asyncio.run`` waits for it before it returns."""
+        self._closed = True
+        self._stop.set()
+
+    def _set(self, state: State, error: str | None = None) -> None:
+        self.status.state = state
+        self.status.error = error
+        self._on_change(self)
+
+
+@contextlib.asynccontextmanager
+async def _streamable_http(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
+    """The SDK's streamable HTTP transport with our headers; the SDK leaves closing an HTTP
+    client it was given to its owner, so it is closed here."""
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with create_mcp_http_client(headers=headers or None) as client:
+        async with streamable_http_client(url, http_client=client) as streams:
+            yield streams
+
+
+async def _list_all(client: Client) -> list[Tool]:
+    tools: list[Tool] = []
+    cursor: str | None = None
+    for _ in range(100):  # a server that pages forever is cut off
+        page = await client.list_tools(cursor=cursor)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tools
+
+
+def _client_info() -> Any:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from mcp_types import Implementation
+
+    try:
+        own = version("agentcli")
+    except PackageNotFoundError:
+        own = "0"
+    return Implementation(name=CLIENT_NAME, version=own)
+
+
+def _reason(error: BaseException) -> str:
+    """A failure in one line: the innermost exception of an exception group says what happened."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    if isinstance(error, MissingVariable):
+        return str(error)
+    if isinstance(error, FileNotFoundError):
+        return f"the command was not found ({error.filename or error})"
+    text = " ".join(str(error).split()) or type(error).__name__
+    return f"{type(error).__name__}: {text}" if type(error).__name__ not in text else text

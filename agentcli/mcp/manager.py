@@ -1,0 +1,155 @@
+"""A session's MCP servers: started together in the background, their tools put in the registry.
+
+:meth:`McpManager.start` only schedules the work, so a front end may call it before its first
+frame is drawn without waiting; the registry's ``ready`` lets the first model call wait for
+servers still starting (each within its own ``timeout_s``). Every failure is a notice naming
+the server and the reason, and the session goes on without that server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentcli.mcp.connection import Connection, Status
+from agentcli.mcp.declare import McpTool, UnusableSchema, declare
+from agentcli.mcp.naming import offered
+from agentcli.mcp.servers import ServerList
+
+if TYPE_CHECKING:
+    from agentcli.tools.registry import ToolRegistry
+
+Notify = Callable[[str], None]
+"""Tells the user something about the servers (the session emits it as a notice)."""
+
+
+class McpManager:
+    """The MCP servers of one session."""
+
+    def __init__(self, servers: ServerList, workspace: Path, registry: ToolRegistry, *,
+                 notify: Notify = lambda _: None, on_change: Callable[[], None] = lambda: None) -> None:
+        self.registry = registry
+        self.notify = notify
+        self.on_change = on_change
+        """Called whenever a server's status changes (front ends redraw their listing)."""
+        self.problems = servers.problems
+        self.disabled = servers.disabled
+        self.connections = [Connection(spec, workspace, None, self._changed) for spec in servers.servers]
+        self._names: dict[str, list[str]] = {}
+        """The registry names of each server's tools."""
+        self._startup: asyncio.Task[None] | None = None
+        registry.wait_for(self.ready)
+
+    @property
+    def statuses(self) -> list[Status]:
+        return [connection.status for connection in self.connections]
+
+    @property
+    def starting(self) -> bool:
+        return self._startup is not None and not self._startup.done()
+
+    def start(self, log_dir: Path | None = None) -> None:
+        """Start every server in the background (once); returns at once.
+
+        Args:
+            log_dir: Where each stdio server's stderr goes (``NAME.log``); discarded when None.
+        """
+        if self._startup is not None:
+            return
+        for connection in self.connections:
+            connection.log_dir = log_dir
+        for problem in self.problems:
+            self.notify(problem)
+        if self.connections:
+            self._startup = asyncio.get_running_loop().create_task(self._start_all(), name="mcp-startup")
+
+    async def ready(self) -> None:
+        """Wait until every server has started or failed (each within its ``timeout_s``)."""
+        if self._startup is not None:
+            await asyncio.shield(self._startup)
+
+    async def _start_all(self) -> None:
+        began = time.monotonic()
+        # The SDK takes about half a second to import: in a thread, so a TUI's event loop that
+        # started the servers keeps drawing meanwhile.
+        await asyncio.to_thread(import_sdk)
+        await asyncio.gather(*(connection.start() for connection in self.connections))
+        ready = [c.status for c in self.connections if c.status.state == "ready"]
+        if ready:
+            listing = ", ".join(f"{s.name} ({s.tools} tool{'s' if s.tools != 1 else ''})" for s in ready)
+            self.notify(f"MCP servers ready in {time.monotonic() - began:.1f} s: {listing}")
+
+    def _changed(self, connection: Connection) -> None:
+        status = connection.status
+        if status.state == "ready":
+            self._publish(connection)
+        elif status.state == "failed":
+            self.notify(f"MCP server '{status.name}' is not available: {status.error}")
+        self.on_change()
+
+    def _publish(self, connection: Connection) -> None:
+        """Put the server's tools in the registry (again, after a restart)."""
+        settings = connection.spec.settings
+        for name in self._names.pop(connection.name, []):
+            self.registry.remove(name)
+        names: list[str] = []
+        skipped: list[str] = []
+        for tool in connection.tools:
+            if not offered(tool.name, settings.allow_tools, settings.deny_tools):
+                continue
+            try:
+                declared = declare(connection.name, tool, research=settings.research,
+                                   writes_files=settings.writes_files)
+            except UnusableSchema as error:
+                skipped.append(f"{tool.name}: {error}")
+                continue
+            if declared.name in names:
+                skipped.append(f"{tool.name}: its name clashes with another tool's once made fit for models")
+                continue
+            self.registry.add(declared(connection))
+            names.append(declared.name)
+        self._names[connection.name] = names
+        connection.status.tools = len(names)
+        if skipped and skipped != connection.status.skipped:
+            self.notify(f"MCP server '{connection.name}': left out " + "; ".join(skipped))
+        connection.status.skipped = skipped
+        if connection.status.restarts:
+            self.notify(f"MCP server '{connection.name}' restarted ({len(names)} tools)")
+
+    def tools_of(self, server: str) -> list[type[McpTool]]:
+        """The declarations of a server's offered tools."""
+        declarations = self.registry.declarations
+        found = [declarations.get(name) for name in self._names.get(server, [])]
+        return [tool for tool in found if tool is not None and issubclass(tool, McpTool)]
+
+    def connection(self, server: str) -> Connection | None:
+        return next((c for c in self.connections if c.name == server), None)
+
+    async def aclose(self) -> None:
+        """Stop every server and wait until their processes are gone."""
+        if self._startup is not None and not self._startup.done():
+            self._startup.cancel()
+        await asyncio.gather(*(connection.close() for connection in self.connections), return_exceptions=True)
+
+    def close_soon(self) -> None:
+        """Stop every server without waiting (from synchronous code, such as ``Session.close``).
+
+        The event loop finishes each shutdown (closing stdin, then killing the process group);
+        ``asyncio.run`` waits for those tasks before it returns, so no server outlives agentcli.
+        """
+        if self._startup is not None and not self._startup.done():
+            self._startup.cancel()
+        for connection in self.connections:
+            connection.close_soon()
+
+
+def import_sdk() -> None:
+    """Import the parts of the ``mcp`` SDK a connection uses (blocking: call it in a thread)."""
+    import jsonschema.validators  # type: ignore[import-untyped]  # noqa: F401 - the schema checks
+    import mcp.client.sse
+    import mcp.client.stdio
+    import mcp.client.streamable_http
+    import mcp.shared.exceptions  # noqa: F401

@@ -1,0 +1,177 @@
+"""The Session's commands for what the user types besides a task: messages queued while the
+agent works, ``!command``, ``/rewind`` and its undo, ``/model``.
+
+Mixed into :class:`~agentcli.session.session.Session` (as the timeline commands are), so the
+front ends still find every command on the session; kept here so session.py stays readable.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentcli.config import Settings
+from agentcli.events import ConversationRewound, Event, Notice, ToolCallFinished, UserMessage
+from agentcli.llm.types import Message
+from agentcli.session.errors import SessionStateError
+from agentcli.session.rewind import RewindPoint, RewindTracker
+from agentcli.session.turn import Turn
+from agentcli.session.view import SessionView
+
+if TYPE_CHECKING:
+    from agentcli.snapshots import RestoreResult
+
+
+class InputCommands:
+    """Mixed into the Session, whose state these commands use."""
+
+    turn: Turn
+    settings: Settings
+    rewind_points: RewindTracker
+    _rewind_undo: tuple[ConversationRewound, list[Message], str | None] | None
+
+    if TYPE_CHECKING:  # the Session's (and its timeline commands'), declared for the type checker
+        # only: a stub here would come before the real ones in the Session's method order.
+        @property
+        def view(self) -> SessionView: ...
+
+        @property
+        def snapshots_enabled(self) -> bool: ...
+
+        def _emit(self, event: Event) -> None: ...
+
+        async def start(self) -> None: ...
+
+        async def restore(self, ref: str, *, note: bool = True) -> RestoreResult: ...
+
+    # -- messages typed while the agent works --------------------------------------------
+
+    def queue(self, text: str, *, attached: str = "", files: list[str] | None = None) -> None:
+        """Hold a message typed while the agent works; it joins the conversation at the next step
+        boundary (before the next model call). A turn that ends first leaves it queued for the
+        front end to send (:meth:`take_queued`)."""
+        self.turn.queued.append(UserMessage(text=text, attached=attached, files=list(files or []), queued=True))
+
+    @property
+    def queued(self) -> list[str]:
+        """The texts of the messages still queued, oldest first."""
+        return [message.text for message in self.turn.queued]
+
+    def unqueue(self) -> str | None:
+        """Take back the newest queued message (``esc``); None if nothing is queued."""
+        return self.turn.queued.pop().text if self.turn.queued else None
+
+    def take_queued(self) -> UserMessage | None:
+        """Every queued message as one (the turn ended before a step boundary took them)."""
+        messages = list(self.turn.queued)
+        self.turn.queued.clear()
+        if not messages:
+            return None
+        return UserMessage(text="\n\n".join(m.text for m in messages),
+                           attached="\n\n".join(m.attached for m in messages if m.attached),
+                           files=[f for m in messages for f in m.files])
+
+    async def run_shell(self, command: str) -> ToolCallFinished:
+        """``!command``: run a shell command for the user between turns (policy, sandbox and
+        snapshots as for the agent's bash calls); the model reads its output at its next request.
+
+        Raises:
+            SessionStateError: the agent is working, or a deny rule refuses the command.
+        """
+        from agentcli.session.shell import run_user_command
+
+        await self.start()
+        view = self.view
+        if view.waiting_for is None:
+            raise SessionStateError(f"the agent is {view.control}: pause it first (ctrl+s), then run the command")
+        return await run_user_command(self.turn, command)
+
+    # -- rewinding ------------------------------------------------------------------------
+
+    async def rewind(self, number: int, *, code: bool = True, conversation: bool = True) -> RewindPoint:
+        """Go back to just before user message ``number``: the code to the snapshot taken before
+        its turn changed anything, the model's view to before the message, or both.
+
+        The log keeps everything (a ``ConversationRewound`` and a ``SnapshotRestored``), and
+        :meth:`undo_rewind` takes it back while nothing new has been said.
+
+        Raises:
+            SessionStateError: the agent works or waits for an answer, no such message, or the
+                part asked for cannot go back (compacted away, no snapshot).
+        """
+        await self.start()
+        view = self.view
+        if view.waiting_for not in ("task", "guidance"):
+            raise SessionStateError(f"cannot rewind while the agent is {view.control}; "
+                                    "pause it (or answer its question) first")
+        point = next((p for p in self.rewind_points.points if p.number == number), None)
+        if point is None:
+            raise SessionStateError(f"no message #{number} to rewind to")
+        if conversation and point.message_index is None:
+            raise SessionStateError(f"message #{number} was compacted into a summary: only the code can go back")
+        if code and (point.snapshot_id is None or not self.snapshots_enabled):
+            raise SessionStateError("no snapshot from before that message (snapshots off?): only the conversation "
+                                    "can go back")
+        dropped: list[Message] = []
+        event: ConversationRewound | None = None
+        if conversation:
+            assert point.message_index is not None
+            event = ConversationRewound(point=number, text=point.text, kept=point.message_index)
+            dropped = self.turn.messages.rewind(point.message_index)
+            self._emit(event)
+        undo_snapshot = None
+        if code:
+            assert point.snapshot_id is not None
+            undo_snapshot = (await self.restore(point.snapshot_id)).undo.id
+        if event is None:
+            event = ConversationRewound(point=number, text=point.text, kept=len(self.turn.messages))
+        self._rewind_undo = (event, dropped, undo_snapshot)
+        return point
+
+    @property
+    def can_undo_rewind(self) -> bool:
+        return self._rewind_undo is not None
+
+    async def undo_rewind(self) -> None:
+        """Put back what the last rewind took: the files as they were, and the messages.
+
+        Raises:
+            SessionStateError: no rewind to undo (something was said since), or the agent works.
+        """
+        if self._rewind_undo is None:
+            raise SessionStateError("no rewind to undo")
+        view = self.view
+        if view.waiting_for not in ("task", "guidance"):
+            raise SessionStateError(f"cannot undo the rewind while the agent is {view.control}; pause it first")
+        event, dropped, undo_snapshot = self._rewind_undo
+        self._rewind_undo = None
+        if dropped:
+            self.turn.messages.rewind(event.kept, dropped)
+            self._emit(ConversationRewound(point=event.point, text=event.text, kept=event.kept,
+                                           restored=[dict(m) for m in dropped]))
+        elif len(self.turn.messages) > event.kept:
+            self.turn.messages.rewind(event.kept)  # only the code went back: drop the note about it
+        if undo_snapshot is not None:
+            await self.restore(undo_snapshot, note=False)
+
+    # -- switching the model ---------------------------------------------------------------
+
+    def set_model(self, model: str, role: str = "default") -> None:
+        """Use ``model`` (a litellm string) for ``role`` for the rest of this session.
+
+        Raises:
+            SessionStateError: an unknown role, or an empty model string.
+        """
+        model = model.strip()
+        if role not in ("default", "plan", "build", "explore"):
+            raise SessionStateError(f"unknown model role {role!r}: use default, plan, build or explore")
+        if not model:
+            raise SessionStateError("give a model, e.g. anthropic/claude-sonnet-4-5")
+        if role == "default":
+            settings = self.settings.model_copy(update={"model": model})
+        else:
+            settings = self.settings.model_copy(
+                update={"models": self.settings.models.model_copy(update={role: model})})
+        self.settings = settings
+        self.turn.settings = settings
+        self._emit(Notice(kind="model", text=f"model for {role}: {model} (this session)"))
+

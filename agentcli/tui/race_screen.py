@@ -1,0 +1,303 @@
+"""The race view: one row per attempt, live, with its diff one key away and apply behind a confirmation.
+
+``agentcli race show`` in a terminal opens :class:`RaceApp`. The race runs in another process
+(``agentcli race``) which rewrites ``race.json`` at every change; this screen re-reads it twice a
+second in a thread worker until the race has ended, so it never blocks the event loop and needs
+no connection to the running race. Rows are keyed by attempt id, so the cursor stays on its
+attempt when the ranking reorders them at the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.screen import ModalScreen, Screen
+from textual.widget import Widget
+from textual.widgets import Button, DataTable, Footer, RichLog, Static
+
+from agentcli.tui.themes import ROLE_DEFAULTS, load_themes
+
+if TYPE_CHECKING:
+    from agentcli.fleet.models import Race
+    from agentcli.fleet.view import AttemptRow
+
+POLL_S = 0.5
+"""How often a running race's record is re-read: often enough to follow it, cheap to read."""
+
+
+class RaceScreen(Screen[None]):
+    """The attempts of one race, best first once it has ended."""
+
+    DEFAULT_CSS = """
+    RaceScreen #race-title { height: auto; padding: 0 1; text-style: bold; }
+    RaceScreen #race-status { height: auto; padding: 0 1; color: $text-muted; }
+    RaceScreen DataTable { height: 1fr; }
+    RaceScreen #race-note { height: auto; max-height: 6; padding: 0 1; color: $text-muted; }
+    """
+    BINDINGS = [
+        Binding("d", "diff", "Diff", id="agentcli.race.diff", tooltip="Show the selected attempt's change (or enter)"),
+        Binding("a", "apply", "Apply", id="agentcli.race.apply",
+                tooltip="Write the selected attempt's change into the workspace (asks first)"),
+        Binding("q", "app.quit", "Quit", id="agentcli.race.quit", tooltip="Leave the race view"),
+    ]
+
+    @dataclass
+    class RaceLoaded(Message):
+        """The race record was read again."""
+
+        race: Race
+        """The record as it is on disk now."""
+
+    def __init__(self, data_dir: Path, race_id: str) -> None:
+        super().__init__()
+        self.data_dir = data_dir
+        self.race_id = race_id
+        self.race: Race | None = None
+        self._order: list[str] = []
+        self._shown: list[tuple[str, tuple[str, ...], bool]] = []
+
+    def compose(self) -> Iterable[Widget]:
+        from agentcli.fleet.view import COLUMNS
+
+        yield Static(id="race-title")
+        yield Static(id="race-status")
+        table: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True)
+        table.add_columns(*COLUMNS)  # widths follow the cells once the race is read (_fill)
+        yield table
+        yield Static(id="race-note")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._load()
+        self._timer = self.set_interval(POLL_S, self._load)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="race-load")
+    def _load(self) -> None:
+        from agentcli.fleet import records
+
+        try:
+            race = records.load(self.data_dir, self.race_id)
+        except records.RaceNotFound as error:
+            self.app.call_from_thread(self.notify, str(error), severity="error")
+            return
+        self.post_message(self.RaceLoaded(race))
+
+    def on_race_screen_race_loaded(self, message: RaceLoaded) -> None:
+        from agentcli.fleet.view import rows
+
+        race = message.race
+        self.race = race
+        if race.ended is not None:
+            self._timer.stop()
+        self.query_one("#race-title", Static).update(
+            Content.assemble(("race ", "$text-muted"), (race.id, "bold"), "  ", " ".join(race.task.split())[:200]))
+        passed = sum(1 for attempt in race.attempts if attempt.passed)
+        state = "running" if race.ended is None else f"ended: {passed} of {len(race.attempts)} passed"
+        self.query_one("#race-status", Static).update(
+            f"{len(race.attempts)} attempts, {race.jobs} at a time, on {race.backend}; {state}")
+        listed = rows(race)
+        shown = [(row.attempt_id, row.cells, row.passed) for row in listed]
+        if shown != self._shown:
+            self._fill(listed)
+            self._shown = shown
+        self._show_note()
+
+    def _fill(self, listed: list[AttemptRow]) -> None:
+        """Rebuilds the table (a few rows) with columns as wide as their widest cell.
+
+        Rebuilt rather than updated cell by cell: a few rows cost nothing, and DataTable's auto
+        widths lag behind cells updated in place (cut to the heading's width).
+        """
+        from agentcli.fleet.view import COLUMNS
+
+        table = self.query_one(DataTable)
+        selected = self._selected()
+        with self.app.batch_update():
+            table.clear(columns=True)
+            for index, label in enumerate(COLUMNS):
+                table.add_column(label, width=max([len(label), *(len(row.cells[index]) for row in listed)]))
+            for row in listed:
+                table.add_row(*self._styled(row.cells, row.passed), key=row.attempt_id)
+            self._order = [row.attempt_id for row in listed]
+            if selected in self._order:
+                table.move_cursor(row=self._order.index(selected))
+
+    def _styled(self, cells: tuple[str, ...], passed: bool) -> list[Text]:
+        """Cells as rich ``Text`` (which the table measures for its column widths), passing rows in the
+        theme's success colour."""
+        style = self.app.theme_variables.get("success", "green") if passed else ""
+        return [Text(cell, style=style) for cell in cells]
+
+    def _selected(self) -> str | None:
+        table = self.query_one(DataTable)
+        if not self._order or table.cursor_row >= len(self._order):
+            return None
+        return self._order[table.cursor_row]
+
+    def on_data_table_row_highlighted(self, _: DataTable.RowHighlighted) -> None:
+        self._show_note()
+
+    def on_data_table_row_selected(self, _: DataTable.RowSelected) -> None:
+        # The table takes enter for itself (select the row): selecting a row shows its diff.
+        self.action_diff()
+
+    def _show_note(self) -> None:
+        from agentcli.fleet.view import rows
+
+        selected = self._selected()
+        attempt = self.race.attempt(selected) if self.race is not None and selected is not None else None
+        if self.race is None or attempt is None:
+            return
+        note = next((row.note for row in rows(self.race) if row.attempt_id == attempt.id), "")
+        home = str(Path.home())
+        where = "~" + attempt.workdir[len(home):] if attempt.workdir.startswith(home + "/") else attempt.workdir
+        lines = [f"attempt {attempt.id}: {note}" if note else "", f"in {where}"]
+        self.query_one("#race-note", Static).update("\n".join(line for line in lines if line))
+
+    def action_diff(self) -> None:
+        selected = self._selected()
+        attempt = self.race.attempt(selected) if self.race and selected else None
+        if attempt is None or attempt.final_tree is None:
+            self.notify("This attempt has no result yet.", severity="warning")
+            return
+        self.app.push_screen(DiffScreen(self.data_dir, Path(attempt.workdir), attempt.id))
+
+    def action_apply(self) -> None:
+        self._apply()
+
+    @work(exclusive=True, group="race-apply")
+    async def _apply(self) -> None:
+        selected = self._selected()
+        attempt = self.race.attempt(selected) if self.race and selected else None
+        if attempt is None or attempt.final_tree is None:
+            self.notify("This attempt has no result to apply.", severity="warning")
+            return
+        if await self.app.push_screen_wait(ConfirmApply(attempt.id, attempt.change.files)):
+            self._apply_now(attempt.id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="race-apply-files")
+    def _apply_now(self, attempt_id: str) -> None:
+        from agentcli.fleet import records
+        from agentcli.fleet.apply import ApplyConflict, ApplyError, apply_attempt
+
+        try:
+            result = apply_attempt(records.load(self.data_dir, self.race_id), attempt_id, self.data_dir)
+        except ApplyConflict as conflict:
+            listed = ", ".join(item.path for item in conflict.conflicts[:5])
+            self.app.call_from_thread(
+                self.notify, f"Nothing applied: you changed {listed} since the race began. "
+                f"`agentcli race apply {attempt_id} --force` takes the attempt's.", severity="error", timeout=15)
+            return
+        except ApplyError as error:
+            self.app.call_from_thread(self.notify, str(error), severity="error")
+            return
+        self.app.call_from_thread(self.notify, f"Applied attempt {attempt_id}: {len(result.paths)} paths written. "
+                                  "Undo with `agentcli race undo`.", timeout=10)
+
+
+class DiffScreen(Screen[None]):
+    """One attempt's change as a unified diff."""
+
+    DEFAULT_CSS = """
+    DiffScreen #diff-title { height: auto; padding: 0 1; text-style: bold; }
+    DiffScreen RichLog { height: 1fr; }
+    """
+    BINDINGS = [Binding("q,escape,d", "app.pop_screen", "Back", id="agentcli.race.diff.back",
+                        tooltip="Back to the attempts")]
+
+    def __init__(self, data_dir: Path, workdir: Path, attempt_id: str) -> None:
+        super().__init__()
+        self.data_dir, self.workdir, self.attempt_id = data_dir, workdir, attempt_id
+
+    def compose(self) -> Iterable[Widget]:
+        yield Static(f"attempt {self.attempt_id}: its change", id="diff-title")
+        yield RichLog(highlight=False, markup=False, wrap=False, max_lines=20_000)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._load()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="race-diff")
+    def _load(self) -> None:
+        from rich.syntax import Syntax
+
+        from agentcli.fleet.workdir import result_patch
+
+        try:
+            patch = result_patch(self.workdir, self.data_dir)
+        except Exception as error:  # noqa: BLE001 - the store's errors name what is missing; show, don't crash
+            self.app.call_from_thread(self.notify, f"{type(error).__name__}: {error}", severity="error")
+            return
+        log = self.query_one(RichLog)
+        shown = Syntax(patch, "diff", theme="ansi_dark", word_wrap=False) if patch else "This attempt changed nothing."
+        self.app.call_from_thread(log.write, shown)
+
+
+class ConfirmApply(ModalScreen[bool]):
+    """Asks before writing an attempt's change into the workspace."""
+
+    DEFAULT_CSS = """
+    ConfirmApply { align: center middle; }
+    ConfirmApply > Vertical { width: 64; max-width: 95%; height: auto; border: thick $warning;
+                              background: $surface; padding: 1 2; }
+    ConfirmApply #apply-note { color: $text-muted; margin: 1 0; }
+    ConfirmApply Horizontal { height: auto; align-horizontal: right; }
+    ConfirmApply Button { margin-left: 2; }
+    """
+    BINDINGS = [
+        Binding("y", "confirm", "Apply", id="agentcli.race.apply.confirm", tooltip="Write the attempt's change"),
+        Binding("n,escape", "cancel", "Cancel", id="agentcli.race.apply.cancel", tooltip="Write nothing"),
+    ]
+
+    def __init__(self, attempt_id: str, files: int) -> None:
+        super().__init__()
+        self.attempt_id, self.files = attempt_id, files
+
+    def compose(self) -> Iterable[Widget]:
+        with Vertical():
+            yield Static(Content.assemble("Apply attempt ", (self.attempt_id, "bold $accent"),
+                                          f" ({self.files} file{'s' if self.files != 1 else ''}) to the workspace?"))
+            yield Static("The workspace is snapshotted first (agentcli race undo). Files you changed since the "
+                         "race began are kept, and then nothing is written.", id="apply-note")
+            with Horizontal():
+                yield Button("Cancel (n)", id="cancel")
+                yield Button("Apply (y)", id="confirm", variant="warning")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "confirm")
+
+    def action_confirm(self) -> None:
+        self.dismiss(True)
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)
+
+
+class RaceApp(App[int]):
+    """``agentcli race show`` in a terminal: the race screen alone, in the user's theme."""
+
+    TITLE = "agentcli race"
+
+    def __init__(self, data_dir: Path, race_id: str, theme: str | None = None) -> None:
+        super().__init__()
+        self.data_dir, self.race_id = data_dir, race_id
+        for spec in load_themes().themes.values():
+            self.register_theme(spec.to_theme())
+        if theme and theme in self.available_themes:
+            self.theme = theme
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(ROLE_DEFAULTS)
+
+    def on_mount(self) -> None:
+        self.push_screen(RaceScreen(self.data_dir, self.race_id))

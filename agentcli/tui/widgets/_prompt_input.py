@@ -1,0 +1,147 @@
+"""The prompt's text box: multi-line, with paste chips, and enter that sends.
+
+A ``TextArea`` rather than an ``Input``: an ``Input`` keeps only the first line of a paste
+(without a word), and has no way to type a newline. ``enter`` sends; ``shift+enter`` (where the
+terminal reports it), ``ctrl+j`` and a trailing ``\\`` before ``enter`` start a new line. A
+paste of many lines shows as a chip (``[pasted 120 lines #1]``) that stands for the whole text
+and expands in place with ``ctrl+o``; what is sent always has every line.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar, Protocol
+
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.widgets import TextArea
+
+CHIP_LINES = 8
+"""A paste of more lines than this becomes a chip."""
+CHIP_CHARS = 1200
+"""…or of more characters than this."""
+_CHIP = re.compile(r"\[pasted \d+ lines? #(\d+)\]")
+
+
+class KeyRouter(Protocol):
+    """Whoever owns the completion menu and the history sees keys first."""
+
+    def route_key(self, key: str) -> bool:
+        """Handle ``key`` (up, down, tab, enter, escape…) if the menu or the history wants it."""
+        ...
+
+
+class PromptInput(TextArea):
+    """The text box of the prompt."""
+
+    DEFAULT_CSS = """
+    PromptInput { height: auto; min-height: 3; max-height: 12; border: tall $border-blurred; padding: 0 1; }
+    PromptInput:focus { border: tall $border; }
+    PromptInput .text-area--cursor-line { background: transparent; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+j,shift+enter", "newline", "New line", show=False, id="agentcli.prompt.newline",
+                tooltip="Start a new line in the prompt (a trailing \\ before enter does it too)"),
+        Binding("ctrl+o", "expand_pastes", "Expand paste", show=False, id="agentcli.prompt.expand",
+                tooltip="Replace the [pasted N lines] chips with the text they stand for, to edit it"),
+        Binding("ctrl+r", "search_history", "History", show=False, id="agentcli.prompt.history",
+                tooltip="Search what you sent before in this workspace"),
+    ]
+
+    class Submitted(Message):
+        """The user pressed enter on a message."""
+
+        def __init__(self, prompt_input: PromptInput, text: str) -> None:
+            super().__init__()
+            self.prompt_input = prompt_input
+            self.text = text
+            """Everything typed, chips expanded."""
+
+        @property
+        def control(self) -> PromptInput:
+            return self.prompt_input
+
+    class HistorySearched(Message):
+        """ctrl+r: search the history for what is typed."""
+
+    def __init__(self, *, placeholder: str = "", id: str | None = None) -> None:
+        super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", placeholder=placeholder,
+                         highlight_cursor_line=False, id=id)
+        self.router: KeyRouter | None = None
+        self.pastes: dict[int, str] = {}
+        """What each chip stands for, by its number."""
+        self._chips = 0
+
+    @property
+    def value(self) -> str:
+        """What is typed, as shown (chips not expanded)."""
+        return self.text
+
+    @value.setter
+    def value(self, text: str) -> None:
+        self.load_text(text)
+        self.move_cursor(self.document.end)
+
+    @property
+    def expanded(self) -> str:
+        """What is typed with every chip replaced by its text: what is sent."""
+        return _CHIP.sub(lambda m: self.pastes.get(int(m.group(1)), m.group(0)), self.text)
+
+    def clear(self) -> None:  # type: ignore[override]  # TextArea.clear returns an EditResult no caller here needs
+        super().clear()
+        self.pastes.clear()
+
+    async def _on_key(self, event: events.Key) -> None:
+        if self.router is not None and self.router.route_key(event.key):
+            event.stop()
+            event.prevent_default()
+            return
+        if event.key in ("ctrl+j", "shift+enter"):
+            # Here rather than only through the binding: a binding's action runs after the keys
+            # already queued, so a fast typist (or a paste without bracketed paste) would see
+            # the newline land after the next characters.
+            event.stop()
+            event.prevent_default()
+            self.insert("\n")
+            return
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            row, column = self.cursor_location
+            line = self.document[row]
+            if column > 0 and line[:column].endswith("\\"):
+                # The shell's way to go on: the backslash becomes the newline.
+                self.replace("\n", (row, column - 1), (row, column))
+                return
+            self.post_message(self.Submitted(self, self.expanded))
+            return
+        await super()._on_key(event)
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        if self.read_only:
+            return
+        text = event.text.replace("\r\n", "\n").replace("\r", "\n")
+        lines = text.rstrip("\n").count("\n") + 1
+        if lines > CHIP_LINES or len(text) > CHIP_CHARS:
+            self._chips += 1
+            self.pastes[self._chips] = text
+            text = f"[pasted {lines} line{'s' if lines != 1 else ''} #{self._chips}]"
+        event.stop()
+        event.prevent_default()
+        self.insert(text)
+        self.focus()
+
+    def action_newline(self) -> None:
+        self.insert("\n")
+
+    def action_expand_pastes(self) -> None:
+        if not _CHIP.search(self.text):
+            self.app.notify("No pasted text to expand.", severity="warning")
+            return
+        self.value = self.expanded
+        self.pastes.clear()
+
+    def action_search_history(self) -> None:
+        self.post_message(self.HistorySearched())

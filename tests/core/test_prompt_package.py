@@ -1,0 +1,115 @@
+"""The Textual-free input layer: slash parsing, custom command files, @-mentions, history, and
+the AGENTS.md files that go into the system prompt."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from agentcli.prompt.custom import CommandProblem, CustomCommand, load_commands, parse_command
+from agentcli.prompt.history import PromptHistory, history_path
+from agentcli.prompt.mentions import attach, complete, mentioned, workspace_paths
+from agentcli.prompt.slash import BUILT_IN, matching, parse_slash
+from agentcli.session.instructions import find_instructions, instructions_section
+
+
+def test_a_slash_command_is_only_a_leading_name() -> None:
+    assert parse_slash("/model build openai/gpt-4.1") == parse_slash("  /MODEL build openai/gpt-4.1")
+    slash = parse_slash("/compact keep the plan\nand the errors")
+    assert slash is not None and slash.name == "compact" and slash.args == "keep the plan\nand the errors"
+    assert parse_slash("/usr/bin is odd") is None, "a path is a message"
+    assert parse_slash("//not a command") is None
+    assert parse_slash("fix /help text") is None
+    assert [c.name for c in matching(list(BUILT_IN), "cmp")] == ["compact"]
+    assert matching(list(BUILT_IN), "re")[0].name in ("resume", "rewind")
+
+
+def test_custom_commands_substitute_arguments_and_name_bad_files(tmp_path: Path) -> None:
+    folder = tmp_path / ".agentcli" / "commands"
+    folder.mkdir(parents=True)
+    (folder / "fix.md").write_text("---\ndescription: Fix an issue\nmodel: openai/gpt-4.1\n---\nFix issue $1 in $2.\n")
+    (folder / "plain.md").write_text("Summarize the repo.")
+    (folder / "open.md").write_text("---\ndescription: never closed\nFix it")
+    (folder / "help.md").write_text("shadowing a built-in")
+    (folder / "empty.md").write_text("---\ndescription: nothing\n---\n\n")
+    user = tmp_path / "user"
+    (user / "commands").mkdir(parents=True)
+    (user / "commands" / "fix.md").write_text("the user's own fix, shadowed by the workspace's")
+    found = load_commands(tmp_path, user)
+    assert sorted(found.commands) == ["fix", "plain"]
+    fix = found.commands["fix"]
+    assert fix.model == "openai/gpt-4.1" and fix.description == "Fix an issue"
+    assert fix.expand('42 "src/a b.py"') == "Fix issue 42 in src/a b.py."
+    assert found.commands["plain"].expand("in one line") == "Summarize the repo.\n\nin one line"
+    problems = {p.path.name: p.problem for p in found.problems}
+    assert "never closed" in problems["open.md"]
+    assert "built-in" in problems["help.md"]
+    assert "no text" in problems["empty.md"]
+    bad = parse_command(folder / "open.md")
+    assert isinstance(bad, CommandProblem) and str(folder / "open.md") in str(bad)
+    assert isinstance(parse_command(folder / "plain.md"), CustomCommand)
+
+
+def test_mentions_attach_files_with_line_numbers_and_folders_as_listings(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("import os\nprint(os.getcwd())\n")
+    (tmp_path / "blob.bin").write_bytes(b"\0\1\2")
+    outside = tmp_path.parent / "outside.txt"
+    outside.write_text("secret")
+    text = "see @src/app.py, the @src/ folder, @blob.bin, mail me@example.com, @nothing and @../outside.txt"
+    assert mentioned(text) == ["src/app.py", "src/", "blob.bin", "nothing", "../outside.txt"]
+    result = attach(tmp_path, text)
+    assert result.paths == ["src/app.py", "src/", "blob.bin"]
+    assert '<file path="src/app.py">\n     1\timport os\n     2\tprint(os.getcwd())\n</file>' in result.text
+    assert '<folder path="src/">\napp.py\n</folder>' in result.text
+    assert "binary file" in result.text
+    assert result.problems == ["@../outside.txt is outside the workspace; not attached"]
+
+
+def test_completion_leaves_out_ignored_and_secret_files(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("build/\n")
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "out.py").write_text("")
+    (tmp_path / ".env").write_text("KEY=1")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.py").write_text("")
+    (tmp_path / "main_test.py").write_text("")
+    paths = workspace_paths(tmp_path)
+    assert "src/main.py" in paths and "src/" in paths
+    assert not any(p.startswith("build") for p in paths) and ".env" not in paths
+    assert set(complete(paths, "main")[:2]) == {"main_test.py", "src/main.py"}
+    assert complete(paths, "smp") == ["src/main.py"]
+    # Typed in full, an ignored or secret file still attaches: the user asked for it.
+    assert attach(tmp_path, "@.env").paths == [".env"]
+
+
+def test_history_persists_per_workspace_and_searches_newest_first(tmp_path: Path) -> None:
+    path = history_path(tmp_path / "ws", tmp_path / "data")
+    history = PromptHistory(path)
+    for text in ("fix the bug", "fix the bug", "add tests\nfor parse()", "explain"):
+        history.add(text)
+    again = PromptHistory(path)
+    assert again.entries == ["fix the bug", "add tests\nfor parse()", "explain"]
+    assert again.search("FIX") == ["fix the bug"]
+    assert history_path(tmp_path / "other", tmp_path / "data") != path
+
+
+def test_instructions_precedence_workspace_then_parents_then_user(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    workspace = repo / "packages" / "api"
+    workspace.mkdir(parents=True)
+    (repo / ".git").mkdir()
+    (repo / "AGENTS.md").write_text("root rules")
+    (repo / "packages" / "CLAUDE.md").write_text("packages rules (Claude Code's file)")
+    (workspace / "AGENTS.md").write_text("api rules")
+    (workspace / "CLAUDE.md").write_text("ignored: AGENTS.md wins in the same folder")
+    user = tmp_path / "config"
+    user.mkdir()
+    (user / "AGENTS.md").write_text("user rules")
+    (tmp_path / "AGENTS.md").write_text("above the repository: not read")
+    files = find_instructions(workspace, user)
+    assert [f.text for f in files] == ["api rules", "packages rules (Claude Code's file)", "root rules", "user rules"]
+    section = instructions_section(files, workspace)
+    assert section.index("api rules") < section.index("root rules") < section.index("user rules")
+    assert "--- AGENTS.md ---" in section and "--- ../CLAUDE.md ---" not in section

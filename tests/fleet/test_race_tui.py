@@ -1,0 +1,128 @@
+"""The race view: rows per attempt, the diff one key away, apply behind a confirmation.
+
+The race is made with the fleet's own functions (a real snapshot, real attempt directories,
+real collected results) and no model: what the screen shows is what a finished race left.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, RichLog
+
+from agentcli.fleet import records
+from agentcli.fleet.models import Attempt, CheckOutcome, JobReport, Race
+from agentcli.fleet.workdir import capture_workspace, collect, from_snapshot
+from agentcli.tui.race_screen import ConfirmApply, DiffScreen, RaceApp
+from tests.fleet.conftest import BAD, GOOD
+
+RACE_ID = "race-20260101-120000-abcd"
+
+
+def _attempt(project: Path, data: Path, tree: str, number: str, calc: str, passed: bool, model: str) -> Attempt:
+    workdir = records.attempt_dir(data, RACE_ID, number) / "work"
+    prepared = from_snapshot(project, tree, workdir, data)
+    (workdir / "calc.py").write_text(calc)
+    collected = collect(workdir, data)
+    report = JobReport(exit_code=0, session_id=f"s{number}", outcome="completed", reason="done", steps=2,
+                       input_tokens=1200, output_tokens=80, cost=0.0123,
+                       checks=[CheckOutcome(command="pytest", passed=passed, exit_code=0 if passed else 1,
+                                            duration_s=0.5)])
+    return Attempt(id=number, model=model, workdir=str(workdir), state="done", report=report,
+                   base_tree=prepared.base_tree, final_tree=collected.final_tree, change=collected.change)
+
+
+@pytest.fixture
+def finished_race(project: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A race of two attempts (one passing) over ``project``; returns (data dir, project)."""
+    home = project.parent
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    data = home / "data" / "agentcli"
+    tree, snapshot = capture_workspace(project, data, RACE_ID, "race start")
+    attempts = [_attempt(project, data, tree, "1", BAD, False, "openai/first"),
+                _attempt(project, data, tree, "2", GOOD, True, "openai/second")]
+    race = Race(id=RACE_ID, workspace=str(project), task="make add() work", base_tree=tree, base_snapshot=snapshot,
+                jobs=2, attempts=attempts, created=datetime(2026, 1, 1, tzinfo=UTC),
+                ended=datetime(2026, 1, 1, 0, 1, tzinfo=UTC))
+    records.save(data, race)
+    return data, project
+
+
+async def _table_filled(app: RaceApp, pilot: object) -> DataTable[str]:
+    from tests.support.waiting import eventually
+
+    table = app.screen.query_one(DataTable)
+    await eventually(lambda: table.row_count == 2, what="the attempts to be listed")
+    return table
+
+
+async def test_rows_rank_the_passing_attempt_first_and_d_shows_its_diff(finished_race: tuple[Path, Path]) -> None:
+    from tests.support.waiting import eventually
+
+    data, _ = finished_race
+    app = RaceApp(data, RACE_ID)
+    async with app.run_test(size=(100, 30)) as pilot:
+        table = await _table_filled(app, pilot)
+        first = [str(cell) for cell in table.get_row_at(0)]
+        assert first[:3] == ["★2", "openai/second", "completed"] and first[6] == "1/1 pass"
+        assert [str(cell) for cell in table.get_row_at(1)][6] == "0/1 fail"
+        await pilot.press("d")
+        assert isinstance(app.screen, DiffScreen) and app.screen.attempt_id == "2"
+        log = app.screen.query_one(RichLog)
+        await eventually(lambda: len(log.lines) > 0, what="the diff to be written")
+        text = "\n".join(line.text for line in log.lines)
+        assert "+    return a + b" in text and "-    raise NotImplementedError" in text
+        await pilot.press("escape")
+        await pilot.press("down", "enter")  # enter on a row opens its diff too
+        assert isinstance(app.screen, DiffScreen) and app.screen.attempt_id == "1"
+
+
+async def test_a_applies_the_selected_attempt_after_asking(finished_race: tuple[Path, Path]) -> None:
+    from tests.support.waiting import eventually
+
+    data, project = finished_race
+    app = RaceApp(data, RACE_ID)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _table_filled(app, pilot)
+        await pilot.press("a")
+        await eventually(lambda: isinstance(app.screen, ConfirmApply), what="the confirmation")
+        await pilot.press("n")
+        await app.workers.wait_for_complete()
+        assert (project / "calc.py").read_text().endswith("NotImplementedError\n")
+        await pilot.press("a")
+        await eventually(lambda: isinstance(app.screen, ConfirmApply), what="the confirmation")
+        await pilot.press("y")
+        await eventually(lambda: (project / "calc.py").read_text() == GOOD, what="the attempt to be applied")
+    assert [a.attempt for a in records.load(data, RACE_ID).applied] == ["2"]
+
+
+def test_race_view_snapshot(finished_race: tuple[Path, Path], snap_compare: object) -> None:
+    """You should see the race's task, two attempts (attempt 2 starred, first, in the success colour,
+    1/1 pass; attempt 1 below it, 0/1 fail), the selected attempt's folder under ~ and the footer
+    with d Diff, a Apply, q Quit."""
+    data, _ = finished_race
+
+    async def settle(pilot: object) -> None:
+        app = pilot.app  # type: ignore[attr-defined]
+        await _table_filled(app, pilot)
+        await pilot.pause()  # type: ignore[attr-defined]
+
+    assert snap_compare(RaceApp(data, RACE_ID, theme="agentcli-dark"), terminal_size=(80, 24),  # type: ignore[operator]
+                        run_before=settle)
+
+
+def test_apply_takes_what_the_attempt_holds_now(finished_race: tuple[Path, Path]) -> None:
+    """An attempt's session resumed after the race (or its files edited): apply takes the latest."""
+    from agentcli.fleet.apply import apply_attempt
+
+    data, project = finished_race
+    race = records.load(data, RACE_ID)
+    workdir = Path(race.attempts[1].workdir)
+    (workdir / "calc.py").write_text(GOOD + "# improved after the race\n")
+    result = apply_attempt(race, "2", data)
+    assert result.written == ["calc.py"]
+    assert (project / "calc.py").read_text() == GOOD + "# improved after the race\n"
+    assert records.load(data, RACE_ID).attempts[1].change.added == 2

@@ -1,0 +1,142 @@
+"""A small MCP server built with the SDK for the cases the published servers do not show:
+faults (a slow start, a crash mid-call, a tool that raises, a malformed schema), images,
+embedded resources, long output and a tool that writes files.
+
+Run as ``python faulty_server.py [--slow-start S] [--http PORT]``: over stdio by default, over
+streamable HTTP on 127.0.0.1 with ``--http`` (port 0 picks one and prints ``listening on PORT``).
+"""
+
+from __future__ import annotations
+
+import os
+
+if os.environ.get("FAULTY_PID_FILE"):  # first thing, before the SDK's imports take their time
+    with open(os.environ["FAULTY_PID_FILE"], "w") as pid_file:
+        pid_file.write(str(os.getpid()))
+
+import argparse
+import asyncio
+import sys
+import threading
+import time
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.utilities.types import Image
+from mcp_types import EmbeddedResource, TextResourceContents, ToolAnnotations
+
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000001e221bc330000000049454e44ae426082"
+)
+
+server = MCPServer("faulty")
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def echo(text: str) -> str:
+    """Return the text as given."""
+    return text
+
+
+@server.tool()
+def fail(reason: str = "it went wrong") -> str:
+    """Always raise."""
+    raise ValueError(reason)
+
+
+@server.tool()
+def crash() -> str:
+    """End the server process in the middle of the call."""
+    os._exit(3)
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def getenv(name: str) -> str:
+    """An environment variable of the server process, or (unset)."""
+    return os.environ.get(name, "(unset)")
+
+
+@server.tool()
+def exit_later() -> str:
+    """Answer, then end the server process a moment later (a server dying between calls)."""
+    threading.Timer(0.2, os._exit, (4,)).start()
+    return "exiting"
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+async def slow(seconds: float) -> str:
+    """Answer after a while."""
+    if os.environ.get("FAULTY_PID_FILE"):  # tells a test the call is under way
+        Path(os.environ["FAULTY_PID_FILE"] + ".slow").touch()  # noqa: ASYNC240 - a tiny test marker
+    await asyncio.sleep(seconds)
+    return "done"
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def picture() -> Image:
+    """A one-pixel PNG."""
+    return Image(data=PNG, format="png")
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def document() -> EmbeddedResource:
+    """An embedded text resource."""
+    return EmbeddedResource(
+        type="resource",
+        resource=TextResourceContents(uri="memo://notes/1", mime_type="text/plain", text="remember the milk"),
+    )
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def big(lines: int) -> str:
+    """Many numbered lines."""
+    return "\n".join(f"line {i}" for i in range(lines))
+
+
+@server.tool()
+def touch(path: str, text: str = "written by the faulty server\n") -> str:
+    """Write a file relative to the server's working folder."""
+    Path(path).write_text(text)
+    return f"wrote {path}"
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def broken(x: int) -> str:
+    """A tool whose schema is replaced by a malformed one below."""
+    return str(x)
+
+
+server._tool_manager.get_tool("broken").parameters = {  # type: ignore[union-attr]
+    "type": "object", "properties": {"x": {"type": "no-such-type"}},
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--slow-start", type=float, default=0.0)
+    parser.add_argument("--http", type=int, default=None)
+    parser.add_argument("--fail-start", default=None, help="print this to stderr and exit 1 at once")
+    args = parser.parse_args()
+    if args.fail_start:
+        print(args.fail_start, file=sys.stderr)
+        sys.exit(1)
+    if args.slow_start:
+        time.sleep(args.slow_start)
+    if args.http is None:
+        server.run("stdio")
+        return
+    import socket
+
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", args.http))
+    port = sock.getsockname()[1]
+    app = server.streamable_http_app()
+    print(f"listening on {port}", flush=True)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,235 @@
+"""Real servers through the client: the published time and git servers and the faulty server
+over stdio, the faulty server over streamable HTTP; faults end as notices or error results."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from agentcli.config import ToolSettings
+from agentcli.config_mcp import McpServerSettings
+from agentcli.mcp import McpManager, ServerList, ServerSpec
+from agentcli.tools.base import ToolContext
+from agentcli.tools.registry import ToolRegistry
+from tests.mcp.conftest import faulty, git_server, group_alive, time_server
+from tests.support.waiting import eventually
+
+
+def _manager(workspace: Path, notices: list[str], **servers: McpServerSettings) -> tuple[McpManager, ToolRegistry]:
+    registry = ToolRegistry([])
+    specs = tuple(ServerSpec(name, settings, "config") for name, settings in servers.items())
+    return McpManager(ServerList(specs), workspace, registry, notify=notices.append), registry
+
+
+def _context(workspace: Path, limit: int = 30_000) -> ToolContext:
+    return ToolContext(workspace=workspace, settings=ToolSettings(max_output_chars=limit))
+
+
+async def test_published_servers_over_stdio(workspace: Path, git_workspace: Path) -> None:
+    notices: list[str] = []
+    manager, registry = _manager(workspace, notices, time=time_server(), git=git_server(git_workspace))
+    manager.start(log_dir=workspace.parent / "logs")
+    await registry.ready()
+    try:
+        assert {s.name: s.state for s in manager.statuses} == {"time": "ready", "git": "ready"}
+        assert "mcp__time__get_current_time" in registry and "mcp__git__git_status" in registry
+        assert notices[-1].startswith("MCP servers ready in ") and "time (2 tools)" in notices[-1]
+        result = await registry.call("mcp__time__get_current_time", '{"timezone": "UTC"}', _context(workspace))
+        assert result.ok and json.loads(result.output)["timezone"] == "UTC"
+        wrong = await registry.call("mcp__time__get_current_time", '{"timezone": "Nowhere/Land"}', _context(workspace))
+        assert not wrong.ok and "Nowhere/Land" in wrong.output
+        (git_workspace / "new.txt").write_text("hello\n")
+        status = await registry.call("mcp__git__git_status", json.dumps({"repo_path": str(git_workspace)}),
+                                     _context(workspace))
+        assert status.ok and "new.txt" in status.output
+        declarations = registry.declarations
+        assert declarations["mcp__git__git_status"].permission == "read"
+        assert declarations["mcp__git__git_commit"].permission == "command"
+        assert declarations["mcp__git__git_commit"].changes_files == "always"
+    finally:
+        await manager.aclose()
+    assert all(s.state == "stopped" for s in manager.statuses)
+
+
+async def test_servers_inherit_the_environment_and_get_their_own(workspace: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAULTY_INHERITED", "from the shell")
+    manager, registry = _manager(workspace, [], faulty=faulty(env={"FAULTY_SET": "${FAULTY_INHERITED}, and more"}))
+    manager.start()
+    await registry.ready()
+    try:
+        inherited = await registry.call("mcp__faulty__getenv", '{"name": "FAULTY_INHERITED"}', _context(workspace))
+        own = await registry.call("mcp__faulty__getenv", '{"name": "FAULTY_SET"}', _context(workspace))
+        assert inherited.output == "from the shell" and own.output == "from the shell, and more"
+    finally:
+        await manager.aclose()
+
+
+async def test_a_server_that_writes_files_commits_through_git(git_workspace: Path) -> None:
+    notices: list[str] = []
+    manager, registry = _manager(git_workspace, notices, git=git_server(git_workspace))
+    manager.start()
+    await registry.ready()
+    try:
+        (git_workspace / "a.txt").write_text("a\n")
+        ctx = _context(git_workspace)
+        added = await registry.call("mcp__git__git_add", json.dumps({"repo_path": str(git_workspace),
+                                                                     "files": ["a.txt"]}), ctx)
+        assert added.ok, added.output
+        committed = await registry.call("mcp__git__git_commit", json.dumps({"repo_path": str(git_workspace),
+                                                                            "message": "add a"}), ctx)
+        assert committed.ok, committed.output
+        assert pygit2.Repository(str(git_workspace)).head.peel(pygit2.Commit).message.strip() == "add a"
+    finally:
+        await manager.aclose()
+
+
+async def test_faults_are_results_and_notices(workspace: Path) -> None:
+    notices: list[str] = []
+    manager, registry = _manager(workspace, notices, faulty=faulty(call_timeout_s=1),
+                                 missing=McpServerSettings(command="no-such-mcp-server-here"))
+    manager.start()
+    await registry.ready()
+    ctx = _context(workspace, limit=2000)
+    try:
+        assert [n for n in notices if "'missing' is not available" in n and "not found" in n]
+        assert [n for n in notices if "'faulty': left out broken" in n and "not valid JSON Schema" in n]
+        assert "mcp__faulty__broken" not in registry
+        raised = await registry.call("mcp__faulty__fail", '{"reason": "disk full"}', ctx)
+        assert not raised.ok and raised.output.startswith("Error:")
+        slow = await registry.call("mcp__faulty__slow", '{"seconds": 30}', ctx)
+        assert not slow.ok and "did not answer within 1 s" in slow.output
+        picture = await registry.call("mcp__faulty__picture", "{}", ctx)
+        assert picture.ok and picture.output.startswith("[image: image/png")
+        document = await registry.call("mcp__faulty__document", "{}", ctx)
+        assert "memo://notes/1" in document.output and "remember the milk" in document.output
+        big = await registry.call("mcp__faulty__big", '{"lines": 5000}', ctx)
+        assert big.ok and "characters cut" in big.output and big.output.endswith("line 4999")
+        bad = await registry.call("mcp__faulty__echo", '{"text": 5, "extra": true}', ctx)
+        assert not bad.ok and "text" in bad.output, bad.output  # the server checks its own schema
+    finally:
+        await manager.aclose()
+
+
+async def test_a_crash_mid_call_restarts_the_server_once(workspace: Path, tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    notices: list[str] = []
+    manager, registry = _manager(workspace, notices, faulty=faulty(env={"FAULTY_PID_FILE": str(pid_file)}))
+    manager.start()
+    await registry.ready()
+    ctx = _context(workspace)
+    try:
+        first_pid = int(pid_file.read_text())
+        crashed = await registry.call("mcp__faulty__crash", "{}", ctx)
+        assert not crashed.ok and "stopped during the call" in crashed.output and "restarted" in crashed.output
+        echoed = await registry.call("mcp__faulty__echo", '{"text": "back"}', ctx)  # waits for the restart
+        assert echoed.ok and echoed.output == "back"
+        assert int(pid_file.read_text()) != first_pid
+        assert manager.statuses[0].restarts == 1 and [n for n in notices if "'faulty' restarted" in n]
+        again = await registry.call("mcp__faulty__crash", "{}", ctx)
+        assert not again.ok and "will not be restarted again" in again.output
+        gone = await registry.call("mcp__faulty__echo", '{"text": "x"}', ctx)
+        assert not gone.ok and "not running" in gone.output
+        assert manager.statuses[0].state == "failed"
+    finally:
+        await manager.aclose()
+
+
+async def test_a_server_dying_between_calls_is_restarted_before_the_next(workspace: Path, tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    notices: list[str] = []
+    manager, registry = _manager(workspace, notices, faulty=faulty(env={"FAULTY_PID_FILE": str(pid_file)}))
+    manager.start()
+    await registry.ready()
+    try:
+        first_pid = int(pid_file.read_text())
+        answered = await registry.call("mcp__faulty__exit_later", "{}", _context(workspace))
+        assert answered.ok and answered.output == "exiting"
+        await eventually(lambda: any("'faulty' restarted" in n for n in notices), what="the restart")
+        assert manager.statuses[0].state == "ready" and manager.statuses[0].restarts == 1
+        assert int(pid_file.read_text()) != first_pid and not group_alive(first_pid)
+        echoed = await registry.call("mcp__faulty__echo", '{"text": "still here"}', _context(workspace))
+        assert echoed.ok and echoed.output == "still here"
+    finally:
+        await manager.aclose()
+
+
+async def test_slow_start_within_and_past_the_timeout(workspace: Path, tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    notices: list[str] = []
+    manager, registry = _manager(
+        workspace, notices,
+        patient=faulty("--slow-start", "1", timeout_s=60),
+        hasty=faulty("--slow-start", "120", timeout_s=3, env={"FAULTY_PID_FILE": str(pid_file)}),
+    )
+    manager.start()
+    await registry.ready()
+    try:
+        states = {s.name: s for s in manager.statuses}
+        assert states["patient"].state == "ready" and "mcp__patient__echo" in registry
+        assert states["hasty"].state == "failed" and "did not start within 3 s" in (states["hasty"].error or "")
+        assert [n for n in notices if "'hasty' is not available" in n]
+        # The server given up on is not left running.
+        pid = int(pid_file.read_text())
+        await eventually(lambda: not group_alive(pid), what="the timed-out server's process group to end")
+    finally:
+        await manager.aclose()
+
+
+async def test_closing_leaves_no_process_behind(workspace: Path, tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    manager, registry = _manager(workspace, [], faulty=faulty(env={"FAULTY_PID_FILE": str(pid_file)}))
+    manager.start()
+    await registry.ready()
+    pid = int(pid_file.read_text())
+    assert os.getpgid(pid) == pid  # a process group of its own
+    slow = asyncio.create_task(registry.call("mcp__faulty__slow", '{"seconds": 600}', _context(workspace)))
+    await eventually(Path(f"{pid_file}.slow").exists, what="the slow call to be under way")
+    await manager.aclose()
+    assert not group_alive(pid)
+    result = await slow
+    assert not result.ok
+
+
+async def test_streamable_http_with_headers_from_the_environment(workspace: Path, http_url: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAULTY_TOKEN", "s3cret")
+    notices: list[str] = []
+    settings = McpServerSettings(url=http_url, headers={"Authorization": "Bearer ${FAULTY_TOKEN}"})
+    manager, registry = _manager(workspace, notices, remote=settings)
+    manager.start()
+    await registry.ready()
+    try:
+        assert manager.statuses[0].state == "ready" and manager.statuses[0].transport == "http"
+        echoed = await registry.call("mcp__remote__echo", '{"text": "over http"}', _context(workspace))
+        assert echoed.ok and echoed.output == "over http"
+        raised = await registry.call("mcp__remote__fail", "{}", _context(workspace))
+        assert not raised.ok
+    finally:
+        await manager.aclose()
+
+
+async def test_a_server_that_exits_at_start_says_why(workspace: Path, tmp_path: Path) -> None:
+    notices: list[str] = []
+    manager, registry = _manager(workspace, notices, broken=faulty("--fail-start", "database URL is not set"))
+    manager.start(log_dir=tmp_path / "logs")
+    await registry.ready()
+    status = manager.statuses[0]
+    assert status.state == "failed" and "its last words: database URL is not set" in (status.error or "")
+    assert "database URL is not set" in (tmp_path / "logs" / "broken.log").read_text()
+    assert [n for n in notices if "'broken' is not available" in n]
+    await manager.aclose()
+
+
+async def test_an_http_server_that_is_not_there(workspace: Path) -> None:
+    notices: list[str] = []
+    manager, registry = _manager(workspace, notices, away=McpServerSettings(url="http://127.0.0.1:9/mcp", timeout_s=20))
+    manager.start()
+    await registry.ready()
+    assert manager.statuses[0].state == "failed" and [n for n in notices if "'away' is not available" in n]
+    await manager.aclose()

@@ -1,0 +1,103 @@
+"""Restore is mode- and folder-exact for the snapshots that record the layout.
+
+A git tree holds only 644/755 files and no empty folders, so the store records the rest beside
+the tree (modes other than the default, empty folders) at a session's start and around each
+restore. Restoring such a snapshot brings back a 0600 file as 0600 (even one deleted since),
+keeps and recreates the empty folders it had, and removes empty folders made after it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+from snaphelpers import write
+
+from agentcli.snapshots import SnapshotStore
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+def _start(store: SnapshotStore) -> str:
+    snap = store.capture(session_id="s", reason="session start", record_layout=True).snapshot
+    assert snap is not None
+    return snap.id
+
+
+def test_a_private_file_comes_back_private_after_deletion(repo: Path, store: SnapshotStore) -> None:
+    write(repo / "secrets.txt", "token\n")
+    os.chmod(repo / "secrets.txt", 0o600)
+    write(repo / "bin" / "tool", "#!/bin/sh\n")
+    os.chmod(repo / "bin" / "tool", 0o700)
+    start = _start(store)
+    (repo / "secrets.txt").unlink()
+    (repo / "bin" / "tool").unlink()
+    store.capture(session_id="s", reason="after bash")
+    store.restore(start, session_id="s")
+    assert (repo / "secrets.txt").read_text() == "token\n" and _mode(repo / "secrets.txt") == 0o600
+    assert _mode(repo / "bin" / "tool") == 0o700
+
+
+def test_a_mode_changed_since_is_put_back(repo: Path, store: SnapshotStore) -> None:
+    os.chmod(repo / "src" / "app.py", 0o640)
+    start = _start(store)
+    os.chmod(repo / "src" / "app.py", 0o666)
+    write(repo / "src" / "app.py", "changed\n")
+    store.capture(session_id="s", reason="after bash")
+    store.restore(start, session_id="s")
+    assert _mode(repo / "src" / "app.py") == 0o640
+
+
+def test_empty_folders_are_kept_recreated_and_removed(repo: Path, store: SnapshotStore) -> None:
+    (repo / "empty").mkdir()
+    (repo / "gone" / "deeper").mkdir(parents=True)
+    start = _start(store)
+    write(repo / "empty" / "new.txt", "x\n")  # fills the pre-existing empty folder
+    shutil.rmtree(repo / "gone")  # removes another
+    (repo / "made-later").mkdir()  # and makes a new one
+    store.capture(session_id="s", reason="after bash")
+    store.restore(start, session_id="s")
+    assert (repo / "empty").is_dir() and not any((repo / "empty").iterdir())
+    assert (repo / "gone" / "deeper").is_dir()
+    assert not (repo / "made-later").exists()
+
+
+def test_undoing_a_restore_is_exact_too(repo: Path, store: SnapshotStore) -> None:
+    start = _start(store)
+    write(repo / "key.pem", "k\n")
+    os.chmod(repo / "key.pem", 0o600)
+    (repo / "cache").mkdir()
+    store.capture(session_id="s", reason="after bash")
+    result = store.restore(start, session_id="s")
+    assert not (repo / "key.pem").exists() and not (repo / "cache").exists()
+    store.restore(result.undo.id, session_id="s")
+    assert _mode(repo / "key.pem") == 0o600 and (repo / "cache").is_dir()
+
+
+def test_ignored_folders_are_not_walked_or_touched(repo: Path, store: SnapshotStore) -> None:
+    (repo / "__pycache__" / "empty-inside").mkdir(parents=True)
+    start = _start(store)
+    shutil.rmtree(repo / "__pycache__")
+    (repo / "__pycache__").mkdir()
+    write(repo / "__pycache__" / "x.pyc", b"\x00")
+    store.restore(start, session_id="s")
+    assert (repo / "__pycache__" / "x.pyc").exists() and not (repo / "__pycache__" / "empty-inside").exists()
+
+
+def test_an_edit_no_capture_saw_is_in_the_undo_point(repo: Path, store: SnapshotStore) -> None:
+    start = _start(store)
+    write(repo / "src" / "app.py", "model's edit\n")
+    store.capture(session_id="s", reason="after write_file", paths_hint=["src/app.py"])
+    # The user edits another file while the model thinks: same size, same second, no capture.
+    before = (repo / "src" / "util.py").read_text()
+    write(repo / "src" / "util.py", before.replace("1", "2"))
+    write(repo / "src" / "app.py", "model's second edit\n")
+    store.capture(session_id="s", reason="after write_file", paths_hint=["src/app.py"])
+    result = store.restore(start, session_id="s")
+    assert (repo / "src" / "util.py").read_text() == before
+    store.restore(result.undo.id, session_id="s")
+    assert (repo / "src" / "util.py").read_text() == before.replace("1", "2")
