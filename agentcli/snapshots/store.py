@@ -208,7 +208,12 @@ class SnapshotStore:
         if watcher is None:
             return self._refresher.refresh(paths_hint)
         taken = watcher.take()
-        usable = taken is not None and self._watch_synced and not taken.ignore_rules_changed
+        usable = (
+            taken is not None
+            and self._watch_synced
+            and not taken.ignore_rules_changed
+            and not self._refresher.index_written_elsewhere()
+        )
         if usable and (watched or paths_hint is not None):
             assert taken is not None
             hints = sorted(taken.paths.union(paths_hint or ()))
