@@ -4,6 +4,9 @@ the totals, and the bookkeeping that keeps the model's history well formed.
 The chart decides where the agent is; the work modules (``thinking``, ``calling``,
 ``capturing``, ``reviewing``) do what a state means, over this one shared state. Nothing here
 chooses a next state.
+
+Over 400 lines because it is that one shared state: the bookkeeping that keeps the history well
+formed (pairing calls with results, redaction, queued input) must see all of it.
 """
 
 from __future__ import annotations
