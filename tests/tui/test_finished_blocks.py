@@ -31,6 +31,12 @@ SAMPLES = [
     "Code:\n\n```python\ndef words(text):\n    return re.split(r'\\s+', text)  # a comment long enough to be clipped at 60\n```\n\n"
     "```\nplain\n```\n\n- after\n\n```js\nlet x = 1;\n```",
     "```python\nx = 1\n\n\ty = 2\n```\n\n    indented code\n\n## Heading after code\n\n```rust\nfn main() {}\n```\n\ntext",
+    "Results:\n\n| test | time |\n|---|--:|\n| `words` | 1.2 s |\n| **split** | 0.3 s |\n\nAll pass.",
+    "## Table\n\n| a header long enough to wrap when the window is narrow | b |\n|:-:|---|\n"
+    "| 1 | a cell with *many* words that wraps over several lines when it has to, and then some more |\n"
+    "| | empty on the left |\n| ｗｉｄｅ 字 | x |\n\n- a list after\n\n| one |\n|---|\n| 1 |",
+    "| a | b | c | d | e | f | g |\n|---|---|---|---|---|---|---|\n"
+    "| supercalifragilistic | expialidocious | antidisestablishmentarianism | x | y | z | w |",
 ]
 
 
@@ -89,7 +95,7 @@ async def test_a_finished_block_looks_like_the_markdown_widget(text: str, width:
 
 
 def test_other_blocks_stay_markdown() -> None:
-    for text in ["- # heading in a list", "- ```\n  code in a list\n  ```", "| a |\n|---|\n| 1 |", "> quote", "---", "- \n- empty"]:
+    for text in ["- # heading in a list", "- ```\n  code in a list\n  ```", "- | a |\n  |---|\n  | 1 |", "> quote", "---", "- \n- empty"]:
         assert type(finished_block(text)) is AgentBlock
 
 

@@ -13,12 +13,15 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from textual.await_complete import AwaitComplete
+from textual.color import Color
 from textual.content import Content
 from textual.css.styles import RulesMap
 from textual.strip import Strip
 from textual.style import Style
 from textual.visual import RenderOptions, Visual
 from textual.widgets import Markdown
+
+from agentcli.tui.widgets._flat_table import Table, TableStyles
 
 MAX_APPEND_CHARS = 1000
 """Most text one ``Markdown.append`` gets: each append parses and mounts its blocks in one go."""
@@ -147,7 +150,9 @@ class _Part:
     gap: int = 0
     """Blank lines above it (the margin between top-level blocks)."""
     kind: str = ""
-    """"" for a paragraph, "h1" to "h6" for a heading, "fence" for code (also its component class)."""
+    """"" for a paragraph, "h1" to "h6" for a heading, "fence" for code (also its component class),
+    "table" for a table."""
+    table: Table | None = None
 
     @property
     def indent(self) -> int:
@@ -161,11 +166,13 @@ class _Node:
     content: Content | None = None
     info: str = ""
     children: list[_Node] = field(default_factory=list)
+    rows: list[list[Content]] = field(default_factory=list)
+    """A table's cells, the header row first."""
 
 
 def _tree(source: str) -> list[_Node] | None:
-    """Paragraphs, lists, headings and code of ``source``, or None if it has any other kind of
-    block (or a heading or code inside a list: Markdown's layout of those is not copied)."""
+    """Paragraphs, lists, headings, code and tables of ``source``, or None if it has any other kind
+    of block (or a heading, code or table inside a list: Markdown's layout of those is not copied)."""
     from markdown_it import MarkdownIt
     from textual.widgets._markdown import MarkdownBlock
 
@@ -192,13 +199,33 @@ def _tree(source: str) -> list[_Node] | None:
             # As MarkdownFence highlights outside ANSI mode (finished_block is not used there).
             code = highlight(token.content.rstrip(), language=token.info or None, theme=HighlightTheme)
             stack[-1].children.append(_Node("fence", code))
+        elif kind == "table_open" and len(stack) == 1:
+            node = _Node("table")
+            stack[-1].children.append(node)
+            stack.append(node)
+        elif stack[-1].kind == "table" and kind in _TABLE_TOKENS:
+            if kind == "table_close":
+                stack.pop()
+            elif kind == "tr_open":
+                stack[-1].rows.append([])
+            elif kind in ("th_open", "td_open"):
+                stack[-1].rows[-1].append(Content(""))
+            elif kind == "inline":
+                stack[-1].rows[-1][-1] = MarkdownBlock._token_to_content(cast(Any, None), token)
         elif kind == "inline" and stack[-1].kind in ("paragraph", "h1", "h2", "h3", "h4", "h5", "h6"):
             # The inline styling of Markdown's own blocks (a private helper that reads no state:
             # Textual is pinned, and test_finished_blocks compares the two renderings).
             stack[-1].content = MarkdownBlock._token_to_content(cast(Any, None), token)
         else:
             return None  # tables, quotes, rules, html: drawn by Markdown
+    tables = [node.rows for node in root.children if node.kind == "table"]
+    if any(not rows or any(len(row) != len(rows[0]) for row in rows) for rows in tables):
+        return None  # a ragged table: the grid would place its cells differently
     return root.children
+
+
+_TABLE_TOKENS = {"table_close", "thead_open", "thead_close", "tbody_open", "tbody_close", "tr_open", "tr_close",
+                 "th_open", "th_close", "td_open", "td_close", "inline"}
 
 
 def flat_parts(source: str) -> list[_Part] | None:
@@ -216,7 +243,9 @@ def flat_parts(source: str) -> list[_Part] | None:
 
     def place(nodes: list[_Node], marks: list[str], depth: int, gap: int) -> None:
         for node in nodes:
-            if node.kind in _MARGINS:
+            if node.kind == "table":
+                parts.append(_Part(Content(""), [], gap, "table", Table(node.rows)))
+            elif node.kind in _MARGINS:
                 parts.append(_Part(node.content or Content(""), [], gap, node.kind))
             elif node.kind == "paragraph":
                 parts.append(_Part(node.content or Content(""), marks, gap))
@@ -255,10 +284,12 @@ _MARGINS = {"h1": (2, 1), "h2": (2, 1), "h3": (1, 1), "h4": (1, 1), "h5": (1, 1)
 class _FlatMarkdown(Visual):
     """Draws the parts of a finished message, each wrapped to the width left of its bullets."""
 
-    def __init__(self, parts: list[_Part], styles: dict[str, Style]) -> None:
+    def __init__(self, parts: list[_Part], styles: dict[str, Style], table: TableStyles | None = None) -> None:
         self.parts = parts
         self.styles = styles
         """The style of each heading level and of code, from the widget's component classes."""
+        self.table = table
+        """How tables are coloured (None if there is none)."""
         self.trailing = _MARGINS.get(parts[-1].kind, (0, 1))[1] if parts else 0
         """The bottom margin of the last top-level block (Markdown's height includes it)."""
 
@@ -266,6 +297,8 @@ class _FlatMarkdown(Visual):
     def _height(part: _Part, rules: RulesMap, width: int) -> int:
         if part.kind == "fence":
             return part.content.plain.count("\n") + 3  # one line of padding above and below
+        if part.table is not None:
+            return part.table.height(width)
         return part.content.get_height(rules, max(1, width - part.indent))
 
     def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
@@ -284,6 +317,10 @@ class _FlatMarkdown(Visual):
             lines.extend([blank] * part.gap)
             if part.kind == "fence":
                 lines.extend(self._fence(part.content, width, options))
+                continue
+            if part.table is not None:
+                assert self.table is not None
+                lines.extend(part.table.render(width, self.table, options))
                 continue
             if part.kind:
                 lines.extend(self._heading(part, width, options))
@@ -336,7 +373,8 @@ class FinishedAgentBlock(AgentBlock):
     this way; ``finished_block`` keeps ``AgentBlock`` for anything else (tables, quotes, rules).
     """
 
-    COMPONENT_CLASSES = {"em", "strong", "s", "code_inline", "bullet", "fence", "h1", "h2", "h3", "h4", "h5", "h6"}
+    COMPONENT_CLASSES = {"em", "strong", "s", "code_inline", "bullet", "fence", "h1", "h2", "h3", "h4", "h5", "h6",
+                         "table", "table-header", "keyline"}
     DEFAULT_CSS = """
     FinishedAgentBlock {
         &:dark > .code_inline { background: $warning 10%; color: $text-warning 95%; }
@@ -355,6 +393,9 @@ class FinishedAgentBlock(AgentBlock):
         & > .h4 { color: $markdown-h4-color; background: $markdown-h4-background; text-style: $markdown-h4-text-style; }
         & > .h5 { color: $markdown-h5-color; background: $markdown-h5-background; text-style: $markdown-h5-text-style; }
         & > .h6 { color: $markdown-h6-color; background: $markdown-h6-background; text-style: $markdown-h6-text-style; }
+        &:light > .table { background: white 30%; }
+        & > .table-header { color: $primary; }
+        & > .keyline { color: $foreground 20%; }
     }
     """
 
@@ -379,8 +420,14 @@ class FinishedAgentBlock(AgentBlock):
         raise TypeError("a finished agent message is not streamed into; use AgentBlock")
 
     def render(self) -> _FlatMarkdown:
-        kinds = {part.kind for part in self._parts if part.kind}
-        return _FlatMarkdown(self._parts, {kind: self.get_visual_style(kind) for kind in kinds})
+        kinds = {part.kind for part in self._parts if part.kind and part.kind != "table"}
+        table = None
+        if any(part.table is not None for part in self._parts):
+            base = self.get_visual_style("table")
+            # As the grid draws keylines: their colour over the table's background.
+            keyline = (base.background or Color(0, 0, 0, 0)) + self.get_component_styles("keyline").color
+            table = TableStyles(base, self.get_visual_style("table", "table-header"), keyline)
+        return _FlatMarkdown(self._parts, {kind: self.get_visual_style(kind) for kind in kinds}, table)
 
     async def action_link(self, href: str) -> None:
         self.post_message(Markdown.LinkClicked(self, href))
