@@ -169,6 +169,7 @@ async def run(tokens: list[str], rate: float, objects_report: bool = False) -> N
 
     model = FloodModel(tokens, rate)
     gc_pauses = GcPauses()
+    gc.freeze()  # as agentcli.tui.run does before starting the app
     app = AgentApp(workspace=workspace, settings=Settings(model="replay:flood.json", theme="agentcli-dark"),
                    session=make_session(workspace, model), warm_up=False)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -260,7 +261,7 @@ async def run(tokens: list[str], rate: float, objects_report: bool = False) -> N
     if longest is not None and full:
         print(f"  the longest collection freed {gc_pauses.freed[longest]:,} objects; full collections walked "
               f"{min(gc_pauses.tracked):,}-{max(gc_pauses.tracked):,} tracked objects")
-    print(f"blocks: {len(conversation.records)} Markdown chunks of ~4k chars; mounted at the end: "
+    print(f"blocks: {len(conversation.records)} chunks of the reply; mounted at the end: "
           f"{conversation.mounted_blocks} (weight {conversation.mounted_weight})")
 
 
