@@ -1,6 +1,8 @@
 """The message stream: what the user said, what the agent thinks and says (streamed), what it did.
 
-One ``Markdown`` widget per agent message, streamed with ``Markdown.get_stream``; the model's
+An agent message is chunks of a few thousand characters, each one widget: the chunk being
+streamed into is a ``LiveAgentBlock`` (drawn again from its text on each append), the others
+``FinishedAgentBlock``s (``Markdown`` only for blocks those do not draw); the model's
 reasoning is a block above its reply, appended to per delta and folded to one line when the reply
 starts; tool calls are keyed blocks updated per status change, never per token. Every block is
 first a light record (``_records``); only a window of them are widgets (the newest, while the view

@@ -18,11 +18,12 @@ from typing import Any
 
 from textual.await_complete import AwaitComplete
 
-from agentcli.tui.widgets._agent_block import AgentBlock, FinishedAgentBlock, _FlatMarkdown, _Part, flat_parts
+from agentcli.tui.widgets._agent_block import AgentBlock, FinishedAgentBlock
 from agentcli.tui.widgets._agent_block import _ansi_colors as ansi_colors
+from agentcli.tui.widgets._flat_markdown import FlatMarkdown, Part, flat_parts
 
 
-def _flat(markdown: str) -> list[_Part] | None:
+def _flat(markdown: str) -> list[Part] | None:
     parts = flat_parts(markdown)
     if parts is None or (any(part.kind == "fence" for part in parts) and ansi_colors()):
         return None
@@ -79,5 +80,5 @@ class LiveAgentBlock(FinishedAgentBlock):
     def render(self) -> Any:
         if not self._flat_drawn:
             return AgentBlock.render(self)
-        flat: _FlatMarkdown = super().render()
+        flat: FlatMarkdown = super().render()
         return flat
