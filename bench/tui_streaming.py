@@ -175,6 +175,7 @@ async def run(tokens: list[str], rate: float, objects_report: bool = False) -> N
     async with app.run_test(size=(120, 40)) as pilot:
         while not app.session_ready:
             await pilot.pause(0.01)
+        gc.freeze()  # as the litellm warm-up does after its import, a second or so after start-up
         probe = Probe(app)
         for _ in range(10):  # idle latency, the baseline for input
             await probe.type_once()
@@ -218,9 +219,11 @@ async def run(tokens: list[str], rate: float, objects_report: bool = False) -> N
             from textual.widget import Widget
 
             alive = gc.get_objects()
+            print(f"most common tracked objects: {collections.Counter(type(o).__name__ for o in alive).most_common(8)}")
             print(f"objects the collector tracks: {len(alive):,}; widgets in the DOM: "
                   f"{len(list(app.screen.walk_children())):,}; most common widgets: "
                   f"{collections.Counter(type(o).__name__ for o in alive if isinstance(o, Widget)).most_common(6)}")
+            del alive  # it holds every object, garbage too
             collect_started = time.perf_counter()
             freed = gc.collect()
             print(f"one full collection now: {(time.perf_counter() - collect_started) * 1000:.0f} ms, "

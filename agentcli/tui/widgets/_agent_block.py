@@ -182,6 +182,15 @@ class FinishedAgentBlock(AgentBlock):
     def is_scrollable(self) -> bool:
         return False
 
+    def on_unmount(self) -> None:
+        # Unloaded, this widget is cyclic garbage (a widget and its styles refer to each other)
+        # that waits for a full collection, and so would everything it still holds: the lines it
+        # drew (a few thousand strips, each with its caches) and its parts. Dropped now, they
+        # are freed at once by reference counting, and the garbage is a few hundred objects.
+        self._parts = []
+        self._styles_cache.clear()
+        self._layout_cache.clear()
+
     def update(self, markdown: str) -> AwaitComplete:
         """Called by ``Markdown`` on mount: the parts were made with the widget."""
         return AwaitComplete(asyncio.sleep(0))
