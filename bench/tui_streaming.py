@@ -169,11 +169,13 @@ async def run(tokens: list[str], rate: float, objects_report: bool = False) -> N
 
     model = FloodModel(tokens, rate)
     gc_pauses = GcPauses()
+    gc.freeze()  # as agentcli.tui.run does before starting the app
     app = AgentApp(workspace=workspace, settings=Settings(model="replay:flood.json", theme="agentcli-dark"),
                    session=make_session(workspace, model), warm_up=False)
     async with app.run_test(size=(120, 40)) as pilot:
         while not app.session_ready:
             await pilot.pause(0.01)
+        gc.freeze()  # as the litellm warm-up does after its import, a second or so after start-up
         probe = Probe(app)
         for _ in range(10):  # idle latency, the baseline for input
             await probe.type_once()
@@ -217,9 +219,11 @@ async def run(tokens: list[str], rate: float, objects_report: bool = False) -> N
             from textual.widget import Widget
 
             alive = gc.get_objects()
+            print(f"most common tracked objects: {collections.Counter(type(o).__name__ for o in alive).most_common(8)}")
             print(f"objects the collector tracks: {len(alive):,}; widgets in the DOM: "
                   f"{len(list(app.screen.walk_children())):,}; most common widgets: "
                   f"{collections.Counter(type(o).__name__ for o in alive if isinstance(o, Widget)).most_common(6)}")
+            del alive  # it holds every object, garbage too
             collect_started = time.perf_counter()
             freed = gc.collect()
             print(f"one full collection now: {(time.perf_counter() - collect_started) * 1000:.0f} ms, "
@@ -260,7 +264,7 @@ async def run(tokens: list[str], rate: float, objects_report: bool = False) -> N
     if longest is not None and full:
         print(f"  the longest collection freed {gc_pauses.freed[longest]:,} objects; full collections walked "
               f"{min(gc_pauses.tracked):,}-{max(gc_pauses.tracked):,} tracked objects")
-    print(f"blocks: {len(conversation.records)} Markdown chunks of ~4k chars; mounted at the end: "
+    print(f"blocks: {len(conversation.records)} chunks of the reply; mounted at the end: "
           f"{conversation.mounted_blocks} (weight {conversation.mounted_weight})")
 
 

@@ -31,6 +31,12 @@ SAMPLES = [
     "Code:\n\n```python\ndef words(text):\n    return re.split(r'\\s+', text)  # a comment long enough to be clipped at 60\n```\n\n"
     "```\nplain\n```\n\n- after\n\n```js\nlet x = 1;\n```",
     "```python\nx = 1\n\n\ty = 2\n```\n\n    indented code\n\n## Heading after code\n\n```rust\nfn main() {}\n```\n\ntext",
+    "Results:\n\n| test | time |\n|---|--:|\n| `words` | 1.2 s |\n| **split** | 0.3 s |\n\nAll pass.",
+    "## Table\n\n| a header long enough to wrap when the window is narrow | b |\n|:-:|---|\n"
+    "| 1 | a cell with *many* words that wraps over several lines when it has to, and then some more |\n"
+    "| | empty on the left |\n| ｗｉｄｅ 字 | x |\n\n- a list after\n\n| one |\n|---|\n| 1 |",
+    "| a | b | c | d | e | f | g |\n|---|---|---|---|---|---|---|\n"
+    "| supercalifragilistic | expialidocious | antidisestablishmentarianism | x | y | z | w |",
 ]
 
 
@@ -89,7 +95,8 @@ async def test_a_finished_block_looks_like_the_markdown_widget(text: str, width:
 
 
 def test_other_blocks_stay_markdown() -> None:
-    for text in ["- # heading in a list", "- ```\n  code in a list\n  ```", "| a |\n|---|\n| 1 |", "> quote", "---", "- \n- empty"]:
+    for text in ["- # heading in a list", "- ```\n  code in a list\n  ```", "- | a |\n  |---|\n  | 1 |", "> quote", "---",
+                 "- \n- empty"]:
         assert type(finished_block(text)) is AgentBlock
 
 
@@ -104,3 +111,32 @@ async def test_code_under_an_ansi_theme_stays_markdown() -> None:
         assert app.ansi_color is None and app.native_ansi_color
         assert type(finished_block(text)) is AgentBlock
         assert type(finished_block("No code here.")) is FinishedAgentBlock
+
+
+class LivePair(Pair):
+    """Markdown on the left; on the right, the widget a streamed chunk is drawn by, appended to."""
+
+    def compose(self) -> Iterable[Widget]:
+        from agentcli.tui.widgets._live_block import LiveAgentBlock
+
+        with VerticalScroll(id="left"):
+            yield AgentBlock(self.text, classes="-cont")
+        with VerticalScroll(id="right"):
+            yield LiveAgentBlock("", classes="-cont")
+
+
+@pytest.mark.parametrize("text", [*SAMPLES, "Intro\n\n> a quote that only Markdown draws\n\n| a |\n|---|\n| 1 |"])
+async def test_a_streamed_chunk_looks_like_the_markdown_widget_at_every_step(text: str) -> None:
+    from agentcli.tui.widgets._live_block import LiveAgentBlock
+
+    app = LivePair(text)
+    async with app.run_test(size=(80, 70)) as pilot:  # tall enough for no scrollbar (drawn apart from the text)
+        await drain(pilot)
+        live = app.query_one(LiveAgentBlock)
+        for start in range(0, len(text), 23):
+            await live.append(text[start : start + 23])
+        await drain(pilot)
+        assert live.source == text
+        assert lines(app, "right") == lines(app, "left")
+        assert live.flat == (finished_block(text).__class__ is FinishedAgentBlock)
+        assert live.flat == (not live.children), "drawn flat, or by Markdown's widgets, never both"

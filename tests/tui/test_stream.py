@@ -231,8 +231,9 @@ async def test_the_window_markers_redraw_their_counts_on_screen() -> None:
                        what="the shorter count")
 
 
-async def test_rendered_chunks_of_a_streaming_reply_become_one_widget_each() -> None:
+async def test_every_chunk_of_a_streaming_reply_is_one_widget_tables_too() -> None:
     from agentcli.tui.widgets._agent_block import FinishedAgentBlock
+    from agentcli.tui.widgets._live_block import LiveAgentBlock
 
     app = StreamApp()
     section = "## Step\n\n" + "word " * 60 + "\n\n```python\nx = 1\n```\n\n"
@@ -242,18 +243,30 @@ async def test_rendered_chunks_of_a_streaming_reply_become_one_widget_each() -> 
         text = section * (2 * CHUNK_CHARS // len(section)) + table + section * (CHUNK_CHARS // len(section))
         conversation.post_message(SessionEventPosted(TextDelta(text=text)))
         conversation.post_message(SessionEventPosted(TextDelta(text=section * 3)))  # the reply goes on
-        await wait_for(pilot, lambda: len(conversation.records) >= 3 and not any(
-            not s.done for s in list(conversation._draining.values())[:-1]), what="the first chunks rendered")
-
-        def expected(record: Record) -> type[Widget]:
-            return AgentBlock if "| a |" in record.text else FinishedAgentBlock
-
-        # A chunk is swapped once it has rendered, in a callback queued when its stream ends.
-        await wait_for(pilot, lambda: all(type(r.widget) is expected(r) for r in conversation.records[:-1]),
-                       what="the rendered chunks to be swapped for one widget each")
+        await wait_for(pilot, lambda: len(conversation.records) >= 3 and not conversation.pending_chars,
+                       what="the chunks rendered")
         *done, last = conversation.records
-        for record in done:
-            assert type(record.widget) is expected(record), "rendered chunks are one widget, unless they have a table"
-        assert type(last.widget) is AgentBlock and last is conversation._streaming, \
-            "the chunk being streamed into stays Markdown"
-        assert "".join(r.text for r in conversation.records) == text + section * 3
+        for record in conversation.records:
+            widget = record.widget
+            if widget is None:
+                continue  # unloaded above the window
+            assert isinstance(widget, FinishedAgentBlock) and not widget.children, \
+                "every chunk is drawn by one widget, not a widget per block"
+            assert widget.source == record.text
+        assert any("| a |" in record.text and record.widget is not None for record in done)
+        assert isinstance(last.widget, LiveAgentBlock) and last is conversation._streaming, \
+            "the chunk being streamed into takes the rest of the reply"
+        # A block the flat drawing does not know turns the live chunk into Markdown's widgets.
+        conversation.post_message(SessionEventPosted(TextDelta(text="> a quote\n\nand on")))
+
+        def quoted() -> Record | None:
+            return next((r for r in conversation.records if "> a quote" in r.text), None)
+
+        await wait_for(pilot, lambda: not conversation.pending_chars and (r := quoted()) is not None
+                       and r.widget is not None and bool(r.widget.children),
+                       what="the chunk with a quote to be Markdown")
+        record = quoted()
+        assert record is not None and isinstance(record.widget, LiveAgentBlock) and not record.widget.flat
+        assert record.widget.source == record.text
+        assert app.query("MarkdownBlockQuote"), "the quote is drawn by Markdown"
+        assert "".join(r.text for r in conversation.records) == text + section * 3 + "> a quote\n\nand on"

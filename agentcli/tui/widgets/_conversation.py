@@ -1,6 +1,8 @@
 """The message stream: what the user said, what the agent thinks and says (streamed), what it did.
 
-One ``Markdown`` widget per agent message, streamed with ``Markdown.get_stream``; the model's
+An agent message is chunks of a few thousand characters, each one widget: the chunk being
+streamed into is a ``LiveAgentBlock`` (drawn again from its text on each append), the others
+``FinishedAgentBlock``s (``Markdown`` only for blocks those do not draw); the model's
 reasoning is a block above its reply, appended to per delta and folded to one line when the reply
 starts; tool calls are keyed blocks updated per status change, never per token. Every block is
 first a light record (``_records``); only a window of them are widgets (the newest, while the view
@@ -50,6 +52,7 @@ from agentcli.tui.widgets._blocks import (
 )
 from agentcli.tui.widgets._records import (
     CHUNK_CHARS,
+    STREAM_CHUNK_CHARS,
     Record,
     chunk_markdown,
     record_for,
@@ -82,11 +85,12 @@ __all__ = [
 
 
 def _agent_block() -> type[AgentBlock]:
+    """The widget a chunk is streamed into (drawn flat, without a widget per block, while it can be)."""
     # Markdown brings markdown-it and pygments (~40 ms): loaded with the first agent message,
     # after the first frame, not at start-up.
-    from agentcli.tui.widgets._agent_block import AgentBlock
+    from agentcli.tui.widgets._live_block import LiveAgentBlock
 
-    return AgentBlock
+    return LiveAgentBlock
 
 
 MAX_MOUNTED = 80
@@ -419,7 +423,7 @@ class Conversation(VerticalScroll, can_focus=True):
                 await self._start_stream(continued=self._continuing)
             record, stream = self._streaming, self._stream
             assert record is not None and stream is not None
-            room = CHUNK_CHARS - len(record.text)
+            room = STREAM_CHUNK_CHARS - len(record.text)
             if len(text) > room and (cut := split_point(record.text, text, max(0, room))) is not None:
                 # A long reply goes on in a new Markdown widget, so its start can be unloaded later.
                 head, text = text[:cut], text[cut:]
@@ -464,10 +468,13 @@ class Conversation(VerticalScroll, can_focus=True):
         window while the rest of the reply streams; the chunk being streamed into stays Markdown.
         """
         from agentcli.tui.widgets._agent_block import FinishedAgentBlock, finished_block
+        from agentcli.tui.widgets._live_block import LiveAgentBlock
 
         old = record.widget
-        if old is None or isinstance(old, FinishedAgentBlock) or old.parent is not self:
+        if old is None or old.parent is not self:
             return
+        if isinstance(old, FinishedAgentBlock) and (not isinstance(old, LiveAgentBlock) or old.flat):
+            return  # already one widget
         new = finished_block(record.text, classes=" ".join(old.classes) or None)
         if not isinstance(new, FinishedAgentBlock):
             return  # tables, quotes or rules: it stays Markdown

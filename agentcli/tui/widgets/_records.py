@@ -26,6 +26,12 @@ from agentcli.events import (
 CHUNK_CHARS = 4000
 """A long agent message is shown as several Markdown widgets of about this size, split between
 paragraphs, so its older parts can be unloaded like older messages."""
+STREAM_CHUNK_CHARS = 1500
+"""A reply being streamed goes on in a new chunk after about this many characters. Only the
+chunk being streamed into is ``Markdown`` (a widget per paragraph, item and table cell, and for a
+table an unmounted widget per row and cell besides); each finished chunk becomes one widget. The
+smaller the live chunk, the less each append lays out and the less a full garbage collection
+walks: at 4,000 characters of lists and tables, about 300,000 objects (bench/tui_streaming.py)."""
 
 
 @dataclass
