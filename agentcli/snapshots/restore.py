@@ -326,18 +326,20 @@ def _mode_for(kind: str, current: int | None, umask: int) -> int:
     return base
 
 
-def apply_layout(workspace: Path, target: Layout) -> list[str]:
+def apply_layout(workspace: Path, target: Layout, current: Layout | None = None) -> list[str]:
     """Makes modes and empty folders match a snapshot's record, after its files are restored.
 
     Folders left empty that the snapshot did not have go (``rmdir``: never one with anything in
     it); the empty folders it had come back (never through a symlink); each regular file gets
-    the recorded mode, or the default one when the record has none for it.
+    the recorded mode, or the default one when the record has none for it. `current` is the
+    layout now when the caller knows it; else the workspace is scanned.
 
     Returns:
         The files whose mode changed.
     """
     mask = _umask()
-    current = scan_layout(workspace, mask)
+    if current is None:
+        current = scan_layout(workspace, mask)
     wanted_dirs = {rel for rel in target.empty_dirs if safe_relative_path(rel) == rel}
     for rel in sorted(set(current.empty_dirs) - wanted_dirs, key=lambda d: -d.count("/")):
         _remove_empty_dirs(workspace, {rel})
