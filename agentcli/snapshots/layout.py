@@ -7,7 +7,7 @@ user restores to most: a session's start and the points around each restore (the
 Recording costs one walk of the workspace (pruned at ignored folders, ``.git`` and nested
 repositories), about what one full capture costs, so captures after each tool do not record it.
 
-Restoring a snapshot with a record is mode- and folder-exact (:func:`apply_layout`); without one
+Restoring a snapshot with a record is mode- and folder-exact (`layoutapply.apply_layout`); without one
 it keeps the modes files have now and removes only the folders its deletions emptied.
 """
 

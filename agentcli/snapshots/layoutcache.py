@@ -33,6 +33,7 @@ class LayoutCache:
 
     def __init__(self, workspace: Path) -> None:
         self.workspace = workspace
+        self._root = os.fsdecode(workspace)  # joined as strings: pathlib costs more than the lstat
         self._modes: dict[str, int] | None = None
         self._empty: set[str] = set()
         self._pending: set[str] = set()
@@ -103,7 +104,7 @@ class LayoutCache:
             ancestor = "/".join(parts[:i])
             state = states.get(ancestor)
             if state is None:
-                state = states[ancestor] = _folder_state(self.workspace / ancestor, ancestor, rules)
+                state = states[ancestor] = _folder_state(os.path.join(self._root, ancestor), ancestor, rules)
             if state == "gone":
                 # Everything below a folder that is gone went with it: judge the folder instead.
                 if states.get(ancestor + "/") is None:
@@ -117,7 +118,7 @@ class LayoutCache:
             del modes[path]
         self._empty = {d for d in self._empty if d != rel and not d.startswith(prefix)}
         try:
-            info: os.stat_result | None = os.lstat(self.workspace / rel)
+            info: os.stat_result | None = os.lstat(os.path.join(self._root, rel))
         except OSError:
             info = None
         if info is not None and stat.S_ISDIR(info.st_mode):
@@ -136,7 +137,7 @@ class LayoutCache:
         parent = rel.rpartition("/")[0]
         if parent:
             try:
-                empty = not os.listdir(self.workspace / parent)
+                empty = not os.listdir(os.path.join(self._root, parent))
             except OSError:
                 empty = False
             if empty:
@@ -145,14 +146,14 @@ class LayoutCache:
                 self._empty.discard(parent)
 
 
-def _folder_state(full: Path, rel: str, rules: IgnoreRules) -> str:
+def _folder_state(full: str, rel: str, rules: IgnoreRules) -> str:
     """"gone" (missing, or no longer a folder), "closed" (ignored, or a repository) or "open"."""
     try:
         if not stat.S_ISDIR(os.lstat(full).st_mode):
             return "gone"
     except OSError:
         return "gone"
-    if rules.is_ignored(rel, True) or os.path.lexists(full / ".git"):
+    if rules.is_ignored(rel, True) or os.path.lexists(os.path.join(full, ".git")):
         return "closed"
     return "open"
 

@@ -33,6 +33,7 @@ from agentcli.snapshots.gc import (
 )
 from agentcli.snapshots.guards import check_session_id
 from agentcli.snapshots.layout import Layout, LayoutRecords
+from agentcli.snapshots.layoutapply import apply_layout
 from agentcli.snapshots.layoutcache import LayoutCache
 from agentcli.snapshots.locking import StoreLock
 from agentcli.snapshots.models import (
@@ -46,7 +47,7 @@ from agentcli.snapshots.models import (
     RestoreResult,
     Snapshot,
 )
-from agentcli.snapshots.restore import apply_changes, apply_layout, plan_changes, umask
+from agentcli.snapshots.restore import apply_changes, plan_changes, umask
 from agentcli.snapshots.shadow import ShadowRepo, store_key
 from agentcli.snapshots.timeline import Timeline, ref_name, snapshot_id
 from agentcli.snapshots.watcher import TreeWatcher
