@@ -8,8 +8,8 @@ anew (a whole subtree for a directory), and its parent's emptiness is judged aga
 a path twice changes nothing, so a path reported again later is harmless.
 
 The cache is dropped whenever the watcher cannot vouch (the capture walked the tree), a hint
-cannot be placed in the workspace, or the ignore rules from outside the tree or the umask
-changed; the next record is then a full scan.
+cannot be placed in the workspace, a `.gitignore` changed (even by the restore itself), or the
+ignore rules from outside the tree or the umask changed; the next record is then a full scan.
 """
 
 from __future__ import annotations
@@ -64,7 +64,8 @@ class LayoutCache:
                 if not [part for part in parts if part not in ("", ".")]:
                     continue
             rel = safe_relative_path("/".join(parts))
-            if rel is None:
+            if rel is None or rel.rpartition("/")[2] == ".gitignore":
+                # Unplaceable, or what is ignored may have changed anywhere below it.
                 self.invalidate()
                 return
             self._pending.add(rel)
