@@ -71,6 +71,11 @@ class IndexWrites:
             self._journal.parent.mkdir(parents=True, exist_ok=True)
             with open(self._journal, "ab") as fh:
                 fh.write(b"".join(self._owner + b"\t" + os.fsencode(p) + b"\0" for p in paths))
+        if self._last_write is None and self._shadow.index_path.exists():
+            # This process's first refresh: the index on disk (a seed, or another process's)
+            # is its starting point, and what changed since is journalled like any later change.
+            # Writing it now cost 40 ms at 50k files for a clean first capture; git skips it too.
+            self._last_write = time.monotonic()
         if (
             self._last_write is None
             or len(self._pending) > INDEX_PENDING_MAX

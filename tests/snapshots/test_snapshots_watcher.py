@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 from snaphelpers import commit_all, git, git_add_all_tree, write
 
 from agentcli.snapshots import SnapshotStore
+from agentcli.snapshots.layout import scan_layout
+from agentcli.snapshots.restore import umask
 
 pytestmark = [
     pytest.mark.may_skip(reason="the watcher uses inotify, which only Linux has"),
@@ -152,6 +154,11 @@ def test_hinted_captures_equal_full_walks(batches: list[list[tuple[object, ...]]
             assert from_hints.tree == from_walk.tree, batch
             # A walk reports every skipped path again; hints report those the batch touched.
             assert {s.path for s in from_hints.skipped} <= {s.path for s in from_walk.skipped}, batch
+            # The layout kept from the watcher's paths equals a full scan of the workspace.
+            recorded = hinted.capture(session_id="s", reason="layout", watched=True, record_layout=True)
+            last = hinted.timeline("s")[-1]
+            assert recorded.tree == last.tree
+            assert hinted.layout_record(last.id) == scan_layout(ws, umask()), batch
     finally:
         hinted.close()
         shutil.rmtree(root, ignore_errors=True)
