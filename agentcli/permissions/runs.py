@@ -272,7 +272,7 @@ def _static(node: Node) -> str | None:
                 continue
             if child.type != "string_content":
                 return None  # an expansion or substitution inside the quotes
-            parts.append(_unescape_double(_text(child)))
+            parts.append(_unescape(_text(child), '$`"\\\n'))
         return "".join(parts)
     if kind == "concatenation":
         pieces = [_static(child) for child in node.children]
@@ -282,27 +282,14 @@ def _static(node: Node) -> str | None:
     return None
 
 
-def _unescape(text: str) -> str:
+def _unescape(text: str, escapable: str | None = None) -> str:
+    """Drop the backslashes bash drops: before any character unquoted, only before ``$ ` " \\``
+    and a newline inside double quotes (``escapable``); a backslash-newline joins lines."""
     out: list[str] = []
     index = 0
     while index < len(text):
         char = text[index]
-        if char == "\\" and index + 1 < len(text):
-            if text[index + 1] != "\n":
-                out.append(text[index + 1])
-            index += 2
-            continue
-        out.append(char)
-        index += 1
-    return "".join(out)
-
-
-def _unescape_double(text: str) -> str:
-    out: list[str] = []
-    index = 0
-    while index < len(text):
-        char = text[index]
-        if char == "\\" and index + 1 < len(text) and text[index + 1] in '$`"\\\n':
+        if char == "\\" and index + 1 < len(text) and (escapable is None or text[index + 1] in escapable):
             if text[index + 1] != "\n":
                 out.append(text[index + 1])
             index += 2
