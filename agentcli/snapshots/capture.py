@@ -105,7 +105,7 @@ class IndexRefresher:
         sources = discover(shadow.workspace)
         inherited = sources.workspace_excludes()
         shadow.sync_excludes(inherited)
-        rules_key = (inherited, _stat_key(sources.excludes_file))
+        rules_key = (inherited, stat_key(sources.excludes_file))
         rules_changed = rules_key != self._rules_key
         self._rules_key = rules_key
         # A fresh engine per capture: it sees ignore files as they are now (compiled files are
@@ -333,7 +333,8 @@ class IndexRefresher:
         return accepted, skipped
 
 
-def _stat_key(path: Path | None) -> tuple[int, int] | None:
+def stat_key(path: Path | None) -> tuple[int, int] | None:
+    """What tells a file changed without reading it (mtime and size), or None when it is not there."""
     if path is None:
         return None
     try:

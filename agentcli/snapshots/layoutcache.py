@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from agentcli.ignore import IgnoreRules, discover
+from agentcli.snapshots.capture import stat_key
 from agentcli.snapshots.guards import safe_relative_path
 from agentcli.snapshots.layout import Layout, default_mode, scan_layout
 
@@ -80,7 +81,7 @@ class LayoutCache:
         """
         sources = discover(self.workspace)
         excludes = sources.excludes_file
-        key = (umask, sources.workspace_excludes(), _stat_key(excludes))
+        key = (umask, sources.workspace_excludes(), stat_key(excludes))
         if not trusted or self._modes is None or key != self._key:
             layout = scan_layout(self.workspace, umask)
             # Kept only while the watcher vouches: changes made before it did were never noted.
@@ -157,13 +158,3 @@ def _folder_state(full: str, rel: str, rules: IgnoreRules) -> str:
     if rules.is_ignored(rel, True) or os.path.lexists(os.path.join(full, ".git")):
         return "closed"
     return "open"
-
-
-def _stat_key(path: Path | None) -> tuple[int, int] | None:
-    if path is None:
-        return None
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_mtime_ns, st.st_size
