@@ -98,6 +98,7 @@ NOTE_LABELS: dict[str, str] = {
     "recovery": "stuck pattern detected; sent the model a recovery hint",
     "restored": "told the model the workspace was restored",
     "shell": "the command's output goes to the model with its next request",
+    "images": "the images a tool returned go to the model with its next request",
 }
 """What a note the agent added for the model means, by kind (unknown kinds show as they are)."""
 
@@ -211,6 +212,8 @@ def describe(event: Event) -> Description | None:
         return Description("warning", f"⟳ retry {event.attempt}/{event.max_attempts - 1}",
                            f"in {event.delay_s:.1f}s: {event.error}")
     if isinstance(event, Notice):
+        if event.kind in ("instructions", "model"):  # news, not a warning: which files, which model
+            return Description("context", "≡", event.text)
         return Description("warning", "!", event.text)
     if isinstance(event, ModelNote):
         return Description("warning", "!", NOTE_LABELS.get(event.kind, event.kind))

@@ -9,6 +9,9 @@ pydantic is loaded. This module imports nothing of agentcli's, so every layer ma
 
 It is long because it is the log's schema: every event side by side, in one place a reader (or
 a version bump) can check whole.
+
+Over 400 lines because it is the whole vocabulary of the session log, one small class per event:
+keeping them in one module keeps the log's format in one place.
 """
 
 from __future__ import annotations

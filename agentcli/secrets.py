@@ -23,7 +23,7 @@ import dataclasses
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 _SECRET_PARTS = frozenset({
@@ -126,6 +126,48 @@ class Redactor:
                 text = shape.pattern.sub(shape.replace, text)
         return text
 
+    def unsafe_tail(self, text: str) -> int:
+        """How many characters at the end of ``text`` may be the start of a secret not yet whole.
+
+        For streamed text: what is shown now must not hold the first half of a key whose second
+        half comes in the next chunk. Held back: the longest end that begins a known value; the
+        last word (a token has no spaces) when it holds or ends with the start of a token
+        marker; and an unfinished private key block.
+        """
+        hold = 0
+        for value in self._values:
+            for length in range(min(len(value) - 1, len(text)), hold, -1):
+                if text.endswith(value[:length]):
+                    hold = length
+                    break
+        word = _LAST_WORD.search(text)
+        if word is not None and len(word.group(0)) > hold and _may_be_token(word.group(0)):
+            hold = len(word.group(0))
+        begin = text.rfind("-----BEGIN")
+        if begin != -1 and not _KEY_END.search(text, begin) and len(text) - begin <= _MAX_HELD_KEY:
+            hold = max(hold, len(text) - begin)
+        return hold
+
+    def safe_cut(self, text: str) -> int:
+        """Where ``text`` may be cut for redacting its first part alone: before the unsafe end,
+        and never inside a whole secret value (one with spaces may end in a held-back word)."""
+        cut = len(text) - self.unsafe_tail(text)
+        for value in self._values:
+            start = text.find(value, max(0, cut - len(value) + 1))
+            while start != -1 and start < cut:
+                cut = start
+                start = text.find(value, max(0, cut - len(value) + 1))
+        for shape in self._shapes:
+            if any(marker in text for marker in shape.markers):
+                for match in shape.pattern.finditer(text):
+                    if match.start() < cut < match.end():
+                        cut = match.start()
+        return cut
+
+    def stream(self, deliver: Callable[[str], None]) -> StreamRedactor:
+        """A redactor for text that arrives in pieces (see :class:`StreamRedactor`)."""
+        return StreamRedactor(self, deliver)
+
     def result(self, result: T) -> T:
         """A copy of a tool result (any dataclass) with its text fields redacted.
 
@@ -156,3 +198,49 @@ class Redactor:
         if isinstance(value, (list, tuple)):
             return type(value)(self._redact_value(item) for item in value)
         return value
+
+
+_LAST_WORD = re.compile(r"\S{1,256}\Z")
+_KEY_END = re.compile(r"-----END [A-Z0-9 ]*-----")
+_MAX_HELD_KEY = 16 * 1024
+"""An unfinished ``-----BEGIN … PRIVATE KEY-----`` block is held back up to this many characters."""
+_MARKERS = tuple(dict.fromkeys([*(marker for _label, markers, _pattern in _TOKEN_SHAPES for marker in markers
+                                  if " " not in marker), "-----BEGIN"]))
+
+
+def _may_be_token(word: str) -> bool:
+    """Whether a word may be, or may become, a token of a known shape."""
+    if any(marker in word for marker in _MARKERS):
+        return True
+    return any(word.endswith(marker[:length]) for marker in _MARKERS for length in range(1, len(marker)))
+
+
+class StreamRedactor:
+    """Redacts text that arrives in pieces, holding back an end that may be half a secret.
+
+    Redacting each piece alone shows the first half of a key cut across two pieces. Each piece
+    is joined to what was held back, everything up to the unsafe end is redacted and delivered,
+    and the rest waits for the next piece or :meth:`flush` (at the end of the text).
+
+    Args:
+        redactor: What to redact.
+        deliver: Receives the redacted text, in order.
+    """
+
+    def __init__(self, redactor: Redactor, deliver: Callable[[str], None]) -> None:
+        self._redactor = redactor
+        self._deliver = deliver
+        self._held = ""
+
+    def add(self, text: str) -> None:
+        pending = self._held + text
+        cut = self._redactor.safe_cut(pending)
+        self._held = pending[cut:]
+        if cut:
+            self._deliver(self._redactor(pending[:cut]))
+
+    def flush(self) -> None:
+        """Deliver what was held back (the text has ended)."""
+        held, self._held = self._held, ""
+        if held:
+            self._deliver(self._redactor(held))

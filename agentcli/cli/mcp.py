@@ -50,6 +50,8 @@ def _list(options: CommonOptions) -> None:
         if status.error:
             failed = True
             typer.echo(f"    error: {status.error}")
+            if status.log:
+                typer.echo(f"    its stderr: {status.log}")
         for skipped in status.skipped:
             typer.echo(f"    left out: {skipped}")
         for tool in report.tools:

@@ -89,8 +89,12 @@ def run(prompt: Annotated[str, typer.Argument(help="The task for the agent.")], 
     attached = attach(folder, task) if "@" in task else None
     for problem in attached.problems if attached else []:
         typer.echo(f"agentcli: {problem}", err=True)
-    extra, files = (attached.text, attached.paths) if attached else ("", [])
-    send = lambda: session.send_user_message(task, attached=extra, files=files)  # noqa: E731 - drive takes a thunk
+
+    def send() -> Awaitable[None]:
+        if attached is None or not attached.attachments:
+            return session.send_user_message(task)
+        return session.send_user_message(task, attached=attached.text, files=attached.paths)
+
     raise typer.Exit(asyncio.run(drive(session, send, options.output)))
 
 

@@ -48,6 +48,8 @@ class Status:
     source: str = ""
     skipped: list[str] = field(default_factory=list)
     """Tools left out, each with the reason."""
+    log: str | None = None
+    """Where its stderr goes (stdio servers with a log folder)."""
 
 
 class Connection:
@@ -77,6 +79,7 @@ class Connection:
     async def start(self) -> None:
         """Connect and list the tools, within the server's ``timeout_s``; a failure is recorded
         in :attr:`status` (never raised: a broken server must not break the session)."""
+        self.status.log = str(self.log_path) if self.log_path is not None else None
         self._set("starting")
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
@@ -85,6 +88,7 @@ class Connection:
         try:
             await asyncio.wait_for(asyncio.shield(ready), timeout)
         except TimeoutError:
+            ready.cancel()  # nobody waits for it any more: the owner must not set an exception on it
             await self._end_owner()
             self._set("failed", f"did not start within {timeout:g} s (timeout_s){self._stderr_tail()}")
         except Exception as error:  # noqa: BLE001 - whatever the server or SDK raised is the reason shown
@@ -161,8 +165,12 @@ class Connection:
 
     def _stderr_tail(self) -> str:
         path = self.log_path
+        if path is None:
+            return ""
         try:
-            lines = [line.strip() for line in path.read_text(errors="replace").splitlines()] if path else []
+            with path.open("rb") as log:
+                log.seek(max(0, log.seek(0, os.SEEK_END) - 4096))  # the end says why it stopped
+                lines = [line.strip() for line in log.read().decode(errors="replace").splitlines()]
         except OSError:
             return ""
         last = next((line for line in reversed(lines) if line), None)

@@ -38,6 +38,9 @@ dotfiles and anything in a dot folder (``.github/workflows``, ``.vscode/tasks.js
 CI files without a dot (``Jenkinsfile``, ``azure-pipelines.yml``…). ``.gitignore``,
 ``.dockerignore``, ``.editorconfig`` and ``.gitkeep`` stay usual. File tools never delete; deleting
 happens through ``bash``, which asks.
+
+Over 400 lines because the order above is one decision: split across modules, the first-match-wins
+sequence could no longer be read top to bottom against this list.
 """
 
 from __future__ import annotations

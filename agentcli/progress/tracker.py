@@ -18,11 +18,18 @@ from agentcli.progress.escalation import Escalation
 from agentcli.progress.novelty import NoveltyLedger
 from agentcli.progress.rules import Finding, Rule, Step, build_rules
 from agentcli.progress.summary import ProgressSummary
-from agentcli.progress.verdicts import StuckVerdict
+from agentcli.progress.verdicts import Severity, StuckVerdict
 
 # Errors are compared, not stored, by the rules; a long traceback adds nothing to the
 # comparison beyond its first kilobyte and would only cost time.
 _ERROR_KEY_LIMIT = 1000
+_HARMLESS_RULES = frozenset({"identical_call", "cycle"})
+"""Rules whose finding on a call that changes nothing (a read, a search) stays a hint after real work."""
+
+
+def _changes_nothing(action: Action) -> bool:
+    """A successful call that wrote no file, ran no command and no check: a read or a search."""
+    return action.ok and not action.file_hashes and action.checks is None and action.target_kind != "command"
 
 
 class ProgressTracker:
@@ -60,6 +67,8 @@ class ProgressTracker:
         self._ledger = NoveltyLedger()
         self._rules: tuple[Rule, ...] = build_rules(self._config)
         self._escalation = Escalation(self._config.escalation_decay)
+        self._worked_since_verdict = False
+        """New file content or a newly passing check since the last verdict."""
         self._phase_actions = 0
         self._last_verdict: StuckVerdict | None = None
         self._reset_reason: str | None = None
@@ -110,13 +119,21 @@ class ProgressTracker:
                 continue
             if finding is None or found.rule == warned_about:
                 finding = found
+        if novelty.strong:
+            self._worked_since_verdict = True
         if finding is None:
             if novelty.any:
                 self._escalation.progressed()
             return None
-        verdict = StuckVerdict(
-            rule=finding.rule, evidence=finding.evidence, severity=self._escalation.judge()
-        )
+        if self._worked_since_verdict and finding.rule in _HARMLESS_RULES and _changes_nothing(action):
+            # Re-reads after real work (new content, a newly passing check) since the last
+            # hint: the run is productive and a re-read breaks nothing, so another hint, not a
+            # halt. A run that only re-reads made no such progress and is halted as before.
+            severity: Severity = "recover"
+        else:
+            severity = self._escalation.judge()
+        self._worked_since_verdict = False
+        verdict = StuckVerdict(rule=finding.rule, evidence=finding.evidence, severity=severity)
         for rule in self._rules:
             rule.verdict_issued()
         self._last_verdict = verdict
@@ -135,6 +152,7 @@ class ProgressTracker:
         self._ledger.new_phase()
         self._rules = build_rules(self._config)
         self._escalation.reset()
+        self._worked_since_verdict = False
         self._recent_actions.clear()
         self._recent_errors.clear()
         self._phase_actions = 0

@@ -14,6 +14,9 @@ from agentcli.config_sources import data_home
 
 MAX_ENTRIES = 1000
 """Kept per workspace; older ones are dropped when the file is rewritten."""
+MAX_ENTRY_CHARS = 50_000
+"""A message longer than this (a huge paste) is not kept: recalling it is rarely wanted, and a few
+would make the file slow to read at start-up."""
 
 
 def history_path(workspace: Path, data_dir: Path | None = None) -> Path:
@@ -60,7 +63,7 @@ class PromptHistory:
     def add(self, text: str) -> None:
         """Remember a sent message (the same as the last one is not repeated)."""
         text = text.strip()
-        if not text or (self.entries and self.entries[-1] == text):
+        if not text or len(text) > MAX_ENTRY_CHARS or (self.entries and self.entries[-1] == text):
             return
         self.entries.append(text)
         try:

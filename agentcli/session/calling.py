@@ -38,17 +38,19 @@ class Calling:
         turn = self.turn
         call = turn.pending[0]
         turn.start_work(f"running {call.name}")
+        await turn.tools.ready()  # a resumed session's first call may be to an MCP server still starting
         tool = turn.tools.declaration(call.name)
         refusal = turn.refusal(call)
         running = self._running = _Running(call, turn.clock())
-        turn.emit(ToolCallStarted(call_id=call.id, name=call.name, arguments=call.arguments,
-                                  preview=turn.tools.preview(call.name, call.arguments)))
+        # What is shown is redacted; the tool gets the arguments as the model wrote them.
+        turn.emit(ToolCallStarted(call_id=call.id, name=call.name, arguments=turn.redact(call.arguments),
+                                  preview=turn.redact(turn.tools.preview(call.name, call.arguments))))
         try:
             await asyncio.to_thread(turn.watchdog.before, call, tool)
             if refusal is not None:
                 result = ToolResult.failure(refusal)
             else:
-                context = replace(turn.tool_context, call_id=call.id)
+                context = replace(turn.tool_context, call_id=call.id, links_approved=turn.approved(call))
                 result = turn.redact.result(await turn.tools.call(call.name, call.arguments, context))
         except Exception as error:
             # Unexpected: the chart halts with the error; the exit callback still answers the call.
@@ -57,6 +59,8 @@ class Calling:
         self._running = None
         turn.pending.popleft()
         turn.finish_call(call, result, turn.clock() - running.started)
+        if result.data.get("attachments"):
+            await turn.attach_images(call.name, result.data["attachments"])
         for event in result.events:
             turn.emit(event)
         turn.end_work()

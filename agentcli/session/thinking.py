@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agentcli.config import ReasoningSetting
@@ -24,6 +25,7 @@ from agentcli.llm.types import (
     RetryNotice,
     TextChunk,
 )
+from agentcli.secrets import Redactor
 from agentcli.session.coalesce import TextCoalescer
 from agentcli.session.instructions import display, find_instructions, instructions_section
 from agentcli.session.outcomes import ModelOutcome
@@ -44,12 +46,30 @@ class ModelProtocolError(Exception):
     """A model client broke its contract (its stream ended without a response)."""
 
 
+class _Shown:
+    """Streamed text on its way to the screen: coalesced, then redacted, an end that may be half
+    a key held back until the next piece shows whether it is one (see ``StreamRedactor``)."""
+
+    def __init__(self, redactor: Redactor, deliver: Callable[[str], None]) -> None:
+        self._redacted = redactor.stream(deliver)
+        # The coalescer's own timer flushes only itself: a held-back end waits for more text.
+        self._coalescer = TextCoalescer(self._redacted.add)
+
+    def add(self, text: str) -> None:
+        self._coalescer.add(text)
+
+    def flush(self) -> None:
+        """The text has ended (or paused for another kind): show everything."""
+        self._coalescer.flush()
+        self._redacted.flush()
+
+
 @dataclass
 class _Stream:
     """The reply being streamed, for the exit callback to keep if the stream is cut off."""
 
-    coalescer: TextCoalescer
-    thoughts: TextCoalescer
+    coalescer: _Shown
+    thoughts: _Shown
     text: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
 
@@ -113,10 +133,9 @@ class Thinking:
         await self._learn_limits(request)
         turn.fit_tool_output()
         turn.meter.sent(len(prompt) + len(json.dumps(tools)), turn.messages.chars)
-        # Redacted per coalesced chunk for the screen; the whole reply again below, for the
-        # conversation and the record (a key cut across two chunks is caught there).
-        coalescer = TextCoalescer(lambda text: turn.emit(TextDelta(text=turn.redact(text))))
-        thoughts = TextCoalescer(lambda text: turn.emit(ReasoningDelta(text=text)))
+        # Redacted on the way to the screen; the whole reply again for the conversation.
+        coalescer = _Shown(turn.redact, lambda text: turn.emit(TextDelta(text=text)))
+        thoughts = _Shown(turn.redact, lambda text: turn.emit(ReasoningDelta(text=text)))
         stream = self._stream = _Stream(coalescer=coalescer, thoughts=thoughts)
         self._called = True
         response: ModelResponse | None = None
@@ -173,7 +192,7 @@ class Thinking:
         text = turn.redact(response.text)
         turn.messages.append(assistant_message(text, calls, response.thinking_blocks))
         turn.emit(AssistantMessage(text=text, tool_calls=calls, finish_reason=response.finish_reason,
-                                   reasoning=response.reasoning, thinking_blocks=response.thinking_blocks))
+                                   reasoning=turn.redact(response.reasoning), thinking_blocks=response.thinking_blocks))
         turn.pending.extend(calls)
 
     def _record_usage(self, response: ModelResponse) -> None:
@@ -222,4 +241,4 @@ class Thinking:
         text = turn.redact("".join(stream.text))
         if text:
             turn.messages.append(assistant_message(text, []))
-        turn.emit(AssistantMessage(text=text, interrupted=True, reasoning="".join(stream.reasoning)))
+        turn.emit(AssistantMessage(text=text, interrupted=True, reasoning=turn.redact("".join(stream.reasoning))))

@@ -4,6 +4,9 @@ the totals, and the bookkeeping that keeps the model's history well formed.
 The chart decides where the agent is; the work modules (``thinking``, ``calling``,
 ``capturing``, ``reviewing``) do what a state means, over this one shared state. Nothing here
 chooses a next state.
+
+Over 400 lines because it is that one shared state: the bookkeeping that keeps the history well
+formed (pairing calls with results, redaction, queued input) must see all of it.
 """
 
 from __future__ import annotations
@@ -175,7 +178,7 @@ class Turn:
         """Messages the user typed while the agent worked, for the next step boundary."""
         self.instruction_files: list[str] = []
         """The project instructions files the last request carried (to announce a change)."""
-        self._deferred_notes: list[tuple[str, str]] = []
+        self._deferred_notes: list[tuple[str, str, list[tuple[str, str]]]] = []
         """Notes for the model held back until every call of the current reply has its result."""
 
     # -- set-up ----------------------------------------------------------------------------------
@@ -243,6 +246,14 @@ class Turn:
             return decision.refusal()
         return None
 
+    def approved(self, call: ToolCallRequest) -> bool:
+        """The user approved ``call``, a rule allowed it, or mode ``all`` runs everything: more
+        than the default allowance, which a tool must not stretch (a file hard-linked since)."""
+        if self.verdicts.get(call.id) is True or self.policy.mode == "all":
+            return True
+        decision = self.decision(call)
+        return decision.allowed and decision.matched is not None
+
     def needs_approval(self, call: ToolCallRequest) -> bool:
         """The policy asks the user about ``call`` and they have not answered yet."""
         if call.id in self.verdicts or call.name not in self.tools or self.refusal(call) is not None:
@@ -307,26 +318,43 @@ class Turn:
         self.totals.steps = 0
         self.ending = None
 
-    def add_note(self, kind: str, text: str) -> None:
+    def add_note(self, kind: str, text: str, images: list[tuple[str, str]] | None = None) -> None:
         """Tell the model something as a user message, recorded so a resume sees it too.
 
         While calls of the last reply still wait for their results, the note waits too: a user
         message between a call and its result would break the pairing providers require.
+        ``images`` (MIME type, base64 data) go with the text to a model that reads images; the log
+        keeps the text only (a resumed conversation goes on without the pictures).
         """
         if self.pending:
-            self._deferred_notes.append((kind, text))
+            self._deferred_notes.append((kind, text, images or []))
             return
-        self.messages.append({"role": "user", "content": text})
+        content: str | list[dict[str, Any]] = text
+        if images:
+            content = [{"type": "text", "text": text}, *(
+                {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}} for mime, data in images)]
+        self.messages.append({"role": "user", "content": content})
         self.emit(ModelNote(kind=kind, text=text))
 
-    def defer_note(self, kind: str, text: str) -> None:
+    def defer_note(self, kind: str, text: str, images: list[tuple[str, str]] | None = None) -> None:
         """A note for the model once every call of the current reply has its result."""
-        self._deferred_notes.append((kind, text))
+        self._deferred_notes.append((kind, text, images or []))
+
+    async def attach_images(self, tool: str, images: list[tuple[str, str]]) -> None:
+        """Show the images a tool returned (an MCP tool's screenshot) to a model that reads
+        images, in a message after the reply's results; other models read only their description
+        in the result."""
+        from agentcli.llm.limits import takes_images
+
+        model = self.settings.model_for(self.active_phase.model)
+        readable: bool = await asyncio.to_thread(takes_images, model)  # may import litellm: off the loop
+        if images and readable:
+            self.defer_note("images", f"The image{'s' if len(images) > 1 else ''} {tool} returned:", images)
 
     def flush_notes(self) -> None:
         notes, self._deferred_notes = self._deferred_notes, []
-        for kind, text in notes:
-            self.add_note(kind, text)
+        for kind, text, images in notes:
+            self.add_note(kind, text, images)
 
     def deliver_queued(self) -> None:
         """A step boundary: messages typed while the agent worked join the conversation now

@@ -93,6 +93,39 @@ def diff_tree_to_index(
     return pygit2.Diff.from_c(bytes(ffi.buffer(cdiff)[:]), repo)
 
 
+def any_flagged_entry(raw_index: bytes) -> bool | None:
+    """Tells from an index file's bytes whether any entry has a flag `untrustworthy_entries` drops.
+
+    Reading two bytes per entry of the file is faster than asking libgit2 for every entry
+    (8 vs 14 ms at 50k entries, 35 ms under a profiler), and the usual answer is "none".
+
+    Returns:
+        False when no entry is assume-unchanged, conflicted or extended (skip-worktree and
+        intent-to-add live in the extended flags); True when one is; None when the file is not
+        an index of version 2 or 3 (version 4 compresses paths) or does not parse.
+    """
+    if len(raw_index) < 12 or raw_index[:4] != b"DIRC" or raw_index[4:8] not in (b"\0\0\0\2", b"\0\0\0\3"):
+        return None
+    count = int.from_bytes(raw_index[8:12], "big")
+    end = len(raw_index) - 20  # the trailing checksum
+    offset = 12
+    find = raw_index.find
+    for _ in range(count):
+        if offset + 62 > end:
+            return None
+        flags = (raw_index[offset + 60] << 8) | raw_index[offset + 61]
+        if flags & 0xF000:  # assume-valid, extended, or a stage
+            return True
+        length = flags & 0xFFF
+        if length == 0xFFF:  # a long path: its length is where the NUL is
+            length = find(b"\0", offset + 62) - (offset + 62)
+            if length < 0:
+                return None
+        # Each entry is NUL-padded to a multiple of 8 bytes, with at least one NUL.
+        offset += (62 + length + 8) & ~7
+    return False if offset <= end else None
+
+
 def untrustworthy_entries(index: pygit2.Index) -> list[str]:
     """Lists index entries a copied seed must not keep.
 

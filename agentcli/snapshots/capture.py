@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import stat
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,7 +32,9 @@ from agentcli.ignore import IgnoreRules, discover
 from agentcli.snapshots._libgit2 import diff_index_to_workdir
 from agentcli.snapshots.guards import safe_relative_path
 from agentcli.snapshots.hints import index_has_prefix, widen_hints
+from agentcli.snapshots.indexwrites import IndexWrites
 from agentcli.snapshots.models import SkippedPath, SkipReason
+from agentcli.snapshots.restat import mostly_stale, refresh_touched
 from agentcli.snapshots.shadow import ShadowRepo
 
 REFRESH_FLAGS = (
@@ -46,17 +47,6 @@ REFRESH_FLAGS = (
     | DiffOption.INCLUDE_IGNORED
     | DiffOption.INCLUDE_UNREADABLE
 )
-
-
-INDEX_REWRITE_S = 30.0
-"""The index (10 MB at 100k files, ~100 ms to write) is written at most this often while few
-entries change. It is a cache: what stays in memory is valid, and an index on disk that lags
-behind is valid too (its stat data vouch for older files, which the next diff hashes again)."""
-
-INDEX_PENDING_MAX = 64
-"""...unless more entries than this changed since the last write. An entry changed after the
-index was written is "racily clean" to libgit2 and hashed again by every walk until the next
-write; this bounds that cost."""
 
 
 @dataclass(frozen=True)
@@ -92,8 +82,7 @@ class IndexRefresher:
         self._shadow = shadow
         self._limits = limits
         self._rules: IgnoreRules | None = None
-        self._last_index_write: float | None = None
-        self._pending_entries = 0
+        self._saved = IndexWrites(shadow)
         self._rules_key: tuple[str, tuple[int, int] | None] | None = None
 
     def refresh(self, paths_hint: list[str] | None = None, *, walk_if_rules_changed: bool = False) -> Refreshed:
@@ -110,6 +99,9 @@ class IndexRefresher:
             The tree id and the paths left out.
         """
         shadow = self._shadow
+        # Another process wrote the index: the paths this one changed only in memory must be
+        # looked at again, or a hinted refresh would take the other index's older entries.
+        lost = self._saved.lost_paths()
         sources = discover(shadow.workspace)
         inherited = sources.workspace_excludes()
         shadow.sync_excludes(inherited)
@@ -120,15 +112,20 @@ class IndexRefresher:
         # cached process-wide while unchanged).
         self._rules = sources.rules(shadow.own_excludes())
         index = shadow.index()  # first: seeding may reopen the repository
+        if lost:
+            self._saved.forget_pending()  # the index just loaded is the other process's
         repo = shadow.repo
         flags = REFRESH_FLAGS
         paths: list[str] | None = None
         if paths_hint is not None and not (walk_if_rules_changed and rules_changed):
-            hinted = {p for p in map(self._hint_path, paths_hint) if p is not None}
+            hinted = {p for p in map(self._hint_path, paths_hint) if p is not None} | lost
             paths = sorted(widen_hints(shadow.workspace, index, hinted))
             flags |= DiffOption.DISABLE_PATHSPEC_MATCH
         skipped: list[SkippedPath] = []
         changed: list[str] = []
+        if paths is None and mostly_stale(index, shadow.workspace) and refresh_touched(index, shadow.workspace):
+            # Written now: its timestamp must be newer than the refreshed mtimes (see restat.py).
+            self._saved.write(force=True)
         try:
             # New blobs and trees stay in memory until the end, then go to disk as one pack.
             with shadow.objects.batch():
@@ -141,32 +138,23 @@ class IndexRefresher:
         except BaseException:
             # The in-memory index may name objects that never reached the disk: forget it.
             index.read(True)
-            self._pending_entries = 0
+            self._saved.forget_pending()
             raise
         if not tree_exists:
             # Only a seed copied from the user's index can get here: its cached tree names an
             # object git never wrote. Start over from HEAD and hash what differs.
             shadow.reseed_from_head()
             return self.refresh(None)
-        self._pending_entries += len(changed)
-        now = time.monotonic()
-        if (
-            self._last_index_write is None
-            or self._pending_entries > INDEX_PENDING_MAX
-            or now - self._last_index_write > INDEX_REWRITE_S
-        ):
-            self.flush_index()
+        self._saved.changed(changed)
         return Refreshed(tree=tree, skipped=skipped, before=before, changed=changed)
 
+    def index_written_elsewhere(self) -> bool:
+        """Tells whether another process wrote the index since this one last left it."""
+        return self._saved.written_elsewhere()
+
     def flush_index(self) -> None:
-        """Writes the index as it is in memory (before it is packed, or the repository reopened)."""
-        if self._last_index_write is not None and not self._pending_entries and self._shadow.index_path.exists():
-            if time.monotonic() - self._last_index_write <= INDEX_REWRITE_S:
-                return
-        # Written after the objects it points at, so the index on disk never names a missing one.
-        self._shadow.repo.index.write()
-        self._last_index_write = time.monotonic()
-        self._pending_entries = 0
+        """Writes the index held in memory (before it is packed, or the repository reopened)."""
+        self._saved.write()
 
     def _hint_path(self, path: str) -> str | None:
         if os.path.isabs(path):

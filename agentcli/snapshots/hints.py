@@ -26,6 +26,8 @@ def widen_hints(workspace: Path, index: pygit2.Index, hinted: set[str]) -> set[s
         The paths to look at.
     """
     tracked: dict[str, bool] = {}
+    repository: dict[str, bool] = {}
+    root = os.fsdecode(workspace)
     out: set[str] = set()
     for path in hinted:
         parts = path.split("/")
@@ -40,7 +42,10 @@ def widen_hints(workspace: Path, index: pygit2.Index, hinted: set[str]) -> set[s
             known = tracked.get(ancestor)
             if known is None:
                 known = tracked[ancestor] = index_has_prefix(index, ancestor + "/")
-            if not known or os.path.lexists(workspace / ancestor / ".git"):
+            nested = repository.get(ancestor)
+            if nested is None and known:
+                nested = repository[ancestor] = os.path.lexists(f"{root}/{ancestor}/.git")
+            if not known or nested:
                 target = ancestor
                 break
         out.add(target)

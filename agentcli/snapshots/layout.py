@@ -7,7 +7,7 @@ user restores to most: a session's start and the points around each restore (the
 Recording costs one walk of the workspace (pruned at ignored folders, ``.git`` and nested
 repositories), about what one full capture costs, so captures after each tool do not record it.
 
-Restoring a snapshot with a record is mode- and folder-exact (:func:`apply_layout`); without one
+Restoring a snapshot with a record is mode- and folder-exact (`layoutapply.apply_layout`); without one
 it keeps the modes files have now and removes only the folders its deletions emptied.
 """
 
@@ -19,7 +19,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentcli.ignore import discover
+from agentcli.ignore import IgnoreRules, discover
 
 
 @dataclass(frozen=True)
@@ -38,20 +38,24 @@ def default_mode(executable: bool, umask: int) -> int:
     return (0o777 if executable else 0o666) & ~umask
 
 
-def scan_layout(workspace: Path, umask: int) -> Layout:
+def scan_layout(workspace: Path, umask: int, *, top: str = "", rules: IgnoreRules | None = None) -> Layout:
     """Walk the workspace for unusual modes and empty folders, skipping what git ignores.
 
     Args:
         workspace: The workspace folder.
         umask: The process umask (what "the default mode" is relative to).
+        top: Walk only this folder (workspace-relative), which the caller knows is neither
+            ignored nor inside a nested repository.
+        rules: The ignore rules, when the caller has them already.
 
     Returns:
         The modes and empty folders, workspace-relative with ``/`` separators.
     """
-    rules = discover(workspace).rules()
+    if rules is None:
+        rules = discover(workspace).rules()
     modes: dict[str, int] = {}
     empty: list[str] = []
-    stack = [""]
+    stack = [top]
     while stack:
         rel_dir = stack.pop()
         folder = workspace / rel_dir if rel_dir else workspace

@@ -30,7 +30,6 @@ import pygit2
 from pygit2.enums import FileMode
 
 from agentcli.snapshots.guards import safe_relative_path
-from agentcli.snapshots.layout import Layout, default_mode, scan_layout
 from agentcli.snapshots.models import PlannedChange, RestoreConflict
 
 _ZERO = "0" * 40
@@ -221,6 +220,7 @@ def apply_changes(
     emptied_dirs: set[str] = set()
     umask = _umask()
     recorded = modes or {}
+    known_dirs: set[str] = set()  # folders already made sure of by an earlier write
     for change in changes:
         target = workspace / change.path
         if change.action == "delete":
@@ -239,16 +239,16 @@ def apply_changes(
             applied.chmodded.append(change.path)
         else:
             if emptied_dirs:
-                _remove_empty_dirs(workspace, emptied_dirs)
+                remove_empty_dirs(workspace, emptied_dirs)
                 emptied_dirs.clear()
-            _write(repo, workspace, change, umask, recorded.get(change.path))
+            _write(repo, workspace, change, umask, recorded.get(change.path), known_dirs)
             applied.written.append(change.path)
     if emptied_dirs:
-        _remove_empty_dirs(workspace, emptied_dirs)
+        remove_empty_dirs(workspace, emptied_dirs)
     return applied
 
 
-def _remove_empty_dirs(workspace: Path, dirs: set[str]) -> None:
+def remove_empty_dirs(workspace: Path, dirs: set[str]) -> None:
     # Deepest first, so a directory emptied by removing its empty children goes too. rmdir
     # refuses non-empty directories, which is what keeps ignored files safe.
     for rel in sorted(dirs, key=lambda d: -d.count("/")):
@@ -258,10 +258,13 @@ def _remove_empty_dirs(workspace: Path, dirs: set[str]) -> None:
             pass
 
 
-def _write(repo: pygit2.Repository, workspace: Path, change: PlannedChange, umask: int, mode: int | None) -> None:
-    target = workspace / change.path
-    parent = target.parent
-    _ensure_dir(workspace, change.path.rpartition("/")[0])
+def _write(
+    repo: pygit2.Repository, workspace: Path, change: PlannedChange, umask: int, mode: int | None, known: set[str]
+) -> None:
+    # Paths are joined as strings: per file, pathlib cost more than the system calls.
+    target = os.path.join(workspace, change.path)
+    parent_rel, _, name = change.path.rpartition("/")
+    ensure_dir(workspace, parent_rel, known)
     try:
         existing: os.stat_result | None = os.lstat(target)
     except FileNotFoundError:
@@ -276,7 +279,7 @@ def _write(repo: pygit2.Repository, workspace: Path, change: PlannedChange, umas
     blob = repo[change.new_id]
     assert isinstance(blob, pygit2.Blob)
     data = blob.data
-    tmp = parent / f".{target.name}.agentcli-{secrets.token_hex(4)}"
+    tmp = os.path.join(os.path.dirname(target), f".{name}.agentcli-{secrets.token_hex(4)}")
     try:
         if change.kind == "symlink":
             os.symlink(os.fsdecode(data), tmp)
@@ -300,21 +303,30 @@ def _write(repo: pygit2.Repository, workspace: Path, change: PlannedChange, umas
         raise
 
 
-def _ensure_dir(workspace: Path, rel: str) -> None:
-    """Creates `rel` and its parents, refusing to go through anything that is not a directory."""
-    if not rel:
+def ensure_dir(workspace: Path, rel: str, known: set[str] | None = None) -> None:
+    """Creates `rel` and its parents, refusing to go through anything that is not a directory.
+
+    `known` holds folders this restore already made sure of, and learns the ones checked now.
+    """
+    if not rel or (known is not None and rel in known):
         return
-    current = workspace
+    current = os.fsdecode(workspace)
+    done = ""
     for part in rel.split("/"):
-        current = current / part
+        current = os.path.join(current, part)
+        done = f"{done}/{part}" if done else part
+        if known is not None and done in known:
+            continue
         try:
             st = os.lstat(current)
         except FileNotFoundError:
             os.mkdir(current)
-            continue
-        if not stat.S_ISDIR(st.st_mode):
-            # The plan rules this out; re-checked here because the tree may have changed since.
-            raise OSError(errno.ENOTDIR, "refusing to restore through a non-directory", os.fsdecode(current))
+        else:
+            if not stat.S_ISDIR(st.st_mode):
+                # The plan rules this out; re-checked here because the tree may have changed since.
+                raise OSError(errno.ENOTDIR, "refusing to restore through a non-directory", current)
+        if known is not None:
+            known.add(done)
 
 
 def _mode_for(kind: str, current: int | None, umask: int) -> int:
@@ -324,57 +336,6 @@ def _mode_for(kind: str, current: int | None, umask: int) -> int:
     if kind == "executable":
         base |= (base & 0o444) >> 2
     return base
-
-
-def apply_layout(workspace: Path, target: Layout) -> list[str]:
-    """Makes modes and empty folders match a snapshot's record, after its files are restored.
-
-    Folders left empty that the snapshot did not have go (``rmdir``: never one with anything in
-    it); the empty folders it had come back (never through a symlink); each regular file gets
-    the recorded mode, or the default one when the record has none for it.
-
-    Returns:
-        The files whose mode changed.
-    """
-    mask = _umask()
-    current = scan_layout(workspace, mask)
-    wanted_dirs = {rel for rel in target.empty_dirs if safe_relative_path(rel) == rel}
-    for rel in sorted(set(current.empty_dirs) - wanted_dirs, key=lambda d: -d.count("/")):
-        _remove_empty_dirs(workspace, {rel})
-    for rel in sorted(wanted_dirs):
-        try:
-            _ensure_dir(workspace, rel)
-        except OSError:
-            pass  # a file now stands where the folder was: the file wins, as in the plan
-    changed: list[str] = []
-    for rel in sorted(set(target.modes) | set(current.modes)):
-        if safe_relative_path(rel) != rel:
-            continue
-        if _set_mode(workspace / rel, target.modes.get(rel), mask):
-            changed.append(rel)
-    return changed
-
-
-def _set_mode(path: Path, recorded: int | None, mask: int) -> bool:
-    """Give a regular file its recorded mode (default: as git checks one out); never through a link."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
-    except OSError:
-        return False
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return False
-        executable = bool(info.st_mode & 0o100)
-        want = recorded if recorded is not None and bool(recorded & 0o100) == executable else None
-        if want is None:
-            want = default_mode(executable, mask)
-        if stat.S_IMODE(info.st_mode) == want:
-            return False
-        os.fchmod(fd, want)
-        return True
-    finally:
-        os.close(fd)
 
 
 def umask() -> int:

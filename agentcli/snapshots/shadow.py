@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pygit2
 
-from agentcli.snapshots._libgit2 import untrustworthy_entries
+from agentcli.snapshots._libgit2 import any_flagged_entry, untrustworthy_entries
 from agentcli.snapshots.conversions import converted_entries, distrust
 from agentcli.snapshots.errors import SnapshotError
 from agentcli.snapshots.odb_guard import ShadowObjects, install_backend
@@ -382,7 +382,8 @@ class ShadowRepo:
             try:
                 shutil.copy2(self.user.index, self.index_path)
                 index = repo.index  # libgit2 loads the copy on this first access
-                dropped = untrustworthy_entries(index)
+                raw = self.index_path.read_bytes()
+                dropped = untrustworthy_entries(index) if any_flagged_entry(raw) is not False else []
                 for path in dropped:
                     for stage in (0, 1, 2, 3):
                         try:
@@ -391,7 +392,7 @@ class ShadowRepo:
                             pass
                 user_repo = self._open_user_repo()
                 converted = (
-                    converted_entries(user_repo, self.user.objects.parent, self.index_path.read_bytes(), index)
+                    converted_entries(user_repo, self.user.objects.parent, raw, index)
                     if user_repo is not None
                     else []
                 )

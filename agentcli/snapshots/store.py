@@ -32,7 +32,9 @@ from agentcli.snapshots.gc import (
     tree_type_ok,
 )
 from agentcli.snapshots.guards import check_session_id
-from agentcli.snapshots.layout import LayoutRecords, scan_layout
+from agentcli.snapshots.layout import Layout, LayoutRecords
+from agentcli.snapshots.layoutapply import apply_layout
+from agentcli.snapshots.layoutcache import LayoutCache
 from agentcli.snapshots.locking import StoreLock
 from agentcli.snapshots.models import (
     CaptureResult,
@@ -45,7 +47,7 @@ from agentcli.snapshots.models import (
     RestoreResult,
     Snapshot,
 )
-from agentcli.snapshots.restore import apply_changes, apply_layout, plan_changes, umask
+from agentcli.snapshots.restore import apply_changes, plan_changes, umask
 from agentcli.snapshots.shadow import ShadowRepo, store_key
 from agentcli.snapshots.timeline import Timeline, ref_name, snapshot_id
 from agentcli.snapshots.watcher import TreeWatcher
@@ -108,6 +110,7 @@ class SnapshotStore:
         self._timeline = Timeline(self.path / "agentcli" / "timeline")
         self._refresher = IndexRefresher(self._shadow, self.limits)
         self._layouts = LayoutRecords(self.path / "agentcli" / "layout")
+        self._layout_now = LayoutCache(self.workspace)
         self._watcher = TreeWatcher(self.workspace) if watch else None
         self._watch_synced = False
         """The index reflects the workspace as of the watcher's last take: hints can be trusted."""
@@ -160,7 +163,7 @@ class SnapshotStore:
             if previous is not None and previous.tree == tree:
                 if record_layout:
                     # Same tree, but modes or empty folders may differ: the entry stands for now.
-                    self._layouts.save(previous.id, scan_layout(self.workspace, umask()))
+                    self._layouts.save(previous.id, self._current_layout())
                 return CaptureResult(
                     snapshot=None, tree=tree, skipped=refreshed.skipped, duration_s=time.perf_counter() - started
                 )
@@ -196,7 +199,7 @@ class SnapshotStore:
             )
             self._timeline.append(repo, snapshot)
             if record_layout:
-                self._layouts.save(snapshot.id, scan_layout(self.workspace, umask()))
+                self._layouts.save(snapshot.id, self._current_layout())
             self._merge_packs_if_many()
             return CaptureResult(
                 snapshot=snapshot, tree=tree, skipped=refreshed.skipped, duration_s=time.perf_counter() - started
@@ -207,8 +210,14 @@ class SnapshotStore:
         watcher = self._watcher
         if watcher is None:
             return self._refresher.refresh(paths_hint)
+        layout = self._layout_now
         taken = watcher.take()
-        usable = taken is not None and self._watch_synced and not taken.ignore_rules_changed
+        usable = (
+            taken is not None
+            and self._watch_synced
+            and not taken.ignore_rules_changed
+            and not self._refresher.index_written_elsewhere()
+        )
         if usable and (watched or paths_hint is not None):
             assert taken is not None
             hints = sorted(taken.paths.union(paths_hint or ()))
@@ -216,20 +225,28 @@ class SnapshotStore:
                 refreshed = self._refresher.refresh(hints, walk_if_rules_changed=True)
             except BaseException:
                 self._watch_synced = False  # what was taken is gone: the next capture walks
+                layout.invalidate()
                 raise
+            layout.note(hints)
             return refreshed
         if paths_hint is not None and not watched:
             # A tool's own hint, but the watcher cannot vouch for the rest: look at the hinted
             # paths now, and walk at the next capture that relies on the watcher.
             self._watch_synced = False
+            layout.invalidate()
             return self._refresher.refresh(paths_hint)
         # A walk of the tree. The watcher starts (or restarts) first, so a change made while
         # the walk runs is queued for the next capture rather than lost.
         self._watch_synced = False
+        layout.invalidate()
         running = watcher.start()
         refreshed = self._refresher.refresh(None)
         self._watch_synced = running
         return refreshed
+
+    def _current_layout(self) -> Layout:
+        """The workspace's layout: from the watcher's paths while it vouches, else a full scan."""
+        return self._layout_now.current(umask(), trusted=self.watching)
 
     def _refresh_unrecorded(self) -> str:
         """Refreshes the index for a look at the files now, without a timeline entry.
@@ -282,6 +299,10 @@ class SnapshotStore:
                     objects.own_write(new.id, object_type, data)
 
     # -- timeline -----------------------------------------------------------------------------
+
+    def layout_record(self, snapshot_id: str) -> Layout | None:
+        """What a snapshot recorded beside its tree (`capture(record_layout=True)`), if anything."""
+        return self._layouts.load(snapshot_id)
 
     def timeline(self, session_id: str | None = None) -> list[Snapshot]:
         """Snapshots in order: one session's by sequence number, or all sessions' by time.
@@ -411,7 +432,8 @@ class SnapshotStore:
                 self._shadow.repo, self.workspace, plan.changes, modes=layout.modes if layout else None
             )
             if layout is not None:
-                applied.chmodded.extend(apply_layout(self.workspace, layout))
+                self._layout_now.note(applied.touched())
+                applied.chmodded.extend(apply_layout(self.workspace, layout, self._current_layout()))
             after = self.capture(
                 session_id=session_id,
                 reason=f"restored snapshot {snap.session_id}:{snap.seq} ({snap.id})",

@@ -63,6 +63,7 @@ class TreeWatcher:
         self._max_hints = max_hints
         self._inotify: _INotify | None = None
         self._paths: dict[int, str] = {}  # watch descriptor -> workspace-relative dir ("" = root)
+        self._wds: dict[str, int] = {}  # and back
         self._nested: set[str] = set()
         self._lost = False
         self.unavailable_reason: str | None = None
@@ -94,6 +95,7 @@ class TreeWatcher:
             self.unavailable_reason = f"inotify is unavailable: {error}"
             return False
         self._paths.clear()
+        self._wds.clear()
         self._nested.clear()
         self._lost = False
         try:
@@ -110,6 +112,7 @@ class TreeWatcher:
             self._inotify.close()
         self._inotify = None
         self._paths.clear()
+        self._wds.clear()
         self._nested.clear()
 
     def take(self) -> Taken | None:
@@ -152,7 +155,9 @@ class TreeWatcher:
             return
         base = self._paths.get(event.wd)
         if mask & flags.IGNORED:
-            self._paths.pop(event.wd, None)
+            gone = self._paths.pop(event.wd, None)
+            if gone is not None and self._wds.get(gone) == event.wd:
+                del self._wds[gone]
             return
         if base is None:
             return  # a watch dropped earlier (a directory moved away): its subtree is hinted whole
@@ -169,10 +174,13 @@ class TreeWatcher:
         if event.name == ".git" and base:
             self._nested.add(base)  # `git init` or a clone made this directory a repository
         if mask & flags.ISDIR:
-            if mask & flags.MOVED_FROM or mask & flags.DELETE:
+            # A deleted directory's watches go with it (IN_IGNORED); a moved one's stay on its
+            # inodes and would report under the old path, so they are dropped.
+            if mask & flags.MOVED_FROM:
                 self._unwatch(path)
             if mask & (flags.CREATE | flags.MOVED_TO):
-                self._unwatch(path)  # a directory moved over one that was watched
+                if path in self._wds:
+                    self._unwatch(path)  # moved over a directory that was watched
                 self._watch_tree(path)
 
     def _watch_tree(self, top: str) -> None:
@@ -194,7 +202,11 @@ class TreeWatcher:
                         "the kernel's inotify watch limit is reached (fs.inotify.max_user_watches)"
                     ) from None
                 continue  # gone already, or not a directory any more: its parent's event says so
+            old = self._paths.get(wd)
+            if old is not None and self._wds.get(old) == wd:
+                del self._wds[old]  # the same directory, seen under a new path
             self._paths[wd] = rel
+            self._wds[rel] = wd
             if len(self._paths) > self._max_dirs:
                 raise _GiveUp(f"the workspace has over {self._max_dirs:,} directories")
             try:
@@ -212,6 +224,8 @@ class TreeWatcher:
         for wd, path in list(self._paths.items()):
             if path == rel or path.startswith(prefix):
                 del self._paths[wd]
+                if self._wds.get(path) == wd:
+                    del self._wds[path]
                 inotify.rm_watch(wd)
         self._nested = {n for n in self._nested if n != rel and not n.startswith(prefix)}
 

@@ -53,6 +53,10 @@ class ToolContext:
     """Run ``bash`` under bubblewrap: workspace writable, the rest read-only, no network."""
     call_id: str = ""
     """The id of the call being run (a subagent nests its events under it)."""
+    links_approved: bool = False
+    """The user, a rule or mode ``all`` let this call through, so it may use a hard-linked file
+    (whose other name may be outside the workspace). Otherwise one is refused when opened:
+    it may have been linked after the permission check, which saw a file with one name."""
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentcli.tools.base import ToolError
+from agentcli.tools.fsaccess import open_regular, read_bounded
+from agentcli.tools.paths import resolve_in_workspace
 from agentcli.tools.process import kill_group, start_group
 
 _KEEP_BYTES = 256 * 1024
@@ -77,7 +80,7 @@ def detect_checks(workspace: Path) -> list[DetectedCheck]:
         ``make test``) where the Makefile has that target. Each rule stands alone, so a Makefile
         whose ``test`` runs pytest means pytest runs twice: set ``[checks] commands`` to choose.
     """
-    pyproject = _read_toml(workspace / "pyproject.toml")
+    pyproject = _read_toml(workspace, "pyproject.toml")
     tool_table: dict[str, Any] = pyproject.get("tool", {}) if isinstance(pyproject.get("tool"), dict) else {}
     found: list[DetectedCheck] = []
     if (ruff := _ruff(workspace, tool_table)) is not None:
@@ -95,12 +98,35 @@ def detect_checks(workspace: Path) -> list[DetectedCheck]:
     return found
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+_MAX_PROJECT_FILE_BYTES = 1024 * 1024
+"""A project file larger than this is not a configuration agentcli reads to choose checks."""
+
+
+def _project_file(workspace: Path, name: str) -> str | None:
+    """A project file's text, or None when it is absent or not a small regular file.
+
+    A command may have made it a FIFO or a link to ``/dev/zero``: it is opened as the file
+    tools open theirs (no link out, non-blocking, size checked first), never by name.
+    """
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError):
-        return {}  # absent or broken: the project's own tools will say so when they run
+        path = resolve_in_workspace(workspace, name, must_exist=True)
+        fd = open_regular(workspace, path, name, links=False)
+    except (ToolError, OSError):
+        return None
+    try:
+        return read_bounded(fd, _MAX_PROJECT_FILE_BYTES, name).decode("utf-8", errors="replace")
+    except (ToolError, OSError):
+        return None
+    finally:
+        os.close(fd)
+
+
+def _read_toml(workspace: Path, name: str) -> dict[str, Any]:
+    text = _project_file(workspace, name)
+    try:
+        return tomllib.loads(text) if text is not None else {}
+    except tomllib.TOMLDecodeError:
+        return {}  # broken: the project's own tools will say so when they run
 
 
 def _venv_bin(workspace: Path, name: str) -> str | None:
@@ -141,11 +167,8 @@ def _pytest_config(workspace: Path, tool: dict[str, Any]) -> str | None:
     if (workspace / "conftest.py").is_file():
         return "conftest.py"
     for name, section in (("setup.cfg", "[tool:pytest]"), ("tox.ini", "[pytest]")):
-        try:
-            if section in (workspace / name).read_text(errors="replace"):
-                return f"{name} {section}"
-        except OSError:
-            continue
+        if section in (_project_file(workspace, name) or ""):
+            return f"{name} {section}"
     return None
 
 
@@ -182,8 +205,8 @@ def _pytest(workspace: Path, tool: dict[str, Any]) -> DetectedCheck | None:
 
 def _npm(workspace: Path) -> DetectedCheck | None:
     try:
-        package = json.loads((workspace / "package.json").read_text())
-    except (OSError, ValueError):
+        package = json.loads(_project_file(workspace, "package.json") or "null")
+    except ValueError:
         return None
     scripts = package.get("scripts") if isinstance(package, dict) else None
     test = scripts.get("test") if isinstance(scripts, dict) else None
@@ -194,13 +217,10 @@ def _npm(workspace: Path) -> DetectedCheck | None:
 
 def _make(workspace: Path) -> DetectedCheck | None:
     for name in ("GNUmakefile", "makefile", "Makefile"):
-        path = workspace / name
-        if not path.is_file():
+        text = _project_file(workspace, name)
+        if text is None:
             continue
-        try:
-            targets = set(_MAKE_TARGET.findall(path.read_text(errors="replace")))
-        except OSError:
-            return None
+        targets = set(_MAKE_TARGET.findall(text))
         # `check` usually runs the tests and more, so it is preferred when both exist.
         for target in ("check", "test"):
             if target in targets:

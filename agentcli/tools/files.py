@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import Field
 
 from agentcli.tools.base import Arguments, BlockingTool, ToolContext, ToolError, ToolResult
-from agentcli.tools.fsaccess import open_regular, read_bounded, rewrite
+from agentcli.tools.fsaccess import open_dir, open_regular, open_subdir, read_bounded, rewrite
 from agentcli.tools.ignore import make_filter
 from agentcli.tools.paths import relative, resolve_in_workspace
 from agentcli.tools.text import decode_text, looks_binary, truncate_middle
@@ -44,7 +44,7 @@ class ReadFile(BlockingTool[ReadFileArgs]):
         display = relative(ctx.workspace, path)
         paged = args.offset is not None or args.limit is not None
         total: int | None
-        fd = open_regular(ctx.workspace, path, display)
+        fd = open_regular(ctx.workspace, path, display, links=ctx.links_approved)
         try:
             if paged and os.fstat(fd).st_size > ctx.settings.max_read_bytes:
                 lines = _read_lines_streaming(fd, display, args.offset or 1, args.limit or DEFAULT_READ_LINES)
@@ -121,7 +121,7 @@ class WriteFile(BlockingTool[WriteFileArgs]):
         path = resolve_in_workspace(ctx.workspace, args.path)
         display = relative(ctx.workspace, path)
         existed = os.path.lexists(path)
-        _write_preserving_mode(ctx.workspace, path, display, args.content, create=True)
+        _write_preserving_mode(ctx.workspace, path, display, args.content, create=True, links=ctx.links_approved)
         lines = count_lines(args.content)
         verb = "Overwrote" if existed else "Created"
         return ToolResult(
@@ -134,12 +134,14 @@ def count_lines(text: str) -> int:
     return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
 
 
-def _write_preserving_mode(workspace: Path, path: Path, display: str, content: str, *, create: bool) -> None:
+def _write_preserving_mode(
+    workspace: Path, path: Path, display: str, content: str, *, create: bool, links: bool
+) -> None:
     """Write ``content`` exactly as given (no newline translation) over the file, in place.
 
     In place rather than through a temporary file renamed over it, so the file keeps its mode,
     owner and other names, as an editor saving it would."""
-    fd = open_regular(workspace, path, display, write=True, create=create)
+    fd = open_regular(workspace, path, display, write=True, create=create, links=links)
     try:
         rewrite(fd, content.encode("utf-8"))
     finally:
@@ -176,7 +178,7 @@ class EditFile(BlockingTool[EditFileArgs]):
             raise ToolError("old_string is empty; use write_file to create or replace a whole file")
         if args.old_string == args.new_string:
             raise ToolError("old_string and new_string are identical; nothing would change")
-        fd = open_regular(ctx.workspace, path, display, write=True)
+        fd = open_regular(ctx.workspace, path, display, write=True, links=ctx.links_approved)
         try:
             return self._edit(fd, display, args, ctx)
         finally:
@@ -239,29 +241,53 @@ class ListFiles(BlockingTool[ListFilesArgs]):
         return ToolResult(ok=True, output=header + output)
 
 
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    """Folders (and links to folders) sort first; a link whose target is gone is a file."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
 def _tree_lines(
     root: Path, depth: int, keep: Callable[[str, bool], bool], workspace: Path, limit: int
 ) -> list[str]:
-    """Folders first, then files, each level indented two spaces; stops past ``limit``."""
+    """Folders first, then files, each level indented two spaces; stops past ``limit``.
+
+    Listed through descriptors, each folder opened without following a link: a folder swapped
+    for a symlink to somewhere else meanwhile is not listed (see ``fsaccess.open_dir``).
+    """
     lines: list[str] = []
 
-    def walk(folder: Path, level: int) -> None:
+    def walk(folder: int, rel_folder: str, level: int) -> None:
         if len(lines) > limit:
             return
         try:
-            children = sorted(os.scandir(folder), key=lambda entry: (not entry.is_dir(), entry.name))
+            children = sorted(os.scandir(folder), key=lambda entry: (not _is_dir(entry), entry.name))
         except OSError as error:
             lines.append(f"{'  ' * level}[cannot list: {error.strerror}]")
             return
         for child in children:
             is_dir = child.is_dir(follow_symlinks=False)
-            rel = relative(workspace, Path(child.path))
+            rel = child.name if rel_folder == "." else f"{rel_folder}/{child.name}"
             if not keep(rel, is_dir):
                 continue
             suffix = "/" if is_dir else ("@" if child.is_symlink() else "")
             lines.append(f"{'  ' * level}{child.name}{suffix}")
             if is_dir and level + 1 < depth:
-                walk(Path(child.path), level + 1)
+                try:
+                    inner = open_subdir(folder, child.name, rel)
+                except (ToolError, OSError) as error:
+                    lines.append(f"{'  ' * (level + 1)}[cannot list: {error}]")
+                    continue
+                try:
+                    walk(inner, rel, level + 1)
+                finally:
+                    os.close(inner)
 
-    walk(root, 0)
+    top = open_dir(workspace, root, relative(workspace, root))
+    try:
+        walk(top, relative(workspace, root), 0)
+    finally:
+        os.close(top)
     return lines

@@ -84,6 +84,39 @@ def _parent_fd(workspace: Path, parts: list[str], display: str, *, create: bool)
         os.close(fd)
 
 
+def open_dir(workspace: Path, path: Path, display: str) -> int:
+    """Open a checked workspace folder (or the workspace itself) without following a link.
+
+    Listing by name would list whatever a swapped-in symlink points at; the listing tools
+    list this descriptor instead (``os.scandir(fd)``, ``os.fwalk(dir_fd=...)``).
+
+    Raises:
+        ToolError: the folder changed since it was checked, or is not a folder.
+    """
+    try:
+        if path == workspace:
+            return os.open(workspace, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+        parts = _parts(workspace, path)
+        with _parent_fd(workspace, parts, display, create=False) as parent:
+            return open_subdir(parent, parts[-1], display)
+    except ToolError:
+        raise
+    except OSError as error:
+        raise ToolError(f"'{display}' cannot be listed: {error.strerror}") from None
+
+
+def open_subdir(parent: int, name: str, display: str) -> int:
+    """Open the folder ``name`` in the folder ``parent`` is open on, never through a symlink."""
+    try:
+        return os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC | os.O_NONBLOCK, dir_fd=parent)
+    except FileNotFoundError:
+        raise ToolError(f"'{display}' does not exist") from None
+    except OSError as error:
+        if error.errno in _SWAPPED:
+            raise _changed(display) from None
+        raise
+
+
 def _require_regular(fd: int, display: str) -> os.stat_result:
     info = os.fstat(fd)
     if stat.S_ISDIR(info.st_mode):
@@ -93,7 +126,9 @@ def _require_regular(fd: int, display: str) -> os.stat_result:
     return info
 
 
-def open_regular(workspace: Path, path: Path, display: str, *, write: bool = False, create: bool = False) -> int:
+def open_regular(
+    workspace: Path, path: Path, display: str, *, write: bool = False, create: bool = False, links: bool = True
+) -> int:
     """Open a checked workspace path as a regular file, never following a symlink on the way.
 
     Args:
@@ -102,6 +137,7 @@ def open_regular(workspace: Path, path: Path, display: str, *, write: bool = Fal
         display: How the path is named in messages.
         write: Open for reading and writing (the file is not truncated: see :func:`rewrite`).
         create: Create the file and its missing parent folders (implies ``write``).
+        links: Accept a file with more than one name (a hard link, maybe to a file outside).
 
     Returns:
         An open descriptor of a regular file; the caller closes it.
@@ -133,7 +169,13 @@ def open_regular(workspace: Path, path: Path, display: str, *, write: bool = Fal
     except OSError as error:
         raise ToolError(f"'{display}' cannot be opened: {error.strerror}") from None
     try:
-        _require_regular(fd, display)
+        info = _require_regular(fd, display)
+        if info.st_nlink > 1 and not links:
+            raise ToolError(
+                f"'{display}' is hard-linked ({info.st_nlink} names), so its content may be a file outside "
+                "the workspace; using it needs approval, which this call did not have (it was linked after "
+                "the permission check). Call the tool again to be asked"
+            )
     except BaseException:
         os.close(fd)
         raise

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import posixpath
 import re
+import stat
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +14,7 @@ from pathlib import Path
 from pydantic import Field
 
 from agentcli.tools.base import Arguments, BlockingTool, ToolContext, ToolError, ToolResult, one_line
-from agentcli.tools.fsaccess import open_regular, read_bounded
+from agentcli.tools.fsaccess import open_dir, open_regular, read_bounded
 from agentcli.tools.ignore import make_filter
 from agentcli.tools.paths import is_secret_path, relative, resolve_in_workspace
 from agentcli.tools.text import looks_binary, truncate_middle
@@ -24,17 +26,31 @@ def walk_files(root: Path, workspace: Path, keep: Callable[[str, bool], bool]) -
     """Workspace-relative paths of the files under ``root``, in a stable order, pruning early.
 
     A symlink is an entry of its own, even one to a directory: git records the link, so
-    ``keep`` is asked with ``is_dir=False`` and the walk does not follow it.
+    ``keep`` is asked with ``is_dir=False`` and the walk does not follow it. The walk runs on
+    descriptors (``os.fwalk`` from ``root`` opened without following links), so a folder
+    swapped for a symlink meanwhile is not entered: nothing outside the workspace is listed.
     """
-    for folder, dirs, files in os.walk(root):
-        base = relative(workspace, Path(folder))
-        prefix = "" if base == "." else base + "/"
-        links = {d for d in dirs if os.path.islink(os.path.join(folder, d))}
-        dirs[:] = sorted(d for d in dirs if d not in links and keep(prefix + d, True))
-        for name in sorted([*files, *links]):
-            rel = prefix + name
-            if keep(rel, False):
-                yield rel
+    base = relative(workspace, root)
+    top = open_dir(workspace, root, base)
+    try:
+        for folder, dirs, files, folder_fd in os.fwalk(".", dir_fd=top, follow_symlinks=False):
+            inner = posixpath.normpath(posixpath.join(base, folder))
+            prefix = "" if inner == "." else inner + "/"
+            links = {d for d in dirs if _is_link(d, folder_fd)}
+            dirs[:] = sorted(d for d in dirs if d not in links and keep(prefix + d, True))
+            for name in sorted([*files, *links]):
+                rel = prefix + name
+                if keep(rel, False):
+                    yield rel
+    finally:
+        os.close(top)
+
+
+def _is_link(name: str, folder_fd: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=folder_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return True  # gone or changed: not a folder to enter
 
 
 def _matches(pattern: str, rel: str) -> bool:
@@ -156,7 +172,7 @@ class Grep(BlockingTool[GrepArgs]):
                 continue
             if not named and is_secret_path(rel):
                 continue  # a secret file is searched only when named: reading it may need approval
-            lines = _text_lines(ctx.workspace, rel, named=named)
+            lines = _text_lines(ctx.workspace, rel, named=named and ctx.links_approved)
             if isinstance(lines, _Skipped):
                 skipped.setdefault(lines.why, []).append(rel)
                 continue

@@ -385,6 +385,12 @@ class AgentApp(App[int]):
         self.prompt.commands = await asyncio.to_thread(self.slash.reload)
         for problem in self.slash.problems:
             self.notify(problem, title="Custom command skipped", severity="warning", timeout=15)
+        from agentcli.session.instructions import display, find_instructions
+
+        found = await asyncio.to_thread(find_instructions, self.workspace)
+        if found:  # what the model will be told, before the first message (the stream says it per request)
+            self.notify(", ".join(display(item.path, self.workspace) for item in found),
+                        title="Project instructions")
 
     @on(PromptArea.PathsWanted)
     def _paths_wanted(self) -> None:

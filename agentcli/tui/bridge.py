@@ -228,7 +228,10 @@ class SessionBridge:
                 call_back(self.app, "agentcli waits for you",
                           description.headline if description is not None else event.outcome)
             if self.session is not None and self.session.queued:
-                self.app.deliver_queued()
+                if event.outcome in ("completed", "clarify"):
+                    self.app.deliver_queued()  # what the user would have sent next anyway
+                else:
+                    self.app.commands.requeue_to_prompt()  # a pause or a halt: the user decides
         elif isinstance(event, UserMessage) and event.queued and self.session is not None:
             self.app.prompt.show_queued(self.session.queued)
         elif isinstance(event, PlanUpdated):
@@ -243,6 +246,8 @@ class SessionBridge:
             return
         view = self.view = session.view
         app = self.app
+        if not app.screen_stack:
+            return  # the app is closing: an event that lands now has no screen left to draw on
         app.status.show_view(view)
         app.graph.show(view.configuration)
         app.prompt.show_view(view)

@@ -53,7 +53,7 @@ def _diff_lines(name: str, args: dict[str, object]) -> list[tuple[str, str]]:
     return [("$text-success", "+" + line) for line in content.splitlines()]
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=128)
 def call_detail(name: str, arguments: str, output: str, finished: bool, expanded: bool) -> Content | None:
     """The lines under a call's head, or None for a tool shown the generic way.
 

@@ -50,7 +50,7 @@ class Commands:
         """
         app = self.app
         session = app.session
-        if mode != "permission" and (slash := parse_slash(text)) is not None:
+        if (slash := parse_slash(text)) is not None:  # /help works while an approval waits, too
             if await app.slash.run(slash):
                 app.prompt.input.clear()
             return
@@ -76,7 +76,7 @@ class Commands:
             elif text.startswith("!") and len(text) > 1:
                 await self.shell(text[1:].strip())
                 return
-            elif not await self.send(text):
+            elif not await self.send(text[1:] if text.startswith("//") else text):  # "//x" sends "/x"
                 return
         except SessionStateError as error:
             app.notify(str(error), severity="warning")
@@ -134,6 +134,19 @@ class Commands:
         except SessionStateError as error:
             self.app.notify(f"The queued message was not sent: {error}", severity="warning")
             self.app.prompt.input.value = message.text
+
+    def requeue_to_prompt(self) -> None:
+        """The run paused or halted with messages queued: they go back into the prompt (sending
+        them now would resume a run the user just stopped); enter sends them as guidance."""
+        session = self.app.session
+        message = session.take_queued() if session is not None else None
+        prompt = self.app.prompt
+        prompt.show_queued([])
+        if message is None:
+            return
+        current = prompt.input.value
+        prompt.input.value = f"{message.text}\n{current}" if current.strip() else message.text
+        self.app.notify("The queued message is back in the prompt: enter sends it as guidance.")
 
     def take_back(self) -> bool:
         """esc with messages queued: the newest comes back into the prompt to edit."""

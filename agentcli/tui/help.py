@@ -40,8 +40,10 @@ KEYS: tuple[tuple[str, str], ...] = (
 )
 
 
-def help_text(commands: Iterable[SlashCommand], problems: Iterable[str] = ()) -> RenderableType:
-    """The help's body: keys, then commands, then any command file that could not be used.
+def help_text(commands: Iterable[SlashCommand], problems: Iterable[str] = (),
+              mcp_tools: Iterable[tuple[str, str]] = ()) -> RenderableType:
+    """The help's body: keys, then commands, then the MCP servers' tools (name, description),
+    then any command file that could not be used.
 
     Rich grids rather than one markup string: the descriptions wrap under themselves at 80
     columns instead of under the keys.
@@ -62,6 +64,10 @@ def help_text(commands: Iterable[SlashCommand], problems: Iterable[str] = ()) ->
                                    Text("Commands", style="bold underline")]
     parts.append(grid((f"/{c.name} {c.args}".rstrip(),
                        c.help + ("" if c.source == "built-in" else f"  ({c.source})")) for c in commands))
+    mcp_tools = list(mcp_tools)
+    if mcp_tools:
+        parts += [Text(""), Text("MCP tools (the mcp servers pane shows each server's state)",
+                                 style="bold underline"), grid(mcp_tools)]
     problems = list(problems)
     if problems:
         parts += [Text(""), Text("Command files that could not be used", style="bold underline")]

@@ -65,8 +65,8 @@ class SlashCommands:
         custom = self.custom.commands.get(slash.name)
         if custom is not None:
             return await self._custom(custom, slash.args)
-        self.app.notify(f"Unknown command /{slash.name} — /help lists the commands. Nothing was sent.",
-                        severity="warning")
+        self.app.notify(f"Unknown command /{slash.name} — /help lists the commands. Nothing was sent "
+                        f"(start with // to send a message that begins with /).", severity="warning")
         return False
 
     # -- the built-in commands -----------------------------------------------------------------
@@ -163,7 +163,7 @@ class SlashCommands:
         name = args.strip()
         if not name:
             catalog = await asyncio.to_thread(factory.workflow_catalog, app.workspace)
-            names = sorted(getattr(catalog, "workflows", {}) or {})
+            names = catalog.names
             picked = await app.push_screen_wait(PickOne(
                 "Start a new session with the workflow (the current one keeps its own)",
                 [(n, n) for n in names]))
@@ -266,7 +266,9 @@ class SlashCommands:
 
     def help(self) -> HelpScreen:
         commands = self.reload()
-        return HelpScreen(help_text(commands, self.problems))
+        session = self.app.session
+        tools = session.mcp_tool_lines() if session is not None else []
+        return HelpScreen(help_text(commands, self.problems, tools))
 
 
 def _first_line(text: str) -> str:

@@ -3,49 +3,19 @@
 It is drawn from the chart's graph (``agentcli.session.chart.chart_graph``), so what it shows is
 what runs, not a hand-kept copy: the phase region as an indented tree, then every transition.
 Given the :class:`Workflow` too, each phase also lists its tools, model and step limit. The graph
-is taken structurally (anything with nodes and edges shaped like ``ChartGraph``'s), which keeps
+is taken structurally (the drawing's ``GraphLike``: anything shaped like ``ChartGraph``), which keeps
 this module free of the session layer; it imports neither rich nor textual.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Protocol
 
+from agentcli.chart_drawing.canvas import GraphLike, NodeLike
 from agentcli.workflow.model import ALL_TOOLS, Phase, Workflow
 
 PHASE_REGION = "phase"
 """The id of the chart's phase region, whose subtree is the workflow."""
-
-
-class GraphNodeLike(Protocol):
-    @property
-    def id(self) -> str: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def parent(self) -> str | None: ...
-    @property
-    def initial(self) -> bool: ...
-
-
-class GraphEdgeLike(Protocol):
-    @property
-    def source(self) -> str: ...
-    @property
-    def target(self) -> str: ...
-    @property
-    def event(self) -> str: ...
-    @property
-    def cond(self) -> str | None: ...
-
-
-class GraphLike(Protocol):
-    @property
-    def nodes(self) -> Sequence[GraphNodeLike]: ...
-    @property
-    def edges(self) -> Sequence[GraphEdgeLike]: ...
 
 
 _UNICODE = {"branch": "├─ ", "last": "└─ ", "pipe": "│  ", "blank": "   ", "arrow": "→", "dot": "·"}
@@ -92,7 +62,7 @@ def render_workflow(
     nodes = {node.id: node for node in graph.nodes}
     if region not in nodes:
         raise ValueError(f"the graph has no '{region}' node to draw")
-    children: dict[str, list[GraphNodeLike]] = {}
+    children: dict[str, list[NodeLike]] = {}
     for node in graph.nodes:
         if node.parent is not None:
             children.setdefault(node.parent, []).append(node)
@@ -147,7 +117,7 @@ def render_workflow(
     return "\n".join(lines) + "\n"
 
 
-def _subtree(root: str, children: dict[str, list[GraphNodeLike]]) -> set[str]:
+def _subtree(root: str, children: dict[str, list[NodeLike]]) -> set[str]:
     found = {root}
     stack = [root]
     while stack:
@@ -157,7 +127,7 @@ def _subtree(root: str, children: dict[str, list[GraphNodeLike]]) -> set[str]:
     return found
 
 
-def _start(root: str, children: dict[str, list[GraphNodeLike]]) -> str | None:
+def _start(root: str, children: dict[str, list[NodeLike]]) -> str | None:
     """Follow initial children down from the region: the phase a task starts in."""
     node_id: str | None = root
     while node_id is not None and children.get(node_id):

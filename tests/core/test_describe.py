@@ -78,8 +78,7 @@ SHOWN: list[Event] = [
     PermissionDecided(call_id="p", allowed=False),
     AssistantMessage(text="half a sen", interrupted=True),
     ContextCompacted(summary="s", replaced=10, tokens_before=118_000, tokens_after=21_000, reason="threshold"),
-    ConversationRewound(point=2, text="try the other fix", kept=4),
-    ConversationRewound(point=2, text="try the other fix", kept=4, restored=[{"role": "user", "content": "x"}]),
+    ConversationRewound(point=2, text="make it two\nand more", kept=4),
 ]
 """One of every kind of event a person reads about."""
 
@@ -119,6 +118,9 @@ def test_lines_read_as_a_person_would_expect() -> None:
     assert text(SHOWN[15]) == "? waiting for your answer"
     assert text(SHOWN[16]) == "🔒 waiting for approval"
     assert text(SHOWN[21]) == "🔒 approval needed: Run `rm -rf build` (no rule allows it)"
+    assert text(SHOWN[-1]) == "⟲ rewound: the conversation to before #2 (make it two)"
+    undone = ConversationRewound(point=2, text="make it two", kept=4, restored=[{"role": "user", "content": "x"}])
+    assert text(undone) == "⟳ rewind undone: the conversation after #2 is back"
     assert text(SHOWN[23]) == "🔒 denied"
 
 

@@ -32,12 +32,12 @@ def git_server(repository: Path, **fields: object) -> McpServerSettings:
 
 
 def group_alive(pgid: int) -> bool:
-    """Whether any process of the group is left (zombies of ours are reaped first)."""
+    """Whether any process of the group is left (its leader, our child, is reaped first if it
+    is a zombie: only that pid, never another test's children)."""
     try:
-        while os.waitpid(-1, os.WNOHANG)[0]:
-            pass
+        os.waitpid(pgid, os.WNOHANG)
     except ChildProcessError:
-        pass
+        pass  # not ours, or already reaped (by asyncio's child watcher)
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:

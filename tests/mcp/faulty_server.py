@@ -16,6 +16,7 @@ if os.environ.get("FAULTY_PID_FILE"):  # first thing, before the SDK's imports t
 
 import argparse
 import asyncio
+import sys
 import threading
 import time
 from pathlib import Path
@@ -115,7 +116,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--slow-start", type=float, default=0.0)
     parser.add_argument("--http", type=int, default=None)
+    parser.add_argument("--fail-start", default=None, help="print this to stderr and exit 1 at once")
     args = parser.parse_args()
+    if args.fail_start:
+        print(args.fail_start, file=sys.stderr)
+        sys.exit(1)
     if args.slow_start:
         time.sleep(args.slow_start)
     if args.http is None:

@@ -29,6 +29,7 @@ def test_list_shows_servers_tools_and_failures(workspace: Path, tmp_path: Path) 
     assert "mcp__faulty__touch  [asks]" in out and "mcp__faulty__echo  [read-only, research]" in out
     assert "left out: broken" in out
     assert "✗ gone" in out and "error: the command was not found" in out
+    assert "its stderr: " in out and "gone.log" in out
     assert not group_alive(int((tmp_path / "pid").read_text()))
 
 
@@ -61,3 +62,19 @@ def test_a_headless_run_uses_the_servers_and_leaves_no_process(workspace: Path, 
     notices = [str(e["text"]) for e in stream if e["type"] == "notice"]
     assert any("MCP server 'gone' is not available" in text for text in notices)
     assert not group_alive(int(pid_file.read_text()))
+
+
+def test_an_mcp_call_approved_on_resume_runs_once_its_server_is_up(workspace: Path, tmp_path: Path) -> None:
+    _mcp_json(workspace, tmp_path / "pid")
+    model = recording(tmp_path / "rec.json",
+                      {"tool_calls": [{"name": "mcp__faulty__touch", "arguments": {"path": "made.txt"}}]},
+                      {"tool_calls": [{"name": "complete", "arguments": {"summary": "made"}}]})
+    first = agentcli("run", "make a file", "--model", model, "-o", "jsonl", cwd=workspace)
+    assert first.returncode == 5, first.stdout + first.stderr  # edits mode: a tool that may write asks
+    asked = [e for e in events(first.stdout) if e["type"] == "permission_requested"]
+    assert asked and asked[0]["tool"] == "mcp__faulty__touch"
+    assert not (workspace / "made.txt").exists()
+    session_id = str(events(first.stdout)[0]["session_id"])
+    approved = agentcli("resume", session_id, "--approve", "-o", "jsonl", cwd=workspace)
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+    assert (workspace / "made.txt").read_text() == "written by the faulty server\n"

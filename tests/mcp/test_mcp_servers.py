@@ -214,6 +214,18 @@ async def test_streamable_http_with_headers_from_the_environment(workspace: Path
         await manager.aclose()
 
 
+async def test_a_server_that_exits_at_start_says_why(workspace: Path, tmp_path: Path) -> None:
+    notices: list[str] = []
+    manager, registry = _manager(workspace, notices, broken=faulty("--fail-start", "database URL is not set"))
+    manager.start(log_dir=tmp_path / "logs")
+    await registry.ready()
+    status = manager.statuses[0]
+    assert status.state == "failed" and "its last words: database URL is not set" in (status.error or "")
+    assert "database URL is not set" in (tmp_path / "logs" / "broken.log").read_text()
+    assert [n for n in notices if "'broken' is not available" in n]
+    await manager.aclose()
+
+
 async def test_an_http_server_that_is_not_there(workspace: Path) -> None:
     notices: list[str] = []
     manager, registry = _manager(workspace, notices, away=McpServerSettings(url="http://127.0.0.1:9/mcp", timeout_s=20))

@@ -189,3 +189,27 @@ async def test_through_litellms_real_path_the_schemas_are_sent_and_results_retur
                                                                             "target_timezone"}
     result = [m for m in server.requests[1]["messages"] if m["role"] == "tool"][0]
     assert "Asia/Tokyo" in result["content"] and "21:00" in result["content"]
+
+
+async def test_images_go_to_a_model_that_reads_them_and_only_to_it(workspace: Path, server: OpenAIServer) -> None:
+    from agentcli.config import RetrySettings
+    from agentcli.llm.litellm_client import LiteLLMClient
+
+    for model, sees in (("openai/gpt-4o", True), ("openai/test-model", False)):
+        server.add(Reply(calls=[Call("mcp__faulty__picture", {})]), Reply(calls=[Call("complete", {"summary": "ok"})]))
+        settings = Settings(model=model, api_base=server.base_url, mcp=McpSettings(servers={"faulty": faulty()}),
+                            retry=RetrySettings(attempts=2, base_delay_s=0.01))
+        session = new_session(workspace, settings, model_client=LiteLLMClient(settings.retry))
+        try:
+            assert (await session.run_turn("draw")).outcome == "completed"
+        finally:
+            await session.aclose()
+        messages = server.requests[-1]["messages"]
+        tool = [m for m in messages if m["role"] == "tool"][-1]
+        assert tool["content"].startswith("[image: image/png")
+        after = messages[messages.index(tool) + 1:]
+        images = [part for m in after if m["role"] == "user" and isinstance(m["content"], list)
+                  for part in m["content"] if part.get("type") == "image_url"]
+        assert bool(images) is sees, model
+        if sees:
+            assert images[0]["image_url"]["url"].startswith("data:image/png;base64,iVBORw0KGgo")

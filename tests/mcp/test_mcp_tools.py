@@ -103,7 +103,7 @@ def test_results_become_text_the_model_reads() -> None:
     ])
     converted = convert_result(result, 10_000, server="s")
     assert converted.ok and converted.output.splitlines()[0] == "first"
-    assert "[image: image/png, 8 bytes; not shown to the model]" in converted.output
+    assert "[image: image/png, 8 bytes]" in converted.output
     assert "--- resource memo://1 (text/plain) ---\nbody" in converted.output
     assert converted.data["images"] == ["image/png"]
     structured = convert_result(CallToolResult(content=[], structured_content={"n": 1}), 1000, server="s")

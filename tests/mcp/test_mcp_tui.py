@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
+
+from rich.console import Console
 
 from agentcli.config_mcp import McpServerSettings, McpSettings
 from agentcli.llm.replay import ReplayModel
+from agentcli.tui.help import HelpScreen
 from tests.mcp.conftest import time_server
 from tests.tui.conftest import home, project
 from tests.tui.helpers import make_app, make_session, recording, wait_for
@@ -39,6 +43,14 @@ async def test_the_mcp_pane_lists_servers_with_their_state(project: Path) -> Non
             # The servers' news is in the stream too.
             assert any("MCP server 'gone' is not available" in str(block.render())
                        for block in app.query("NoticeBlock"))
+            # And the help lists the MCP tools with their descriptions.
+            await pilot.press("f1")
+            await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help")
+            console = Console(width=120, record=True, file=io.StringIO())
+            console.print(app.screen.body)  # type: ignore[attr-defined]
+            help_text = console.export_text()
+            assert "MCP tools" in help_text and "mcp__time__convert_time" in help_text
+            assert "Convert time between timezones" in help_text
     finally:
         await session.aclose()
 

@@ -135,4 +135,7 @@ def test_any_short_block_repeated_forever_is_hinted_promptly_then_halted(block: 
     wrote = any(action.file_hashes for action in block)
     assert first <= max(3, (3 if wrote else 2) * len(block))
     halts = [i for i, v in found if v.severity == "halt"]
-    assert halts and halts[0] <= first + len(block)
+    # One round after the hint; two when the block's first write of new content came after the
+    # hint: that was real work, and re-reads after real work are a hint again (issue 18: three
+    # reads, an edit, three reads must not halt a productive run).
+    assert halts and halts[0] <= first + (2 if wrote else 1) * len(block)

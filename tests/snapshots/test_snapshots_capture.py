@@ -501,3 +501,23 @@ def test_corrupt_packed_index_only_costs_a_reseed(store: SnapshotStore, repo: Pa
     assert len(other._shadow.index()) == 5  # seeded again from the user's index, not started empty
     result = other.capture(session_id="s", reason="after")
     assert result.tree == git_add_all_tree(repo, tmp_path / "x")
+
+
+def test_seed_drops_an_assume_unchanged_entry_of_a_version_2_index_after_a_long_path(
+    repo: Path, data_dir: Path, tmp_path: Path
+) -> None:
+    # A version 2 index (no extended flags) is scanned from its bytes; a path longer than the
+    # 12-bit length field must not throw the scan off the entries after it.
+    write(tmp_path / "blob", "x\n")
+    blob = git(repo, "hash-object", "-w", str(tmp_path / "blob")).strip()
+    long_path = "/".join(["d" * 200] * 22) + "/long"  # staged only: too long for the filesystem
+    git(repo, "update-index", "--add", "--cacheinfo", f"100644,{blob},{long_path}")
+    git(repo, "update-index", "--index-version", "2", "--assume-unchanged", "src/app.py")
+    assert (repo / ".git" / "index").read_bytes()[4:8] == b"\0\0\0\2"
+    write(repo / "src" / "app.py", "changed behind an assume-unchanged flag\n")
+    store = SnapshotStore(repo, data_dir)
+
+    result = store.capture(session_id="s", reason="start")
+
+    entries = ls_tree(store, result.tree)
+    assert shadow_git(store, "cat-file", "-p", entries["src/app.py"][1]) == "changed behind an assume-unchanged flag\n"

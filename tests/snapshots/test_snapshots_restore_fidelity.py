@@ -11,11 +11,15 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import sys
 from pathlib import Path
 
-from snaphelpers import write
+import pytest
+from snaphelpers import git, write
 
 from agentcli.snapshots import SnapshotStore
+from agentcli.snapshots.layout import scan_layout
+from agentcli.snapshots.restore import umask
 
 
 def _mode(path: Path) -> int:
@@ -101,3 +105,28 @@ def test_an_edit_no_capture_saw_is_in_the_undo_point(repo: Path, store: Snapshot
     assert (repo / "src" / "util.py").read_text() == before
     store.restore(result.undo.id, session_id="s")
     assert (repo / "src" / "util.py").read_text() == before.replace("1", "2")
+
+
+@pytest.mark.may_skip(reason="the watcher uses inotify, which only Linux has")
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux-only")
+def test_a_watching_store_judges_modes_by_the_ignore_file_the_restore_brings_back(repo: Path, data_dir: Path) -> None:
+    # The layout is kept from the watcher's paths; a restored `.gitignore` changes what is
+    # ignored everywhere, so the modes are judged against a fresh scan, as without a watcher.
+    write(repo / "keys" / "f.key", "k\n")
+    os.chmod(repo / "keys" / "f.key", 0o600)
+    write(repo / ".gitignore", "*.key\n")
+    git(repo, "add", "-f", "keys/f.key", ".gitignore")  # tracked, so in every snapshot
+    git(repo, "commit", "-q", "-m", "a key")
+    store = SnapshotStore(repo, data_dir, watch=True)
+    try:
+        start = _start(store)
+        assert store.watching
+        (repo / ".gitignore").unlink()
+        write(repo / "src" / "app.py", "changed\n")
+        store.capture(session_id="s", reason="after bash", watched=True, record_layout=True)
+        store.restore(start, session_id="s")
+        assert (repo / ".gitignore").read_text() == "*.key\n"
+        assert _mode(repo / "keys" / "f.key") == 0o600  # ignored again: left as it is
+        assert store.layout_record(store.timeline("s")[-1].id) == scan_layout(repo, umask())
+    finally:
+        store.close()

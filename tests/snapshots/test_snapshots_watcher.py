@@ -15,11 +15,16 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from snaphelpers import commit_all, git, write
+from snaphelpers import commit_all, git, git_add_all_tree, write
 
 from agentcli.snapshots import SnapshotStore
+from agentcli.snapshots.layout import scan_layout
+from agentcli.snapshots.restore import umask
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux-only")
+pytestmark = [
+    pytest.mark.may_skip(reason="the watcher uses inotify, which only Linux has"),
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux-only"),
+]
 
 FILES = [
     "f0",
@@ -149,6 +154,11 @@ def test_hinted_captures_equal_full_walks(batches: list[list[tuple[object, ...]]
             assert from_hints.tree == from_walk.tree, batch
             # A walk reports every skipped path again; hints report those the batch touched.
             assert {s.path for s in from_hints.skipped} <= {s.path for s in from_walk.skipped}, batch
+            # The layout kept from the watcher's paths equals a full scan of the workspace.
+            recorded = hinted.capture(session_id="s", reason="layout", watched=True, record_layout=True)
+            last = hinted.timeline("s")[-1]
+            assert recorded.tree == last.tree
+            assert hinted.layout_record(last.id) == scan_layout(ws, umask()), batch
     finally:
         hinted.close()
         shutil.rmtree(root, ignore_errors=True)
@@ -237,3 +247,86 @@ def test_a_file_added_to_an_oversized_untracked_directory_stays_out(repo: Path, 
     # A walk counts the whole directory (5 files, over the limit); the hint must too.
     assert [(s.path, s.files) for s in hinted.skipped] == [("dump", 5)]
     assert hinted.tree == walked.capture(session_id="s", reason="walk").tree
+
+
+def test_a_watcher_that_cannot_run_leaves_every_capture_walking(repo: Path, data_dir: Path) -> None:
+    store = SnapshotStore(repo, data_dir, watch=True)
+    watcher = store._watcher
+    assert watcher is not None
+    watcher._max_dirs = 2  # as if the tree had more directories than the watcher may watch
+    store.capture(session_id="s", reason="start")
+    assert not store.watching
+    assert watcher.unavailable_reason is not None and "directories" in watcher.unavailable_reason
+    write(repo / "src" / "util.py", "X = 2\n")
+
+    result = store.capture(session_id="s", reason="after bash", watched=True)
+
+    assert result.snapshot is not None and [f.path for f in result.snapshot.files] == ["src/util.py"]
+    assert not store.watching
+
+
+def test_a_directory_moved_away_and_back_is_followed(repo: Path, data_dir: Path, tmp_path: Path) -> None:
+    store = SnapshotStore(repo, data_dir, watch=True)
+    walked = SnapshotStore(repo, data_dir / "walked")
+    store.capture(session_id="s", reason="start")
+    outside = tmp_path / "parked"
+    os.rename(repo / "src", outside)
+    assert store.capture(session_id="s", reason="moved out", watched=True).tree == walked.capture(
+        session_id="s", reason="walk"
+    ).tree
+    write(outside / "while-away.py", "A = 1\n")  # not in the workspace: nothing to record
+    os.rename(outside, repo / "lib")
+    write(repo / "lib" / "after.py", "B = 1\n")
+
+    hinted = store.capture(session_id="s", reason="moved back", watched=True)
+
+    assert hinted.tree == walked.capture(session_id="s", reason="walk").tree
+    assert store.watching
+
+
+def test_an_index_written_by_another_process_makes_the_next_watched_capture_walk(
+    repo: Path, data_dir: Path, tmp_path: Path
+) -> None:
+    """Another store object on the same shadow stands in for a second agentcli process."""
+    watching = SnapshotStore(repo, data_dir, watch=True)
+    other = SnapshotStore(repo, data_dir)
+    watching.capture(session_id="a", reason="start")
+    write(repo / "src" / "app.py", "def main():\n    return 'from bash'\n")
+    watching.capture(session_id="a", reason="after bash", watched=True)  # kept in memory only
+    write(repo / "src" / "util.py", "X = 'from the other session'\n")
+    other.capture(session_id="b", reason="after edit_file", paths_hint=["src/util.py"])  # writes the index
+
+    result = watching.capture(session_id="a", reason="after bash", watched=True)
+
+    assert result.tree == git_add_all_tree(repo, tmp_path / "x")
+
+
+def test_the_store_writing_its_own_index_keeps_the_watcher_trusted(repo: Path, data_dir: Path) -> None:
+    store = SnapshotStore(repo, data_dir, watch=True)
+    first = store.capture(session_id="s", reason="start")
+    assert first.snapshot is not None
+    store.diff(first.snapshot)  # refreshes and writes the index: no other process involved
+    assert not store._refresher.index_written_elsewhere()
+    write(repo / "README.md", "changed\n")
+
+    result = store.capture(session_id="s", reason="after bash", watched=True)
+
+    assert result.snapshot is not None and [f.path for f in result.snapshot.files] == ["README.md"]
+    assert store.watching
+
+
+def test_hinted_captures_of_two_processes_keep_each_others_changes(repo: Path, data_dir: Path, tmp_path: Path) -> None:
+    """Each store keeps recent index changes in memory; neither may lose the other's."""
+    one = SnapshotStore(repo, data_dir)
+    two = SnapshotStore(repo, data_dir)
+    one.capture(session_id="a", reason="start")
+    two.capture(session_id="b", reason="start")
+    write(repo / "src" / "app.py", "def main():\n    return 'one'\n")
+    one.capture(session_id="a", reason="after write_file", paths_hint=["src/app.py"])
+    write(repo / "src" / "util.py", "X = 'two'\n")
+    two.capture(session_id="b", reason="after write_file", paths_hint=["src/util.py"])
+    write(repo / "README.md", "one again\n")
+
+    result = one.capture(session_id="a", reason="after write_file", paths_hint=["README.md"])
+
+    assert result.tree == git_add_all_tree(repo, tmp_path / "x")

@@ -187,17 +187,20 @@ def swapping(workspace: Path, outside: Path) -> Iterator[Path]:
 @pytest.mark.may_skip(reason="needs renameat2 (glibc 2.28+) for an atomic swap")
 async def test_a_folder_swapped_for_a_symlink_never_lets_a_tool_out(workspace: Path, swapping: Path) -> None:
     outside = swapping
+    (outside / "only-outside.txt").write_text("a name no listing of the workspace may show\n")
     leaks: list[str] = []
     for number in range(150):
         write = await call(workspace, "write_file", {"path": f"d/new{number}.txt", "content": "written\n"})
         edit = await call(workspace, "edit_file", {"path": "d/secret.txt", "old_string": "side", "new_string": "SIDE"})
         read = await call(workspace, "read_file", {"path": "d/secret.txt"})
         grep = await call(workspace, "grep", {"pattern": "SECRET", "path": "."})
-        for result in (write, edit, read, grep):
-            if OUTSIDE_SECRET in result.output or "OUTSIDE-SIDE" in result.output:
+        listing = await call(workspace, "list_files", {"path": "d"})
+        found = await call(workspace, "glob", {"pattern": "**/*", "path": "d"})
+        for result in (write, edit, read, grep, listing, found):
+            if OUTSIDE_SECRET in result.output or "OUTSIDE-SIDE" in result.output or "only-outside" in result.output:
                 leaks.append(result.output)
     written_outside = sorted(path.name for path in outside.iterdir())
-    assert written_outside == ["secret.txt"], f"files written outside: {written_outside}"
+    assert written_outside == ["only-outside.txt", "secret.txt"], f"files written outside: {written_outside}"
     assert (outside / "secret.txt").read_text() == f"{OUTSIDE_SECRET}\n"
     assert leaks == []
 
@@ -233,3 +236,55 @@ async def test_hostile_writes_end_the_turn_with_errors_the_model_reads(
     results = [(event.name, event.ok, event.output) for event in finished]
     assert [ok for _, ok, _ in results[:5]] == [False] * 5, results
     assert results[5][1] and results[-1][0] == "complete"
+
+
+# -- a hard link made after the permission check --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [("read_file", {"path": "f.txt"}), ("edit_file", {"path": "f.txt", "old_string": "OUT", "new_string": "in"}),
+     ("write_file", {"path": "f.txt", "content": "pwned\n"}), ("grep", {"pattern": "OUT", "path": "f.txt"})],
+)
+async def test_a_file_linked_after_the_check_is_refused_unless_approved(
+    workspace: Path, outside: Path, tool: str, args: dict[str, object]
+) -> None:
+    # The policy saw f.txt with one name and let the call run; then it became a hard link out.
+    (workspace / "f.txt").write_text("inside\n")
+    assert _policy(workspace, "edits").decide(tool, args).allowed
+    (workspace / "f.txt").unlink()
+    try:
+        os.link(outside / "secret.txt", workspace / "f.txt")
+    except OSError:
+        pytest.skip("hard links across these folders are not possible here")
+    unapproved = await REGISTRY.call(tool, json.dumps(args), ToolContext(workspace, ToolSettings()))
+    assert OUTSIDE_SECRET not in unapproved.output
+    assert (outside / "secret.txt").read_text() == f"{OUTSIDE_SECRET}\n"
+    assert "hard-linked" in unapproved.output
+    approved = await REGISTRY.call(
+        "read_file", json.dumps({"path": "f.txt"}), ToolContext(workspace, ToolSettings(), links_approved=True)
+    )
+    assert OUTSIDE_SECRET in approved.output  # what the user approved, the tool does
+
+
+@pytest.mark.parametrize(("mode", "allow"), [("all", []), ("edits", ["read_file:hard.txt"])])
+async def test_an_approved_hard_link_is_read_through_the_runtime(
+    workspace: Path, outside: Path, isolated_dirs: Path, mode: str, allow: list[str]
+) -> None:
+    from agentcli.config import Settings
+    from agentcli.events import ToolCallFinished
+    from agentcli.session.factory import new_session
+    from tests.support.sessions import replay
+
+    try:
+        os.link(outside / "secret.txt", workspace / "hard.txt")
+    except OSError:
+        pytest.skip("hard links across these folders are not possible here")
+    client = replay(("", [("read_file", {"path": "hard.txt"})]), ("", [("complete", {"summary": "done"})]))
+    settings = Settings(permissions=PermissionSettings(mode=mode, allow=allow))  # type: ignore[arg-type]
+    session = new_session(workspace, settings, model_client=client, data_dir=isolated_dirs / "data")
+    finished: list[ToolCallFinished] = []
+    session.subscribe(lambda event: finished.append(event) if isinstance(event, ToolCallFinished) else None)
+    await session.run_turn("read it")
+    session.close()
+    assert finished[0].ok and OUTSIDE_SECRET in finished[0].output

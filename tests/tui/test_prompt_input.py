@@ -155,6 +155,8 @@ async def test_agents_md_is_in_the_system_prompt_of_the_first_request(project: P
         await wait_idle(pilot, app)
         assert "Always run the tests with `python -m unittest`." in model.system(0)
         assert "--- AGENTS.md ---" in model.system(0)
+        await wait_for(pilot, lambda: any(n.title == "Project instructions" and n.message == "AGENTS.md"
+                                          for n in app._notifications), what="the files named on start")
         assert any("instructions: AGENTS.md" in block.render().plain for block in app.conversation.query("*")
                    if hasattr(block, "render") and block.__class__.__name__ == "NoticeBlock")
 
@@ -215,9 +217,8 @@ async def test_a_custom_command_expands_and_a_bad_one_is_named(project: Path) ->
     app = make_app(project, make_session(project, model))
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: any(c.name == "review" for c in app.prompt.commands), what="the commands")
-        # notify() posts a message: the notice lands a moment after the commands do.
         await wait_for(pilot, lambda: any("broken.md" in str(n.message) and "unknown field 'colour'" in str(n.message)
-                                          for n in app._notifications), what="the notice naming broken.md")
+                                          for n in app._notifications), what="the bad file named")
         app.prompt.input.focus()
         await pilot.press(*"/rev")
         await wait_for(pilot, lambda: app.prompt.menu.is_open)
@@ -331,3 +332,23 @@ async def test_the_user_is_called_back_only_when_the_terminal_is_not_focused(pro
         assert sent == "\x1b]777;notify;agentcli;asks: ]0;evil  which?\x07"
         app._settings = Settings(model="replay:none.json", notify="off")
         assert call_back(app, "agentcli", "done") is None
+
+
+async def test_a_pause_puts_the_queued_message_back_into_the_prompt(project: Path) -> None:
+    gated = GatedModel(recording(("Working on it, reading files now.", [("list_files", {})]),
+                                 ("Noted.", [("complete", {"summary": "ok"})])), gate_after=10)
+    model = Recorder(gated)
+    app = make_app(project, make_session(project, model), initial_prompt="start")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: gated.reached_gate, what="the model mid-reply")
+        app.prompt.input.focus()
+        await pilot.press(*"use the new API", "enter")
+        await wait_for(pilot, lambda: app.prompt.has_class("-queued"))
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: app.view is not None and app.view.waiting_for == "guidance", what="paused")
+        await wait_for(pilot, lambda: app.prompt.input.text == "use the new API", what="the message back")
+        assert app.session is not None and app.session.queued == []
+        assert len(model.requests) == 1, "nothing was sent: the user paused"
+        await pilot.press("enter")
+        await wait_idle(pilot, app)
+        assert "use the new API" in model.user_texts(-1)

@@ -12,7 +12,16 @@ from textual.pilot import Pilot
 from agentcli.llm.replay import ReplayModel
 from agentcli.tui.app import AgentApp
 from agentcli.tui.help import HelpScreen
-from tests.tui.helpers import GatedModel, drain, make_app, make_session, recording, screen_settled, wait_for
+from tests.tui.helpers import (
+    GatedModel,
+    drain,
+    make_app,
+    make_session,
+    recording,
+    screen_settled,
+    wait_for,
+    wait_idle,
+)
 
 DONE = recording(("Done.", [("complete", {"summary": "ok"})]))
 
@@ -89,3 +98,4 @@ async def test_escape_closes_the_menu_without_pausing(project: Path) -> None:
         assert not app.prompt.menu.is_open
         assert app.view is not None and app.view.waiting_for is None, "the agent still works"
         model.gate.set()
+        await wait_idle(pilot, app)  # the run ends before the app does

@@ -54,12 +54,12 @@ class GraphStrip(Widget):
 
 class GraphTrail(Widget):
     """Under the drawing: ``last: idle →user_message→ thinking`` and ``next: …``, each wrapping
-    onto a second line in a narrow pane."""
+    onto a second line in a narrow pane. Always four lines high: a trail that grows would resize
+    the drawing's pane on every transition."""
 
     DEFAULT_CSS = """
     GraphTrail {
-        height: auto;
-        max-height: 4;
+        height: 4;
         padding: 0 1;
         color: $text-muted;
     }
@@ -72,7 +72,9 @@ class GraphTrail(Widget):
 
     def render(self) -> Content:
         width = self.size.width
-        return Content("\n").join([self.trail_line(width), self.next_line(width)])
+        trail, next_line = self.trail_line(width), self.next_line(width)
+        # Each takes two lines, wrapped or not, so "next:" stays where the eye expects it.
+        return Content("\n").join([*_two_lines(trail, width), *_two_lines(next_line, width)])
 
     def trail_line(self, width: int) -> Content:
         """The last transitions, oldest cut first, the newest state lit."""
@@ -98,3 +100,9 @@ class GraphTrail(Widget):
         if len(text) > 2 * width - 12:  # two lines' worth, like the trail
             text = text[: max(0, 2 * width - 13)] + "…"
         return Content.assemble(("next: ", "$text-muted"), (text, "$foreground"))
+
+
+def _two_lines(content: Content, width: int) -> list[Content]:
+    """``content`` wrapped to ``width`` and cut or padded to exactly two lines."""
+    lines = list(content.wrap(max(1, width)))[:2] if width else [content]
+    return lines + [Content("")] * (2 - len(lines))

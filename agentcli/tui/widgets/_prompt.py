@@ -9,6 +9,7 @@ never from the names of chart states.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -50,6 +51,9 @@ _PLACEHOLDERS = {
     "guidance": "Guidance for the agent (optional) — enter resumes",
     "readonly": "This session is shown read-only",
 }
+
+PATHS_FRESH_S = 10.0
+"""A listing of the workspace older than this is made again when a new ``@`` is typed."""
 
 PERMISSION_CHOICES = ("once", "session", "always", "deny")
 """What the permission options send, in the order they are listed."""
@@ -117,6 +121,8 @@ class PromptArea(Vertical):
         """What ``/`` offers: the built-in commands and the custom ones (the app adds those)."""
         self.paths: list[str] | None = None
         """What ``@`` offers; None until the app has listed the workspace."""
+        self.paths_listed_at = 0.0
+        """When the listing was last asked for (monotonic seconds)."""
         self.history: PromptHistory | None = None
         """What up/down and ctrl+r go through; None until the app has loaded it."""
         self._history_at: int | None = None
@@ -141,6 +147,8 @@ class PromptArea(Vertical):
         self._turn_hint = ""
         self.hint = ""
         self.mode = "task"
+        self.show_queued([])
+        self.menu.close()
 
     def show_view(self, view: SessionView) -> None:
         """Become what the session waits for: the answer box, the approval, guidance or a task."""
@@ -277,17 +285,18 @@ class PromptArea(Vertical):
             assert self.history is not None
             menu.show("history", None, history_choices(self.history, self.input.text))
             return
-        if self.mode == "permission":
-            menu.close()
-            return
         token = token_at(self.input.text, self.input.cursor_location)
         if token is None:
             menu.close()
         elif token.kind == "slash":
             menu.show("slash", token, slash_choices(self.commands, token.typed))
         elif token.kind == "mention":
-            if self.paths is None:
+            stale = time.monotonic() - self.paths_listed_at > PATHS_FRESH_S
+            if self.paths is None or (stale and token.typed == ""):
+                # Listed again when a new "@" starts and the list is old: the agent adds files.
+                self.paths_listed_at = time.monotonic()
                 self.post_message(self.PathsWanted())
+            if self.paths is None:
                 menu.close()
                 return
             menu.show("mention", token, mention_choices(self.paths, token.typed))

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from textual.binding import Binding, BindingType
 from textual.content import Content
-from textual.geometry import Region, Size
+from textual.geometry import Size
 from textual.reactive import reactive
 from textual.widget import Widget
 
@@ -59,7 +59,8 @@ class StateGraph(Widget, can_focus=True):
 
     DEFAULT_CSS = """
     StateGraph {
-        width: auto;
+        width: 100%;
+        min-width: 40;
         height: auto;
         color: $graph-edge;
         text-wrap: nowrap;
@@ -127,16 +128,21 @@ class StateGraph(Widget, can_focus=True):
             self.call_after_refresh(self.reveal_current)
 
     def reveal_current(self) -> None:
-        """Scroll the pane (when the drawing is taller than it) so the lit control state shows."""
+        """Scroll the pane (when the drawing is taller than it) so the lit control state shows.
+
+        The offset depends only on where that state is drawn, never on where the pane was: the
+        loop at the top stays put while the agent goes round it, and the same state always shows
+        the pane the same way (least-distance scrolling would depend on the states visited before).
+        """
         current = self.control_state
         container = self.parent
-        if current is None or not isinstance(container, Widget):
+        if current is None or not isinstance(container, Widget) or not container.size.height:
             return
         slot = self.drawing(self._width).count_slots.get(current)
         if slot is not None:
-            row = slot[0] + (len(self.legend(self.drawing(self._width).width)) + 1 if self.show_legend else 0)
-            container.scroll_to_region(Region(0, max(0, row - 2), 1, 5), animate=False, immediate=True,
-                                       x_axis=False)
+            legend = len(self.legend(self.drawing(self._width).width)) + 1 if self.show_legend else 0
+            below = slot[0] + legend + 3  # the state, and two lines after it for context
+            container.scroll_to(y=max(0, below - container.size.height), animate=False, immediate=True)
 
     # -- following the chart -------------------------------------------------------------
 
@@ -162,6 +168,11 @@ class StateGraph(Widget, can_focus=True):
             if (candidate, target) in self._edges:
                 return candidate, target
         return None
+
+    def on_resize(self) -> None:
+        # The side panes are laid out after the first frame: a reveal asked for before the pane
+        # had a height did nothing, so the first real size reveals again.
+        self.call_after_refresh(self.reveal_current)
 
     def on_session_event_posted(self, message: SessionEventPosted) -> None:
         if isinstance(message.event, StateChanged):
@@ -212,17 +223,9 @@ class StateGraph(Widget, can_focus=True):
             self._drawings[width] = draw_chart(self.graph, width) if self.graph is not None else Drawing()
         return self._drawings[width]
 
-    def _pane_width(self, container_width: int) -> int:
-        parent = self.parent
-        if isinstance(parent, Widget) and parent.size.width:
-            return parent.size.width - 1  # the vertical scrollbar's column
-        return container_width
-
-    def get_content_width(self, container: Size, viewport: Size) -> int:
-        self._width = max(MIN_WIDTH, self._pane_width(container.width))
-        return self.drawing(self._width).width
-
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        # The widget fills the pane's width (less its scrollbar): the drawing is made for it.
+        self._width = max(MIN_WIDTH, width)
         drawing = self.drawing(self._width)
         return len(drawing.lines) + (len(self.legend(drawing.width)) + 1 if self.show_legend else 0)
 

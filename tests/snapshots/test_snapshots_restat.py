@@ -1,0 +1,63 @@
+"""Every file touched, few changed: the bulk stat refresh records exactly what a hash of each would."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from snaphelpers import commit_all, git, git_add_all_tree, write
+
+from agentcli.snapshots import SnapshotStore
+from agentcli.snapshots.restat import MIN_ENTRIES, mostly_stale
+
+
+def _many_files(tmp_path: Path, count: int) -> Path:
+    ws = tmp_path / "ws"
+    for i in range(count):
+        write(ws / f"d{i % 7}" / f"f{i:04d}.txt", f"file {i}\n" * (1 + i % 5))
+    git(ws, "init", "-q", "-b", "main")
+    commit_all(ws, "many")
+    return ws
+
+
+def _touch_all(ws: Path, stamp: int) -> None:
+    for path in ws.rglob("*.txt"):
+        os.utime(path, (stamp, stamp))
+
+
+def test_touched_files_are_refreshed_and_same_size_edits_still_recorded(tmp_path: Path) -> None:
+    ws = _many_files(tmp_path, MIN_ENTRIES + 100)
+    store = SnapshotStore(ws, tmp_path / "data")
+    store.capture(session_id="s", reason="start")
+    _touch_all(ws, 1_700_000_000)
+    # Same size, same mtime as its neighbours, different bytes: only hashing can tell.
+    same_size = ws / "d3" / "f0003.txt"
+    same_size.write_bytes(same_size.read_bytes().replace(b"file", b"FILE"))
+    os.utime(same_size, (1_700_000_000, 1_700_000_000))
+    write(ws / "d1" / "f0001.txt", "longer than before\n" * 3)
+    (ws / "d2" / "f0002.txt").chmod(0o755)
+    assert mostly_stale(store._shadow.index(), ws)  # the bulk pass runs
+
+    result = store.capture(session_id="s", reason="touched")
+
+    assert result.snapshot is not None
+    assert sorted(f.path for f in result.snapshot.files) == ["d1/f0001.txt", "d2/f0002.txt", "d3/f0003.txt"]
+    assert result.tree == git_add_all_tree(ws, tmp_path / "x")
+    # The untouched-content files carry their new stat data: a shadow `git diff-files` (which
+    # trusts the index's stat cache) finds nothing to look at.
+    env = {"GIT_DIR": str(store.path), "GIT_WORK_TREE": str(ws), "GIT_INDEX_FILE": str(store.path / "index")}
+    store.close()
+    store.capture(session_id="s", reason="reopened")  # unpacks the index again
+    debug = git(ws, "ls-files", "--debug", "d4/f0004.txt", env=env)
+    assert "mtime: 1700000000:" in debug
+    assert git(ws, "diff-files", "--name-only", env=env) == ""
+
+
+def test_a_few_touched_files_are_left_to_libgit2(tmp_path: Path) -> None:
+    ws = _many_files(tmp_path, MIN_ENTRIES + 10)
+    store = SnapshotStore(ws, tmp_path / "data")
+    store.capture(session_id="s", reason="start")
+    os.utime(ws / "d0" / "f0000.txt", (1_700_000_000, 1_700_000_000))
+    index = store._shadow.index()
+    assert not mostly_stale(index, ws)
+    assert store.capture(session_id="s", reason="touched").snapshot is None
