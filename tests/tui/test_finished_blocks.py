@@ -140,3 +140,13 @@ async def test_a_streamed_chunk_looks_like_the_markdown_widget_at_every_step(tex
         assert lines(app, "right") == lines(app, "left")
         assert live.flat == (finished_block(text).__class__ is FinishedAgentBlock)
         assert live.flat == (not live.children), "drawn flat, or by Markdown's widgets, never both"
+
+
+@pytest.mark.parametrize("text", [sample for sample in SAMPLES if "|---" in sample])
+async def test_a_finished_table_looks_like_the_markdown_widget_under_an_ansi_theme(text: str) -> None:
+    app = Pair(text)
+    async with app.run_test(size=(100, 40)) as pilot:
+        app.theme = "ansi-dark"
+        await drain(pilot)
+        assert isinstance(app.query_one("#right").children[0], FinishedAgentBlock)
+        assert lines(app, "right") == lines(app, "left")

@@ -100,8 +100,9 @@ INITIAL = 60
 PAGE = 25
 """Blocks mounted or unloaded at a time."""
 MAX_WEIGHT = 400
-"""Markdown blocks (paragraphs, list items, code...) kept mounted across all messages: a long
-reply is many widgets, and every append lays out all of them."""
+"""Weight (about a line of markdown, ``Record.weight``) kept mounted across all messages: a chunk
+is one widget when drawn flat, but every line it drew stays cached while it is mounted, and a
+chunk left to ``Markdown`` is a widget per block."""
 
 
 class Conversation(VerticalScroll, can_focus=True):

@@ -8,7 +8,7 @@ keyline canvas (textual 8.2.8; test_finished_blocks compares the two renderings 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import cast
 
 from rich.style import Style as RichStyle
@@ -44,6 +44,14 @@ class Table:
     """A table's cells, the header row first; every row as wide as the header."""
 
     rows: list[list[Content]]
+    _layouts: dict[int, tuple[list[tuple[int, int]], list[int]]] = field(default_factory=dict, repr=False)
+    """Columns and row heights by width: the height and the lines are asked for at each layout."""
+
+    def layout(self, width: int) -> tuple[list[tuple[int, int]], list[int]]:
+        if (found := self._layouts.get(width)) is None:
+            columns = self.columns(width)
+            found = self._layouts[width] = (columns, self.row_heights(columns))
+        return found
 
     def columns(self, width: int) -> list[tuple[int, int]]:
         """Each column's offset and width inside the keyline frame, as the grid resolves them:
@@ -61,12 +69,11 @@ class Table:
                 for row in self.rows]
 
     def height(self, width: int) -> int:
-        heights = self.row_heights(self.columns(width))
+        heights = self.layout(width)[1]
         return sum(heights) + len(heights) - 1 + 2  # a keyline between rows, and the frame
 
     def render(self, width: int, styles: TableStyles, options: RenderOptions) -> list[Strip]:
-        columns = self.columns(width)
-        heights = self.row_heights(columns)
+        columns, heights = self.layout(width)
         tops = [sum(heights[:n]) + n for n in range(len(heights))]
         canvas = Canvas(width, sum(heights) + len(heights) + 1)
         # As the grid's keylines: a rectangle around each cell, its sides in the gutters.

@@ -57,8 +57,8 @@ class Record:
 
     @property
     def weight(self) -> int:
-        """Roughly how many widgets the block becomes: Markdown makes one or more per paragraph,
-        list item, heading and table row (a row is a widget per cell), one per code fence."""
+        """Roughly what the block costs mounted: about a line of markdown each (what a chunk
+        drawn flat caches), which is also about how many widgets ``Markdown`` would make of it."""
         if self.kind != "agent":
             return 1
         length, weight = self._weighed
