@@ -49,7 +49,7 @@ class InputCommands:
         """Hold a message typed while the agent works; it joins the conversation at the next step
         boundary (before the next model call). A turn that ends first leaves it queued for the
         front end to send (:meth:`take_queued`)."""
-        self.turn.queued.append(UserMessage(text=text, attached=attached, files=list(files or []), queued=True))
+        self.turn.queued.append(self.turn.user_message(text, attached, files, queued=True))
 
     @property
     def queued(self) -> list[str]:

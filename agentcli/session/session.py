@@ -302,8 +302,7 @@ class Session(InputCommands, TimelineCommands, McpCommands):
             raise SessionStateError(
                 f"cannot take a new message while {view.control}; pause first or answer the question")
         self._note_resume()
-        # A key typed into the prompt would otherwise be sent with every request and shown as is.
-        message = UserMessage(text=self.turn.redact(text), attached=self.turn.redact(attached), files=list(files or []))
+        message = self.turn.user_message(text, attached, files)
         self._emit(message)
         self.turn.begin_turn(message.model_text)
         await self._send("user_message")
@@ -380,9 +379,7 @@ class Session(InputCommands, TimelineCommands, McpCommands):
             raise SessionStateError(f"nothing to resume: the session is {self.view.control}")
         self._note_resume()
         if guidance:
-            message = UserMessage(
-                text=self.turn.redact(guidance), attached=self.turn.redact(attached), files=list(files or [])
-            )
+            message = self.turn.user_message(guidance, attached, files)
             self._emit(message)
             guidance = message.model_text
         self.turn.begin_turn(guidance)

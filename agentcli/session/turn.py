@@ -356,6 +356,13 @@ class Turn:
         for kind, text, images in notes:
             self.add_note(kind, text, images)
 
+    def user_message(self, text: str, attached: str = "", files: list[str] | None = None, *,
+                     queued: bool = False) -> UserMessage:
+        """The user's words as an event, redacted: sent, queued or given as guidance, a key typed
+        into the prompt must neither be shown as is nor reach the model."""
+        return UserMessage(text=self.redact(text), attached=self.redact(attached), files=list(files or []),
+                           queued=queued)
+
     def deliver_queued(self) -> None:
         """A step boundary: messages typed while the agent worked join the conversation now
         (after the results of the last reply's calls, so no call loses its result's place)."""

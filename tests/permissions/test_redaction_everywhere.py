@@ -66,6 +66,28 @@ async def test_secrets_in_the_prompt_and_the_reply_are_redacted_on_screen_and_in
     assert "[redacted:OPENAI_API_KEY]" in sent
 
 
+async def test_a_secret_in_a_queued_message_is_redacted_on_screen_and_in_requests(
+    workspace: Path, isolated_dirs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    client = Recording(("Reading.", [("read_file", {"path": "a.txt"})]), ("", [("complete", {"summary": "done"})]))
+    (workspace / "a.txt").write_text("hello\n")
+    session = new_session(workspace, Settings(), model_client=client, data_dir=isolated_dirs / "data",  # type: ignore[arg-type]
+                          default_permission_mode="all")
+    seen: list[Event] = []
+    session.subscribe(seen.append)
+    session.queue(f"also try {SECRET}", attached=f"token {SHAPED}")
+    assert SECRET not in session.queued[0]
+    await session.run_turn("read a.txt")
+    session.close()
+    rendered = json.dumps([repr(event) for event in seen])
+    assert "also try [redacted:OPENAI_API_KEY]" in rendered
+    assert SECRET not in rendered and SHAPED not in rendered
+    sent = json.dumps([request.messages for request in client.requests], default=str)
+    assert "also try [redacted:OPENAI_API_KEY]" in sent
+    assert SECRET not in sent and SHAPED not in sent
+
+
 _WORDS = ["the", "key", "is", SECRET, SHAPED, "sk-", "s", "gh", "AKIA" + "Z" * 16, "https://bob:hunter22@host/x",
           "-----BEGIN RSA PRIVATE KEY-----\nMIIEabc\n-----END RSA PRIVATE KEY-----", "my pass words", "\n", " "]
 
