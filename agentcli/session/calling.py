@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, replace
 
-from agentcli.events import ToolCallRequest, ToolCallStarted
+from agentcli.events import ToolCallRequest
 from agentcli.session.outcomes import CallOutcome
 from agentcli.session.turn import INTERRUPTED, Turn
 from agentcli.tools.base import ToolResult
@@ -42,9 +42,7 @@ class Calling:
         tool = turn.tools.declaration(call.name)
         refusal = turn.refusal(call)
         running = self._running = _Running(call, turn.clock())
-        # What is shown is redacted; the tool gets the arguments as the model wrote them.
-        turn.emit(ToolCallStarted(call_id=call.id, name=call.name, arguments=turn.redact(call.arguments),
-                                  preview=turn.redact(turn.tools.preview(call.name, call.arguments))))
+        turn.announce_call(call.id, call.name, call.arguments)
         try:
             await asyncio.to_thread(turn.watchdog.before, call, tool)
             if refusal is not None:

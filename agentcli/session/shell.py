@@ -14,7 +14,7 @@ import json
 import uuid
 from dataclasses import replace
 
-from agentcli.events import ToolCallFinished, ToolCallStarted
+from agentcli.events import ToolCallFinished
 from agentcli.session.capturing import Capturing
 from agentcli.session.errors import SessionStateError
 from agentcli.session.turn import Turn
@@ -39,13 +39,12 @@ async def run_user_command(turn: Turn, command: str) -> ToolCallFinished:
     capturing = Capturing(turn)
     await capturing.capture("before !command")
     started = turn.clock()
-    turn.emit(ToolCallStarted(call_id=call_id, name="bash", arguments=arguments,
-                              preview=turn.tools.preview("bash", arguments)))
+    turn.announce_call(call_id, "bash", arguments)
     result = turn.redact.result(await turn.tools.call("bash", arguments, replace(turn.tool_context, call_id=call_id)))
     finished = ToolCallFinished(call_id=call_id, name="bash", ok=result.ok, output=result.output, error=result.error,
                                 duration_s=round(turn.clock() - started, 6), files_changed=list(result.files_changed))
     turn.emit(finished)
     await capturing.capture("after !command")
     output = result.output if len(result.output) <= MAX_NOTE_CHARS else result.output[:MAX_NOTE_CHARS] + "\n[… cut]"
-    turn.add_note("shell", f"The user ran a command in the workspace:\n$ {command}\n{output}".rstrip())
+    turn.add_note("shell", f"The user ran a command in the workspace:\n$ {turn.redact(command)}\n{output}".rstrip())
     return finished

@@ -29,6 +29,7 @@ from agentcli.events import (
     ThinkingBlock,
     ToolCallFinished,
     ToolCallRequest,
+    ToolCallStarted,
     TurnEnded,
     UserMessage,
 )
@@ -362,6 +363,11 @@ class Turn:
         into the prompt must neither be shown as is nor reach the model."""
         return UserMessage(text=self.redact(text), attached=self.redact(attached), files=list(files or []),
                            queued=queued)
+
+    def announce_call(self, call_id: str, name: str, arguments: str) -> None:
+        """A call starts: shown redacted (the tool itself gets the arguments as written)."""
+        self.emit(ToolCallStarted(call_id=call_id, name=name, arguments=self.redact(arguments),
+                                  preview=self.redact(self.tools.preview(name, arguments))))
 
     def deliver_queued(self) -> None:
         """A step boundary: messages typed while the agent worked join the conversation now

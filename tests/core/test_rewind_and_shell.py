@@ -104,3 +104,22 @@ async def test_a_deny_rule_refuses_a_user_command(git_workspace: Path) -> None:
                            permissions=PermissionSettings(deny=["bash:rm *"]))
     with pytest.raises(SessionStateError, match="not run"):
         await session.run_shell("rm -rf important")
+
+
+async def test_a_secret_in_a_user_command_is_redacted_on_screen_and_for_the_model(
+    git_workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentcli.events import ToolCallStarted
+
+    secret = "sk-live-abcdefghijklmnop1234"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    session = make_session(git_workspace, ReplayModel(recording(("Seen.", [("complete", {"summary": "ok"})]))),
+                           snapshots=True, data_dir=data_home())
+    started: list[ToolCallStarted] = []
+    session.subscribe(lambda e: started.append(e) if isinstance(e, ToolCallStarted) else None)
+    finished = await session.run_shell(f"echo {secret} > /dev/null")
+    assert finished.ok
+    [call] = started
+    assert secret not in call.arguments and secret not in call.preview
+    note = str(session.turn.messages.view()[-1]["content"])
+    assert "$ echo [redacted:OPENAI_API_KEY] > /dev/null" in note and secret not in note
