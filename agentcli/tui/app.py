@@ -331,17 +331,16 @@ class AgentApp(App[int]):
         self.timeline = SnapshotTimeline(None, id="timeline")
         self._tools_title = Static("tool calls", classes="pane-title", id="tools-title")
         self._timeline_title = Static("snapshots", classes="pane-title", id="timeline-title")
-        with self.batch_update():
-            await self._main.mount(self.graph_strip, before=self.prompt)
-            await self._sidebar.mount_all([
-                Vertical(Static("state graph  [dim]? legend[/]", classes="pane-title"),
-                         self.graph_trail, ScrollableContainer(self.graph, id="graph-scroll"), id="graph-pane",
-                         classes="pane"),
-                self._plan_box,
-                self.mcp_pane,
-                Vertical(self._tools_title, self.tools, id="tools-pane", classes="pane"),
-                Vertical(self._timeline_title, self.timeline, id="timeline-pane", classes="pane"),
-            ])
+        await self._main.mount(self.graph_strip, before=self.prompt)
+        await self._sidebar.mount_all([
+            Vertical(Static("state graph  [dim]? legend[/]", classes="pane-title"),
+                     self.graph_trail, ScrollableContainer(self.graph, id="graph-scroll"), id="graph-pane",
+                     classes="pane"),
+            self._plan_box,
+            self.mcp_pane,
+            Vertical(self._tools_title, self.tools, id="tools-pane", classes="pane"),
+            Vertical(self._timeline_title, self.timeline, id="timeline-pane", classes="pane"),
+        ])
         self._panes_mounted = True
 
     # -- themes --------------------------------------------------------------------------

@@ -23,7 +23,6 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from agentcli.describe import describe
-from agentcli.events import ClarificationRequested, PermissionRequested, TurnEnded
 from agentcli.prompt.history import PromptHistory
 from agentcli.prompt.slash import BUILT_IN, SlashCommand
 from agentcli.tui.call_details import approval_detail
@@ -36,7 +35,8 @@ from agentcli.tui.widgets._prompt_menu import (
     token_at,
 )
 
-if TYPE_CHECKING:  # the session layer is imported after the first frame, not for a type
+if TYPE_CHECKING:  # the session layer and the event classes come after the first frame
+    from agentcli.events import ClarificationRequested, PermissionRequested, TurnEnded
     from agentcli.session.view import SessionView
 
 PromptMode = str
