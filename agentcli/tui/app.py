@@ -289,6 +289,7 @@ class AgentApp(App[int]):
         # The first frame: the header, the stream, the prompt and the footer, with the side bar
         # still empty. Kept as attributes rather than queried: session events may still arrive
         # while the screen is being torn down, and a handler must not fail on a missing widget.
+        self._set_breakpoint_class()
         self.status = StatusHeader(id="status")
         self.status.workspace = display_path(self.workspace)
         self.conversation = Conversation(self.calls, self.clock, id="conversation")
@@ -302,6 +303,23 @@ class AgentApp(App[int]):
                 yield self.prompt
             yield self._sidebar
         yield Footer()
+
+    def _set_breakpoint_class(self) -> None:
+        """Give the screen its width class (``-narrow``, ``-wide``, ``-roomy``) before its widgets
+        are styled.
+
+        Textual sets it on the first resize, after the widgets are styled, and a changed screen
+        class restyles every widget: a fifth of the time to the first frame. Set here, the resize
+        finds nothing to change (and a terminal resized meanwhile is handled as usual).
+        """
+        breakpoints = self.HORIZONTAL_BREAKPOINTS or []
+        classes = {name: False for _, name in breakpoints}
+        width = self.size.width
+        for threshold, name in sorted(breakpoints, reverse=True):  # Textual's rule: the widest that fits
+            if width >= threshold:
+                classes[name] = True
+                break
+        self.screen.update_classes(classes, update=False)
 
     async def _mount_panes(self) -> None:
         """The graph strip and the side panes, mounted just after the first frame.
