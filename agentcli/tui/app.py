@@ -102,8 +102,9 @@ class AgentApp(App[int]):
 
     CSS_PATH = Path(__file__).parent / "app.tcss"
     """Absolute, so subclasses defined elsewhere (tests, benchmarks) still find it."""
-    AUTO_FOCUS = None
-    """The prompt is focused just after the first frame (see ``_after_first_frame``)."""
+    AUTO_FOCUS = "#prompt-input"
+    """The prompt has the focus from the first frame: keys typed while the rest starts (even
+    before the app reads the terminal) go into it. Other screens find no such widget here."""
     TITLE = "agentcli"
     HORIZONTAL_BREAKPOINTS: list[tuple[int, str]] | None = [(0, "-narrow"), (110, "-wide"), (170, "-roomy")]
     """Under 110 columns the side panes are hidden (the graph shows as one line over the prompt);
@@ -438,9 +439,6 @@ class AgentApp(App[int]):
         if self._started:
             return  # a subclass that calls super().on_mount() would start twice
         self._started = True
-        # Focusing changes the active bindings, which makes the footer compose its keys: done
-        # here, that happens just after the first frame, as in any Textual app that focuses late.
-        self.prompt.input.focus()
         await self._mount_panes()
         session, self._pending_session = self._pending_session, None
         if session is None and not await self._load_settings():
