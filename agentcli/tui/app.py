@@ -350,6 +350,7 @@ class AgentApp(App[int]):
         self.timeline = SnapshotTimeline(None, id="timeline")
         self._tools_title = Static("tool calls", classes="pane-title", id="tools-title")
         self._timeline_title = Static("snapshots", classes="pane-title", id="timeline-title")
+        await self.prompt.mount_extras()
         await self._main.mount(self.graph_strip, before=self.prompt)
         await self._sidebar.mount_all([
             Vertical(Static("state graph  [dim]? legend[/]", classes="pane-title"),

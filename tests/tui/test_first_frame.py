@@ -42,6 +42,18 @@ async def test_keys_sent_before_the_panes_mount_reach_the_prompt(project: Path, 
         assert not panes_then, "the keys came too late to test anything: the panes were already mounted"
 
 
+async def test_a_slash_typed_before_the_menu_is_mounted_opens_it_once_it_is(project: Path, tmp_path: Path) -> None:
+    app = app_for(project, write_recording(tmp_path / "rec.json", REC))
+    async with app.run_test(size=(80, 24)) as pilot:
+        menu_then = app.prompt.menu.is_mounted
+        for character in "/hel":
+            app.post_message(events.Key(character, character))
+        await wait_for(pilot, lambda: app.prompt.menu.is_open, what="the completion menu")
+        assert [choice.value for choice in app.prompt.menu.choices] == ["help"]
+        assert app.prompt.input.text == "/hel"
+        assert not menu_then, "the keys came too late to test anything: the menu was already mounted"
+
+
 async def test_keys_pressed_at_once_reach_the_prompt_and_outlive_the_session_start(project: Path,
                                                                                    tmp_path: Path) -> None:
     app = app_for(project, write_recording(tmp_path / "rec.json", REC))

@@ -132,13 +132,17 @@ class PromptArea(Vertical):
         """How the last turn ended and what to do next; shown while the agent waits for a task or guidance."""
 
     def compose(self) -> Iterable[Widget]:
-        with Vertical(id="question"):
-            yield self._question_text
-            yield self._options
-        yield self._queued
-        yield self.menu
+        # The first frame has the hint and the input only. The question box, the queued list and
+        # the completion menu (two OptionLists, with their stylesheets to parse and apply) show
+        # nothing before a session exists; ``mount_extras`` mounts them just after that frame.
         yield self._hint
         yield self.input
+
+    async def mount_extras(self) -> None:
+        """Mount the question box, the queued list and the completion menu over the hint."""
+        await self.mount_all([Vertical(self._question_text, self._options, id="question"), self._queued, self.menu],
+                             before=self._hint)
+        self._update_menu()  # a "/" or "@" typed before the menu was there gets its menu now
 
     def reset(self) -> None:
         """Forget the last session's question, request and hints (a new or another session)."""
@@ -281,6 +285,8 @@ class PromptArea(Vertical):
 
     def _update_menu(self) -> None:
         menu = self.menu
+        if not menu.is_mounted:
+            return  # the first instant: mount_extras offers what was typed once it is mounted
         if menu.kind == "history":
             assert self.history is not None
             menu.show("history", None, history_choices(self.history, self.input.text))
