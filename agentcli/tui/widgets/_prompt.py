@@ -23,7 +23,6 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from agentcli.describe import describe
-from agentcli.prompt.history import PromptHistory
 from agentcli.prompt.slash import BUILT_IN, SlashCommand
 from agentcli.tui.call_details import approval_detail
 from agentcli.tui.widgets._prompt_input import PromptInput
@@ -37,6 +36,7 @@ from agentcli.tui.widgets._prompt_menu import (
 
 if TYPE_CHECKING:  # the session layer and the event classes come after the first frame
     from agentcli.events import ClarificationRequested, PermissionRequested, TurnEnded
+    from agentcli.prompt.history import PromptHistory  # loaded after the first frame
     from agentcli.session.view import SessionView
 
 PromptMode = str
@@ -153,6 +153,7 @@ class PromptArea(Vertical):
         self.mode = "task"
         self.show_queued([])
         self.menu.close()
+        self._update_menu()  # text typed while the session opened keeps its menu (a "/hel" its commands)
 
     def show_view(self, view: SessionView) -> None:
         """Become what the session waits for: the answer box, the approval, guidance or a task."""
