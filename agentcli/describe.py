@@ -165,6 +165,7 @@ def describe(event: Event) -> Description | None:
         ContextCompacted,
         ConversationRewound,
         ErrorOccurred,
+        ModelChanged,
         ModelNote,
         Notice,
         PermissionDecided,
@@ -223,6 +224,8 @@ def describe(event: Event) -> Description | None:
         if event.kind in ("instructions", "model"):  # news, not a warning: which files, which model
             return Description("context", "≡", event.text)
         return Description("warning", "!", event.text)
+    if isinstance(event, ModelChanged):
+        return Description("context", "≡", f"model for {event.role}: {event.model} (this session, resumed too)")
     if isinstance(event, ModelNote):
         return Description("warning", "!", NOTE_LABELS.get(event.kind, event.kind))
     if isinstance(event, ErrorOccurred):
