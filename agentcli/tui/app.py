@@ -8,9 +8,11 @@ and deny, restore, sessions, quit). Neither the app nor its helpers keep state n
 session is comes from ``session.view``.
 
 The app talks to the Session through its commands and renders its events; it never reaches
-into the chart, the model client, the tools or the snapshot store. Start-up is lazy: the
-session layer (chart, statemachine, factory) and litellm's background import start only after
-the first frame is on screen.
+into the chart, the model client, the tools or the snapshot store. Start-up is lazy: the first
+frame is the header, the stream, the focused prompt and the footer, and imports no more than
+they need; the side panes, the graph strip, the prompt's menus, the helpers above, the session
+layer (chart, statemachine, factory) and litellm's background import all come after it
+(bench/tui_startup.py; tests/tui/test_first_frame.py checks that nothing typed meanwhile is lost).
 
 Over 400 lines on purpose: Textual looks on the App for the bindings, their actions and
 ``check_action``, the themes and the keymap, the start-up hooks and the palette, so each has a
