@@ -152,6 +152,22 @@ class IndexRefresher:
         """Tells whether another process wrote the index since this one last left it."""
         return self._saved.written_elsewhere()
 
+    def outside_rules_changed(self) -> bool:
+        """Tells whether the exclude files outside the tree changed since the last refresh
+        (what a watched refresh checks before trusting its hints; the watcher cannot see them)."""
+        sources = discover(self._shadow.workspace)
+        return (sources.workspace_excludes(), stat_key(sources.excludes_file)) != self._rules_key
+
+    def index_changed(self, paths: list[str]) -> None:
+        """Records entries changed outside `refresh` (a restore that set them from what it wrote),
+        for the index's write policy and the journal other processes read."""
+        self._saved.changed(paths)
+
+    def forget_index_changes(self) -> None:
+        """Drops the index held in memory for the one on disk (after a failed update)."""
+        self._shadow.index().read(True)
+        self._saved.forget_pending()
+
     def flush_index(self) -> None:
         """Writes the index held in memory (before it is packed, or the repository reopened)."""
         self._saved.write()

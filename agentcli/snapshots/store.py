@@ -47,7 +47,8 @@ from agentcli.snapshots.models import (
     RestoreResult,
     Snapshot,
 )
-from agentcli.snapshots.restore import apply_changes, plan_changes, umask
+from agentcli.snapshots.restore import Applied, apply_changes, plan_changes, umask
+from agentcli.snapshots.restored import only_ours, update_index
 from agentcli.snapshots.shadow import ShadowRepo, store_key
 from agentcli.snapshots.timeline import Timeline, ref_name, snapshot_id
 from agentcli.snapshots.watcher import TreeWatcher
@@ -158,52 +159,74 @@ class SnapshotStore:
         started = time.perf_counter()
         with self._lock.held():
             refreshed = self._refresh_for_capture(paths_hint, watched)
-            tree = str(refreshed.tree)
-            previous = self._timeline.last(session_id)
-            if previous is not None and previous.tree == tree:
-                if record_layout:
-                    # Same tree, but modes or empty folders may differ: the entry stands for now.
-                    self._layouts.save(previous.id, self._current_layout())
-                return CaptureResult(
-                    snapshot=None, tree=tree, skipped=refreshed.skipped, duration_s=time.perf_counter() - started
-                )
-            base = previous.tree if previous is not None else self._base_for_new_session()
-            repo = self._shadow.repo
-            files: list[FileStat] = []
-            omitted = 0
-            if base != tree:
-                if base is not None and str(refreshed.before) == base and len(refreshed.changed) <= NARROW_DIFF_MAX:
-                    # The usual case: the session's last snapshot is what the index held, so the
-                    # trees differ only at the paths this refresh changed.
-                    old_tree = repo[base].peel(pygit2.Tree)
-                    index = self._shadow.index()
-                    diff = diff_tree_to_index(repo, old_tree, index, DiffOption.INCLUDE_TYPECHANGE, refreshed.changed)
-                else:
-                    diff = tree_diff(repo, base, tree, context=0)
-                if base is not None:  # against nothing, "every file added" tells the user nothing
-                    files, omitted = file_stats(diff)
-                self._adopt_borrowed_blobs(diff)
-            seq = previous.seq + 1 if previous is not None else 1
-            snapshot = Snapshot(
-                id=snapshot_id(session_id, seq, tree),
-                seq=seq,
+            return self._record(
+                refreshed,
+                started,
                 session_id=session_id,
-                tree=tree,
-                created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
                 reason=reason,
                 tool_call_id=tool_call_id,
                 tool_name=tool_name,
-                files=files,
-                files_omitted=omitted,
-                base_tree=base,
+                record_layout=record_layout,
             )
-            self._timeline.append(repo, snapshot)
+
+    def _record(
+        self,
+        refreshed: Refreshed,
+        started: float,
+        *,
+        session_id: str,
+        reason: str,
+        tool_call_id: str | None = None,
+        tool_name: str | None = None,
+        record_layout: bool = False,
+    ) -> CaptureResult:
+        """Adds the refreshed index's tree to the timeline (the second half of a capture)."""
+        tree = str(refreshed.tree)
+        previous = self._timeline.last(session_id)
+        if previous is not None and previous.tree == tree:
             if record_layout:
-                self._layouts.save(snapshot.id, self._current_layout())
-            self._merge_packs_if_many()
+                # Same tree, but modes or empty folders may differ: the entry stands for now.
+                self._layouts.save(previous.id, self._current_layout())
             return CaptureResult(
-                snapshot=snapshot, tree=tree, skipped=refreshed.skipped, duration_s=time.perf_counter() - started
+                snapshot=None, tree=tree, skipped=refreshed.skipped, duration_s=time.perf_counter() - started
             )
+        base = previous.tree if previous is not None else self._base_for_new_session()
+        repo = self._shadow.repo
+        files: list[FileStat] = []
+        omitted = 0
+        if base != tree:
+            if base is not None and str(refreshed.before) == base and len(refreshed.changed) <= NARROW_DIFF_MAX:
+                # The usual case: the session's last snapshot is what the index held, so the
+                # trees differ only at the paths this refresh changed.
+                old_tree = repo[base].peel(pygit2.Tree)
+                index = self._shadow.index()
+                diff = diff_tree_to_index(repo, old_tree, index, DiffOption.INCLUDE_TYPECHANGE, refreshed.changed)
+            else:
+                diff = tree_diff(repo, base, tree, context=0)
+            if base is not None:  # against nothing, "every file added" tells the user nothing
+                files, omitted = file_stats(diff)
+            self._adopt_borrowed_blobs(diff)
+        seq = previous.seq + 1 if previous is not None else 1
+        snapshot = Snapshot(
+            id=snapshot_id(session_id, seq, tree),
+            seq=seq,
+            session_id=session_id,
+            tree=tree,
+            created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            reason=reason,
+            tool_call_id=tool_call_id,
+            tool_name=tool_name,
+            files=files,
+            files_omitted=omitted,
+            base_tree=base,
+        )
+        self._timeline.append(repo, snapshot)
+        if record_layout:
+            self._layouts.save(snapshot.id, self._current_layout())
+        self._merge_packs_if_many()
+        return CaptureResult(
+            snapshot=snapshot, tree=tree, skipped=refreshed.skipped, duration_s=time.perf_counter() - started
+        )
 
     def _refresh_for_capture(self, paths_hint: list[str] | None, watched: bool) -> Refreshed:
         """Refreshes the index from the hints, the watcher's record, or a walk of the tree."""
@@ -418,7 +441,7 @@ class SnapshotStore:
         snap = self._as_snapshot(target)
         started = time.perf_counter()
         with self._lock.held():
-            before = self.capture(session_id=session_id, reason="before restore", record_layout=True, watched=True)
+            before = self._undo_point(session_id)
             undo = before.snapshot or self._timeline.last(session_id)
             assert undo is not None  # a capture always leaves the session with a snapshot
             plan = self._plan(snap, before.tree)
@@ -431,15 +454,30 @@ class SnapshotStore:
             applied = apply_changes(
                 self._shadow.repo, self.workspace, plan.changes, modes=layout.modes if layout else None
             )
+            layout_dirs: list[str] = []
             if layout is not None:
                 self._layout_now.note(applied.touched())
-                applied.chmodded.extend(apply_layout(self.workspace, layout, self._current_layout()))
-            after = self.capture(
-                session_id=session_id,
-                reason=f"restored snapshot {snap.session_id}:{snap.seq} ({snap.id})",
-                paths_hint=applied.touched(),
-                record_layout=layout is not None,
-            )
+                now = self._current_layout()
+                layout_dirs = [*layout.empty_dirs, *now.empty_dirs]
+                applied.chmodded.extend(apply_layout(self.workspace, layout, now))
+            reason = f"restored snapshot {snap.session_id}:{snap.seq} ({snap.id})"
+            refreshed = self._index_from_restore(applied, layout_dirs)
+            if refreshed is not None:
+                after = self._record(
+                    refreshed,
+                    time.perf_counter(),
+                    session_id=session_id,
+                    reason=reason,
+                    record_layout=layout is not None,
+                )
+            else:
+                after = self.capture(
+                    session_id=session_id,
+                    reason=reason,
+                    paths_hint=applied.touched(),
+                    record_layout=layout is not None,
+                    watched=self.watching,
+                )
             return RestoreResult(
                 plan=plan,
                 undo=undo,
@@ -448,6 +486,58 @@ class SnapshotStore:
                 matches_target=after.tree == snap.tree,
                 duration_s=time.perf_counter() - started,
             )
+
+    def _undo_point(self, session_id: str) -> CaptureResult:
+        """Records the workspace before a restore changes it.
+
+        When the watcher vouches that nothing changed since the last capture (not a path, not
+        an exclude file outside the tree, not the index by another process), the index's tree
+        is the workspace: it is recorded without looking at the files again.
+        """
+        started = time.perf_counter()
+        watcher = self._watcher
+        if (
+            watcher is None
+            or not self.watching
+            or not watcher.quiet()
+            or self._refresher.index_written_elsewhere()
+            or self._refresher.outside_rules_changed()
+        ):
+            return self.capture(session_id=session_id, reason="before restore", record_layout=True, watched=True)
+        with self._shadow.objects.batch():
+            tree = self._shadow.index().write_tree()  # from the tree cache the last capture left
+        refreshed = Refreshed(tree=tree, before=tree)
+        return self._record(refreshed, started, session_id=session_id, reason="before restore", record_layout=True)
+
+    def _index_from_restore(self, applied: Applied, layout_dirs: list[str]) -> Refreshed | None:
+        """The index set from what the restore changed (see `restored.py`); None: capture instead.
+
+        Only while the watcher vouches and saw nothing but the restore's own paths; what it saw
+        is handed back to the capture otherwise.
+        """
+        watcher = self._watcher
+        if watcher is None or not self.watching or self._refresher.index_written_elsewhere():
+            return None
+        taken = watcher.take()
+        if taken is None:
+            return None  # events were lost: the capture walks
+        if taken.ignore_rules_changed or not only_ours(self.workspace, taken.paths, applied, layout_dirs):
+            watcher.give_back(taken)
+            return None
+        self._layout_now.note(taken.paths)
+        index = self._shadow.index()
+        try:
+            with self._shadow.objects.batch():
+                before = index.write_tree()
+                changed = update_index(index, applied)
+                tree = index.write_tree()
+        except (OSError, pygit2.GitError):
+            # A written file changed under us (gone, unreadable): capture the paths instead.
+            self._refresher.forget_index_changes()
+            watcher.give_back(taken)
+            return None
+        self._refresher.index_changed(changed)
+        return Refreshed(tree=tree, before=before, changed=changed)
 
     def _require_tree(self, snap: Snapshot) -> None:
         if not tree_type_ok(self._shadow.repo, snap.tree):
