@@ -285,15 +285,22 @@ def _write(
             os.symlink(os.fsdecode(data), tmp)
         else:
             executable = change.kind == "executable"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-            with os.fdopen(fd, "wb", closefd=True) as fh:
-                fh.write(data)
             keep = existing.st_mode if existing is not None and stat.S_ISREG(existing.st_mode) else None
-            fresh = (0o777 if executable else 0o666) & ~umask
             if mode is not None and bool(mode & 0o100) == executable:
-                os.chmod(tmp, mode)  # as recorded with the snapshot
+                wanted = mode  # as recorded with the snapshot
+            elif keep is not None:
+                wanted = _mode_for(change.kind, keep, umask)
             else:
-                os.chmod(tmp, _mode_for(change.kind, keep, umask) if keep is not None else fresh)
+                wanted = (0o777 if executable else 0o666) & ~umask
+            # Raw descriptor calls: a file object per file cost more than the writes at 100 files.
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fchmod(fd, wanted)
+            finally:
+                os.close(fd)
         os.replace(tmp, target)
     except BaseException:
         try:

@@ -82,6 +82,16 @@ def _holds_only(workspace: Path, folder: str, touched: set[str], folders: set[st
     return all(f"{folder}/{name}" in touched or f"{folder}/{name}" in folders for name in names)
 
 
+def not_looked_at(seen: Iterable[str], looked_at: set[str]) -> list[str]:
+    """The paths the layout cache must look at again: what the watcher saw, less the files the
+    restore already showed it (after their writes) and the temporary names, gone since."""
+    return [
+        path
+        for path in seen
+        if path not in looked_at and _TEMP_NAME.match(path.rpartition("/")[2]) is None
+    ]
+
+
 def update_index(index: pygit2.Index, applied: Applied) -> list[str]:
     """Sets the index entries of the paths a restore changed; returns those paths.
 

@@ -48,7 +48,7 @@ from agentcli.snapshots.models import (
     Snapshot,
 )
 from agentcli.snapshots.restore import Applied, apply_changes, plan_changes, umask
-from agentcli.snapshots.restored import only_ours, update_index
+from agentcli.snapshots.restored import not_looked_at, only_ours, update_index
 from agentcli.snapshots.shadow import ShadowRepo, store_key
 from agentcli.snapshots.timeline import Timeline, ref_name, snapshot_id
 from agentcli.snapshots.watcher import TreeWatcher
@@ -455,13 +455,16 @@ class SnapshotStore:
                 self._shadow.repo, self.workspace, plan.changes, modes=layout.modes if layout else None
             )
             layout_dirs: list[str] = []
+            looked_at: set[str] = set()  # paths the layout cache has seen as they are now
             if layout is not None:
                 self._layout_now.note(applied.touched())
                 now = self._current_layout()
                 layout_dirs = [*layout.empty_dirs, *now.empty_dirs]
-                applied.chmodded.extend(apply_layout(self.workspace, layout, now))
+                modes_set = apply_layout(self.workspace, layout, now)
+                looked_at = set(applied.touched()).difference(modes_set)
+                applied.chmodded.extend(modes_set)
             reason = f"restored snapshot {snap.session_id}:{snap.seq} ({snap.id})"
-            refreshed = self._index_from_restore(applied, layout_dirs)
+            refreshed = self._index_from_restore(applied, layout_dirs, looked_at)
             if refreshed is not None:
                 after = self._record(
                     refreshed,
@@ -509,7 +512,9 @@ class SnapshotStore:
         refreshed = Refreshed(tree=tree, before=tree)
         return self._record(refreshed, started, session_id=session_id, reason="before restore", record_layout=True)
 
-    def _index_from_restore(self, applied: Applied, layout_dirs: list[str]) -> Refreshed | None:
+    def _index_from_restore(
+        self, applied: Applied, layout_dirs: list[str], looked_at: set[str]
+    ) -> Refreshed | None:
         """The index set from what the restore changed (see `restored.py`); None: capture instead.
 
         Only while the watcher vouches and saw nothing but the restore's own paths; what it saw
@@ -524,7 +529,9 @@ class SnapshotStore:
         if taken.ignore_rules_changed or not only_ours(self.workspace, taken.paths, applied, layout_dirs):
             watcher.give_back(taken)
             return None
-        self._layout_now.note(taken.paths)
+        # The layout step's folders are noted whole: the watcher reports a folder's removal,
+        # not always its making and unmaking within one restore.
+        self._layout_now.note([*not_looked_at(taken.paths, looked_at), *layout_dirs])
         index = self._shadow.index()
         try:
             with self._shadow.objects.batch():

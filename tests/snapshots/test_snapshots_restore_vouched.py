@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,7 +23,8 @@ from snaphelpers import git_add_all_tree, ls_tree, write
 from agentcli.snapshots import SnapshotStore
 from agentcli.snapshots import store as store_module
 from agentcli.snapshots.capture import IndexRefresher
-from agentcli.snapshots.restore import Applied
+from agentcli.snapshots.layout import scan_layout
+from agentcli.snapshots.restore import Applied, umask
 from agentcli.snapshots.restored import only_ours
 
 pytestmark = [
@@ -115,6 +117,8 @@ def test_the_recorded_result_equals_a_full_capture_afterwards(
     write(repo / "docs" / "guide.md", "guide\n")
     write(repo / "tool.sh", "#!/bin/sh\n", mode=0o755)
     os.symlink("src/app.py", repo / "link")
+    write(repo / "secret.txt", "private\n", mode=0o600)
+    (repo / "empty").mkdir()
     start = _start(watching)
     # Every kind of change a restore undoes: edits, a deletion, a new folder, a file where a
     # folder was, a mode flip, a symlink retargeted.
@@ -128,6 +132,9 @@ def test_the_recorded_result_equals_a_full_capture_afterwards(
     os.chmod(repo / "tool.sh", 0o644)
     os.unlink(repo / "link")
     os.symlink("README.md", repo / "link")
+    (repo / "secret.txt").unlink()
+    (repo / "empty").rmdir()
+    (repo / "made" / "later").mkdir(parents=True)
     watching.capture(session_id="s", reason="after bash", watched=True)
     refreshes.clear()
     result = watching.restore(start, session_id="s")
@@ -135,6 +142,10 @@ def test_the_recorded_result_equals_a_full_capture_afterwards(
     assert result.matches_target
     assert result.after is not None and result.after.tree == result.tree
     assert {f.path for f in result.after.files} >= {"src/app.py", "README.md", "new/deep/file.txt", "tool.sh"}
+    assert stat.S_IMODE(os.lstat(repo / "secret.txt").st_mode) == 0o600
+    assert (repo / "empty").is_dir() and not (repo / "made").exists()
+    # The layout recorded with the result, kept from the watcher's paths, is what a scan finds.
+    assert watching.layout_record(result.after.id) == scan_layout(repo, umask())
     walked = watching.capture(session_id="s", reason="walk")  # not watched: walks the tree
     assert walked.snapshot is None and walked.tree == result.tree
     assert result.tree == git_add_all_tree(repo, tmp_path / "crosscheck")
