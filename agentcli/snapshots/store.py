@@ -18,6 +18,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import DiffOption
 
+from agentcli.ignore import IgnoreSources, discover
 from agentcli.snapshots._libgit2 import diff_tree_to_index
 from agentcli.snapshots.capture import IndexRefresher, Limits, Refreshed
 from agentcli.snapshots.diff import diff_result, file_stats, tree_diff
@@ -115,6 +116,8 @@ class SnapshotStore:
         self._watcher = TreeWatcher(self.workspace) if watch else None
         self._watch_synced = False
         """The index reflects the workspace as of the watcher's last take: hints can be trusted."""
+        self._restore_sources: IgnoreSources | None = None
+        """The ignore sources as a restore found them at its start, for its layout looks."""
 
     @property
     def watching(self) -> bool:
@@ -269,7 +272,7 @@ class SnapshotStore:
 
     def _current_layout(self) -> Layout:
         """The workspace's layout: from the watcher's paths while it vouches, else a full scan."""
-        return self._layout_now.current(umask(), trusted=self.watching)
+        return self._layout_now.current(umask(), trusted=self.watching, sources=self._restore_sources)
 
     def _refresh_unrecorded(self) -> str:
         """Refreshes the index for a look at the files now, without a timeline entry.
@@ -441,54 +444,62 @@ class SnapshotStore:
         snap = self._as_snapshot(target)
         started = time.perf_counter()
         with self._lock.held():
-            before = self._undo_point(session_id)
-            undo = before.snapshot or self._timeline.last(session_id)
-            assert undo is not None  # a capture always leaves the session with a snapshot
-            plan = self._plan(snap, before.tree)
-            if plan.conflicts:
-                listed = "; ".join(f"{c.path}: {c.reason}" for c in plan.conflicts[:5])
-                raise RestoreConflictError(
-                    f"restore of snapshot {snap.id} stopped before changing anything: {listed}", plan.conflicts
-                )
-            layout = self._layouts.load(snap.id)
-            applied = apply_changes(
-                self._shadow.repo, self.workspace, plan.changes, modes=layout.modes if layout else None
+            self._restore_sources = discover(self.workspace)
+            try:
+                return self._restore_locked(snap, session_id, started)
+            finally:
+                self._restore_sources = None
+
+    def _restore_locked(self, snap: Snapshot, session_id: str, started: float) -> RestoreResult:
+        """`restore` under the store lock."""
+        before = self._undo_point(session_id)
+        undo = before.snapshot or self._timeline.last(session_id)
+        assert undo is not None  # a capture always leaves the session with a snapshot
+        plan = self._plan(snap, before.tree)
+        if plan.conflicts:
+            listed = "; ".join(f"{c.path}: {c.reason}" for c in plan.conflicts[:5])
+            raise RestoreConflictError(
+                f"restore of snapshot {snap.id} stopped before changing anything: {listed}", plan.conflicts
             )
-            layout_dirs: list[str] = []
-            looked_at: set[str] = set()  # paths the layout cache has seen as they are now
-            if layout is not None:
-                self._layout_now.note(applied.touched())
-                now = self._current_layout()
-                layout_dirs = [*layout.empty_dirs, *now.empty_dirs]
-                modes_set = apply_layout(self.workspace, layout, now)
-                looked_at = set(applied.touched()).difference(modes_set)
-                applied.chmodded.extend(modes_set)
-            reason = f"restored snapshot {snap.session_id}:{snap.seq} ({snap.id})"
-            refreshed = self._index_from_restore(applied, layout_dirs, looked_at)
-            if refreshed is not None:
-                after = self._record(
-                    refreshed,
-                    time.perf_counter(),
-                    session_id=session_id,
-                    reason=reason,
-                    record_layout=layout is not None,
-                )
-            else:
-                after = self.capture(
-                    session_id=session_id,
-                    reason=reason,
-                    paths_hint=applied.touched(),
-                    record_layout=layout is not None,
-                    watched=self.watching,
-                )
-            return RestoreResult(
-                plan=plan,
-                undo=undo,
-                after=after.snapshot,
-                tree=after.tree,
-                matches_target=after.tree == snap.tree,
-                duration_s=time.perf_counter() - started,
+        layout = self._layouts.load(snap.id)
+        applied = apply_changes(
+            self._shadow.repo, self.workspace, plan.changes, modes=layout.modes if layout else None
+        )
+        layout_dirs: list[str] = []
+        looked_at: set[str] = set()  # paths the layout cache has seen as they are now
+        if layout is not None:
+            self._layout_now.note(applied.touched())
+            now = self._current_layout()
+            layout_dirs = [*layout.empty_dirs, *now.empty_dirs]
+            modes_set = apply_layout(self.workspace, layout, now)
+            looked_at = set(applied.touched()).difference(modes_set)
+            applied.chmodded.extend(modes_set)
+        reason = f"restored snapshot {snap.session_id}:{snap.seq} ({snap.id})"
+        refreshed = self._index_from_restore(applied, layout_dirs, looked_at)
+        if refreshed is not None:
+            after = self._record(
+                refreshed,
+                time.perf_counter(),
+                session_id=session_id,
+                reason=reason,
+                record_layout=layout is not None,
             )
+        else:
+            after = self.capture(
+                session_id=session_id,
+                reason=reason,
+                paths_hint=applied.touched(),
+                record_layout=layout is not None,
+                watched=self.watching,
+            )
+        return RestoreResult(
+            plan=plan,
+            undo=undo,
+            after=after.snapshot,
+            tree=after.tree,
+            matches_target=after.tree == snap.tree,
+            duration_s=time.perf_counter() - started,
+        )
 
     def _undo_point(self, session_id: str) -> CaptureResult:
         """Records the workspace before a restore changes it.
@@ -504,7 +515,7 @@ class SnapshotStore:
             or not self.watching
             or not watcher.quiet()
             or self._refresher.index_written_elsewhere()
-            or self._refresher.outside_rules_changed()
+            or self._refresher.outside_rules_changed(self._restore_sources)
         ):
             return self.capture(session_id=session_id, reason="before restore", record_layout=True, watched=True)
         with self._shadow.objects.batch():
