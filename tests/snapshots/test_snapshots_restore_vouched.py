@@ -26,6 +26,7 @@ from agentcli.snapshots.capture import IndexRefresher
 from agentcli.snapshots.layout import scan_layout
 from agentcli.snapshots.restore import Applied, umask
 from agentcli.snapshots.restored import only_ours
+from agentcli.snapshots.watcher import TreeWatcher
 
 pytestmark = [
     pytest.mark.may_skip(reason="the watcher uses inotify, which only Linux has"),
@@ -186,3 +187,22 @@ def test_a_folder_the_restore_made_must_hold_only_what_it_wrote(tmp_path: Path) 
     assert not only_ours(tmp_path, {"new", "new/a.txt"}, applied, [])
     assert not only_ours(tmp_path, {"elsewhere.txt"}, applied, [])
     assert not only_ours(tmp_path, {"new/.b.txt.agentcli-0123abcd"}, applied, [])
+
+
+def test_asking_whether_the_workspace_is_quiet_loses_no_change(repo: Path) -> None:
+    watcher = TreeWatcher(repo)
+    assert watcher.start()
+    try:
+        assert watcher.quiet()
+        write(repo / "src" / "app.py", "changed\n")
+        assert not watcher.quiet()
+        assert not watcher.quiet()  # asking again changes nothing
+        write(repo / ".gitignore", "*.tmp\n")
+        taken = watcher.take()
+        assert taken is not None and {"src/app.py", ".gitignore"} <= taken.paths and taken.ignore_rules_changed
+        assert watcher.quiet()  # handed out: the next take starts afresh
+        watcher.give_back(taken)  # its taker did not use it after all
+        again = watcher.take()
+        assert again is not None and again.paths == taken.paths and again.ignore_rules_changed
+    finally:
+        watcher.close()
