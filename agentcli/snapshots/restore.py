@@ -31,8 +31,7 @@ from pygit2.enums import FileMode
 
 from agentcli.snapshots.guards import safe_relative_path
 from agentcli.snapshots.models import PlannedChange, RestoreConflict
-
-_ZERO = "0" * 40
+from agentcli.snapshots.treediff import tree_changes
 
 
 @dataclass(frozen=True)
@@ -71,47 +70,36 @@ def plan_changes(repo: pygit2.Repository, workspace: Path, current_tree: str, ta
     chmods: list[PlannedChange] = []
     skipped: set[str] = set()
     conflicts: list[RestoreConflict] = []
-    if current_tree != target_tree:
-        # No INCLUDE_TYPECHANGE: a path that changes type comes as a deletion plus an addition,
-        # which is exactly the order we apply them in.
-        # pygit2's overloads leave out the Tree objects diff() takes (it peels its arguments to trees).
-        diff: pygit2.Diff = repo.diff(repo[current_tree], repo[target_tree])  # type: ignore[call-overload]
-        for delta in diff.deltas:
-            old, new = delta.old_file, delta.new_file
-            old_present = str(old.id) != _ZERO and old.mode != 0
-            new_present = str(new.id) != _ZERO and new.mode != 0
-            path = os.fsdecode((new if new_present else old).raw_path)
-            safe = safe_relative_path(path)
-            if safe is None or safe != path:
-                conflicts.append(RestoreConflict(path=path, reason="path leaves the workspace or enters .git"))
-                continue
-            if (old_present and old.mode == FileMode.COMMIT) or (new_present and new.mode == FileMode.COMMIT):
-                skipped.add(path)  # nested repositories are theirs to restore, never ours
-                continue
-            if (
-                old_present
-                and new_present
-                and old.id == new.id
-                and old.mode != new.mode
-                and FileMode.LINK not in (old.mode, new.mode)
-            ):
-                chmods.append(
-                    PlannedChange(
-                        path=path, action="chmod", kind=_kind(new.mode), old_id=str(old.id), new_id=str(new.id)
-                    )
-                )
-            elif new_present:
-                writes.append(
-                    PlannedChange(
-                        path=path,
-                        action="write",
-                        kind=_kind(new.mode),
-                        old_id=str(old.id) if old_present else None,
-                        new_id=str(new.id),
-                    )
-                )
-            else:
-                deletes[path] = PlannedChange(path=path, action="delete", kind=_kind(old.mode), old_id=str(old.id))
+    # A path that changes type comes as a deletion plus an addition, which is exactly the
+    # order we apply them in.
+    for change in tree_changes(repo, current_tree, target_tree) if current_tree != target_tree else []:
+        old_present, new_present = change.old_mode != 0, change.new_mode != 0
+        path = os.fsdecode(change.raw_path)
+        safe = safe_relative_path(path)
+        if safe is None or safe != path:
+            conflicts.append(RestoreConflict(path=path, reason="path leaves the workspace or enters .git"))
+            continue
+        if FileMode.COMMIT in (change.old_mode, change.new_mode):
+            skipped.add(path)  # nested repositories are theirs to restore, never ours
+            continue
+        old_id = str(change.old_id) if change.old_id is not None else None
+        new_id = str(change.new_id) if change.new_id is not None else None
+        if (
+            old_present
+            and new_present
+            and old_id == new_id
+            and change.old_mode != change.new_mode
+            and FileMode.LINK not in (change.old_mode, change.new_mode)
+        ):
+            chmods.append(
+                PlannedChange(path=path, action="chmod", kind=_kind(change.new_mode), old_id=old_id, new_id=new_id)
+            )
+        elif new_present:
+            writes.append(
+                PlannedChange(path=path, action="write", kind=_kind(change.new_mode), old_id=old_id, new_id=new_id)
+            )
+        else:
+            deletes[path] = PlannedChange(path=path, action="delete", kind=_kind(change.old_mode), old_id=old_id)
     conflicts.extend(_find_conflicts(workspace, deletes, writes))
     ordered_deletes = sorted(deletes.values(), key=lambda c: (-c.path.count("/"), c.path))
     return PlanParts(
