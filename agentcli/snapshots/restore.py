@@ -31,7 +31,7 @@ from pygit2.enums import FileMode
 
 from agentcli.snapshots.guards import safe_relative_path
 from agentcli.snapshots.models import PlannedChange, RestoreConflict
-from agentcli.snapshots.treediff import tree_changes
+from agentcli.snapshots.treediff import tree_changes, walk_budget
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,9 @@ def _kind(mode: int) -> Literal["file", "executable", "symlink"]:
     return "file"
 
 
-def plan_changes(repo: pygit2.Repository, workspace: Path, current_tree: str, target_tree: str) -> PlanParts:
+def plan_changes(
+    repo: pygit2.Repository, workspace: Path, current_tree: str, target_tree: str, *, entries: int = 0
+) -> PlanParts:
     """Computes what restoring `target_tree` over `current_tree` changes in the workspace.
 
     Reads the filesystem (to find conflicts) but writes nothing.
@@ -61,6 +63,8 @@ def plan_changes(repo: pygit2.Repository, workspace: Path, current_tree: str, ta
         workspace: The workspace directory.
         current_tree: Tree of the workspace right now (a fresh capture).
         target_tree: Tree to restore.
+        entries: About how many files the trees hold (the index's size): what decides how
+            the two trees are compared (`treediff.walk_budget`).
 
     Returns:
         The changes in the order they will be applied, conflicts, and skipped gitlinks.
@@ -72,7 +76,8 @@ def plan_changes(repo: pygit2.Repository, workspace: Path, current_tree: str, ta
     conflicts: list[RestoreConflict] = []
     # A path that changes type comes as a deletion plus an addition, which is exactly the
     # order we apply them in.
-    for change in tree_changes(repo, current_tree, target_tree) if current_tree != target_tree else []:
+    same = current_tree == target_tree
+    for change in [] if same else tree_changes(repo, current_tree, target_tree, max_trees=walk_budget(entries)):
         old_present, new_present = change.old_mode != 0, change.new_mode != 0
         path = os.fsdecode(change.raw_path)
         safe = safe_relative_path(path)

@@ -417,7 +417,7 @@ class SnapshotStore:
     def _plan(self, snap: Snapshot, current: str) -> RestorePlan:
         self._require_tree(snap)
         repo = self._shadow.repo
-        parts = plan_changes(repo, self.workspace, current, snap.tree)
+        parts = plan_changes(repo, self.workspace, current, snap.tree, entries=len(self._shadow.index()))
         conflicts = list(parts.conflicts)
         odb = repo.odb
         for change in parts.changes:

@@ -32,10 +32,10 @@ def _libgit2_changes(repo: pygit2.Repository, old: str, new: str) -> Changes:
     return out
 
 
-def _ours(repo: pygit2.Repository, old: str, new: str) -> Changes:
+def _ours(repo: pygit2.Repository, old: str, new: str, max_trees: int) -> Changes:
     return {
         (c.raw_path, c.old_mode, str(c.old_id) if c.old_id else None, c.new_mode, str(c.new_id) if c.new_id else None)
-        for c in tree_changes(repo, old, new)
+        for c in tree_changes(repo, old, new, max_trees=max_trees)
     }
 
 
@@ -96,6 +96,8 @@ def test_the_walk_finds_what_libgit2_finds(repo: Path, data_dir: Path, seed: int
     shadow = pygit2.Repository(str(store.path))
     for old in trees[::3]:
         for new in trees[1::4]:
-            assert _ours(shadow, old, new) == _libgit2_changes(shadow, old, new)
-    assert tree_changes(shadow, trees[0], trees[0]) == []
+            expected = _libgit2_changes(shadow, old, new)
+            assert _ours(shadow, old, new, max_trees=10**6) == expected  # the walk alone
+            assert _ours(shadow, old, new, max_trees=2) == expected  # handed over to libgit2
+    assert tree_changes(shadow, trees[0], trees[0], max_trees=10) == []
     store.close()
