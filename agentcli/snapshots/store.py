@@ -497,7 +497,9 @@ class SnapshotStore:
                 reason=reason,
                 paths_hint=applied.touched(),
                 record_layout=layout is not None,
-                watched=self.watching,
+                # With a watcher, its record joins the hints; if it lost events, the capture
+                # walks rather than record only the restore's own paths.
+                watched=self._watcher is not None,
             )
         return RestoreResult(
             plan=plan,

@@ -206,3 +206,24 @@ def test_asking_whether_the_workspace_is_quiet_loses_no_change(repo: Path) -> No
         assert again is not None and again.paths == taken.paths and again.ignore_rules_changed
     finally:
         watcher.close()
+
+
+def test_a_watcher_that_lost_events_during_the_restore_makes_the_result_a_walk(
+    repo: Path, watching: SnapshotStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    start = _start(watching)
+    write(repo / "src" / "app.py", "changed\n")
+    watching.capture(session_id="s", reason="after bash", watched=True)
+    real = store_module.apply_changes
+
+    def and_meanwhile(*args: object, **kwargs: object) -> Applied:
+        applied = real(*args, **kwargs)  # type: ignore[arg-type]
+        for i in range(6):  # more than the watcher keeps: it gives up on this take
+            _other_process_writes(repo / "src" / f"meanwhile{i}.txt", f"{i}\n")
+        return applied
+
+    monkeypatch.setattr(store_module, "apply_changes", and_meanwhile)
+    assert watching._watcher is not None
+    watching._watcher._max_hints = 3
+    result = watching.restore(start, session_id="s")
+    assert {f"src/meanwhile{i}.txt" for i in range(6)} <= set(ls_tree(watching, result.tree))
