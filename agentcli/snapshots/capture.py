@@ -28,7 +28,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, FileMode
 
-from agentcli.ignore import IgnoreRules, discover
+from agentcli.ignore import IgnoreRules, IgnoreSources, discover
 from agentcli.snapshots._libgit2 import diff_index_to_workdir
 from agentcli.snapshots.guards import safe_relative_path
 from agentcli.snapshots.hints import index_has_prefix, widen_hints
@@ -151,6 +151,22 @@ class IndexRefresher:
     def index_written_elsewhere(self) -> bool:
         """Tells whether another process wrote the index since this one last left it."""
         return self._saved.written_elsewhere()
+
+    def outside_rules_changed(self, sources: IgnoreSources | None = None) -> bool:
+        """Tells whether the exclude files outside the tree changed since the last refresh
+        (what a watched refresh checks before trusting its hints; the watcher cannot see them)."""
+        sources = sources or discover(self._shadow.workspace)
+        return (sources.workspace_excludes(), stat_key(sources.excludes_file)) != self._rules_key
+
+    def index_changed(self, paths: list[str]) -> None:
+        """Records entries changed outside `refresh` (a restore that set them from what it wrote),
+        for the index's write policy and the journal other processes read."""
+        self._saved.changed(paths)
+
+    def forget_index_changes(self) -> None:
+        """Drops the index held in memory for the one on disk (after a failed update)."""
+        self._shadow.index().read(True)
+        self._saved.forget_pending()
 
     def flush_index(self) -> None:
         """Writes the index held in memory (before it is packed, or the repository reopened)."""

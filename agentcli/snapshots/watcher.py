@@ -66,6 +66,7 @@ class TreeWatcher:
         self._wds: dict[str, int] = {}  # and back
         self._nested: set[str] = set()
         self._lost = False
+        self._held: Taken | None = None  # read by `quiet()`, handed out by the next `take()`
         self.unavailable_reason: str | None = None
         """Why the watcher cannot run here (set once; the store then walks the tree every time)."""
 
@@ -97,6 +98,7 @@ class TreeWatcher:
         self._paths.clear()
         self._wds.clear()
         self._nested.clear()
+        self._held = None
         self._lost = False
         try:
             self._watch_tree("")
@@ -114,6 +116,7 @@ class TreeWatcher:
         self._paths.clear()
         self._wds.clear()
         self._nested.clear()
+        self._held = None
 
     def take(self) -> Taken | None:
         """Reads every queued event; returns what changed since the last take.
@@ -126,7 +129,7 @@ class TreeWatcher:
         inotify = self._inotify
         if inotify is None:
             return None
-        taken = Taken()
+        taken, self._held = self._held or Taken(), None
         try:
             for event in inotify.read():
                 self._on_event(event, taken)
@@ -144,6 +147,28 @@ class TreeWatcher:
             return None
         taken.paths.update(self._nested)
         return taken
+
+    def quiet(self) -> bool:
+        """Tells whether nothing at all changed since the last take, without consuming anything.
+
+        What is read now is held for the next `take()`, so asking never loses a change. Nested
+        repositories count as changes (their HEAD may have moved unseen), so a workspace with
+        one is never quiet. This is what lets a restore use the last capture as its undo point.
+        """
+        taken = self.take()
+        if taken is None:
+            return False  # stopped: the next take answers None too, and the caller walks
+        self._held = taken
+        return not taken.paths and not taken.ignore_rules_changed
+
+    def give_back(self, taken: Taken) -> None:
+        """Hands what a take returned to the next take again (its caller did not use it)."""
+        if self._inotify is None:
+            return  # stopped since: the next take answers None and the caller walks
+        held = self._held or Taken()
+        held.paths.update(taken.paths)
+        held.ignore_rules_changed |= taken.ignore_rules_changed
+        self._held = held
 
     # -- events -------------------------------------------------------------------------------
 
