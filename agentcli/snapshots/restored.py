@@ -40,8 +40,15 @@ def only_ours(workspace: Path, seen: Iterable[str], applied: Applied, layout_dir
         True when nothing else changed: the index can be set from `applied` alone.
     """
     touched = set(applied.touched())
+    gone = set(applied.deleted).difference(applied.written)
     folders = _with_ancestors([*touched, *layout_dirs])
     for path in seen:
+        if path in gone and os.path.lexists(os.path.join(workspace, path)):
+            # Deleted, yet there: a folder the restore made in its place (holding only what it
+            # wrote), or another process made it again.
+            if os.path.isdir(os.path.join(workspace, path)) and _holds_only(workspace, path, touched, folders):
+                continue
+            return False
         if path in touched:
             continue
         parent, _, name = path.rpartition("/")

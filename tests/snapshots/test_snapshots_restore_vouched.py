@@ -189,6 +189,19 @@ def test_a_folder_the_restore_made_must_hold_only_what_it_wrote(tmp_path: Path) 
     assert not only_ours(tmp_path, {"new/.b.txt.agentcli-0123abcd"}, applied, [])
 
 
+def test_a_file_the_restore_deleted_and_another_process_made_again_is_not_ours(tmp_path: Path) -> None:
+    applied = Applied(written=[], deleted=["old.txt"], chmodded=[])
+    assert only_ours(tmp_path, {"old.txt"}, applied, [])
+    write(tmp_path / "old.txt", "made again meanwhile\n")
+    assert not only_ours(tmp_path, {"old.txt"}, applied, [])
+    # A file the restore replaced by a folder it wrote into: the folder must hold only its files.
+    replaced = Applied(written=["docs/guide.md"], deleted=["docs"], chmodded=[])
+    write(tmp_path / "docs" / "guide.md", "guide\n")
+    assert only_ours(tmp_path, {"docs", "docs/guide.md"}, replaced, [])
+    write(tmp_path / "docs" / "theirs.md", "put there before the folder was watched\n")
+    assert not only_ours(tmp_path, {"docs", "docs/guide.md"}, replaced, [])
+
+
 def test_asking_whether_the_workspace_is_quiet_loses_no_change(repo: Path) -> None:
     watcher = TreeWatcher(repo)
     assert watcher.start()
