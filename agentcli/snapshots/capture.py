@@ -126,7 +126,11 @@ class IndexRefresher:
             flags |= DiffOption.DISABLE_PATHSPEC_MATCH
         skipped: list[SkippedPath] = []
         changed: list[str] = []
-        if paths is None and mostly_stale(index, shadow.workspace) and refresh_touched(index, shadow.workspace):
+        if (
+            paths is None
+            and mostly_stale(index, shadow.workspace)
+            and refresh_touched(index, shadow.workspace, str(shadow.path))
+        ):
             # Written now: its timestamp must be newer than the refreshed mtimes (see restat.py).
             self._saved.write(force=True)
         try:

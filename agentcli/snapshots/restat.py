@@ -10,7 +10,7 @@ read. What can be cut is the overhead around the read:
    sample is stale does the bulk pass run; otherwise libgit2's diff does the work as usual.
 2. The bulk pass `lstat`s every regular-file entry, and hashes those whose stat data changed but
    whose size and executable bit did not (a different size is a change; libgit2 takes it), on
-   a thread pool: file reads and SHA-1 over large buffers release the GIL.
+   a thread pool, with libgit2's unfiltered file hash (through cffi, which releases the GIL).
 3. Entries whose blob id matches get the new stat data in place, marked up to date, and the
    index is written so its timestamp is newer than their mtimes (else libgit2 would treat them
    as racily clean and hash them again). Files that did change are left alone for the diff.
@@ -21,7 +21,6 @@ repository turns every filter off (`info/attributes`).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from concurrent.futures import ThreadPoolExecutor
@@ -29,6 +28,8 @@ from pathlib import Path
 
 import pygit2
 from pygit2 import C, ffi
+
+from agentcli.snapshots.splitwalk import worker_count
 
 SAMPLE = 32
 """Entries compared before deciding."""
@@ -64,12 +65,13 @@ def mostly_stale(index: pygit2.Index, workspace: Path) -> bool:
     return bool(stale > STALE_SHARE * min(SAMPLE, -(-count // step)))
 
 
-def refresh_touched(index: pygit2.Index, workspace: Path) -> int:
+def refresh_touched(index: pygit2.Index, workspace: Path, repo_path: str) -> int:
     """Gives unchanged files their new stat data without libgit2's per-file overhead.
 
     Args:
         index: The shadow index (changed in memory; the caller writes it).
         workspace: The workspace directory.
+        repo_path: The shadow repository (each hashing thread opens its own handle).
 
     Returns:
         How many entries were refreshed.
@@ -99,19 +101,25 @@ def refresh_touched(index: pygit2.Index, workspace: Path) -> int:
         return 0
 
     def blob_ids(chunk: list[tuple[int, bytes, os.stat_result]]) -> list[bytes | None]:
+        # libgit2's hash of the raw bytes (`as_path` empty: no filter, no attribute lookup),
+        # called through cffi, which releases the GIL: the threads hash side by side. One
+        # repository handle per thread, as libgit2 asks. Measured at 10k files on one thread:
+        # 111 ms, against 146 ms for open/read/hashlib in Python (whose threads serialize on
+        # the GIL for files under 2 KiB).
+        repo = pygit2.Repository(repo_path)
+        oid = ffi.new("git_oid *")
+        hashfile = C.git_repository_hashfile
+        blob = C.GIT_OBJECT_BLOB
         out: list[bytes | None] = []
         for _i, full, _st in chunk:
-            try:
-                with open(full, "rb", buffering=0) as fh:
-                    data = fh.read()
-            except OSError:
-                out.append(None)
-                continue
-            out.append(hashlib.sha1(b"blob %d\0" % len(data) + data).digest())
+            if hashfile(oid, repo._repo, full, blob, b"") == 0:
+                out.append(bytes(ffi.buffer(oid)[:20]))
+            else:
+                out.append(None)  # unreadable or gone: the diff judges it
         return out
 
     # One task per worker (a task per file costs more in the pool than the hashing).
-    workers = 2 * (os.cpu_count() or 2)  # reads wait on the kernel: more threads than cores help
+    workers = worker_count()  # the GIL is released while hashing: a thread per CPU
     chunks = [candidates[w::workers] for w in range(workers)]
     with ThreadPoolExecutor(max_workers=workers) as pool:
         results = list(pool.map(blob_ids, chunks))
