@@ -38,7 +38,7 @@ import pygit2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agentcli.snapshots import Snapshot, SnapshotStore
+from agentcli.snapshots import Snapshot, SnapshotStore, splitwalk
 from agentcli.snapshots.gc import dir_size
 
 GIT_ENV = {
@@ -53,6 +53,7 @@ WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu x
 GIT_CAPTURE = "git --git-dir=SHADOW --work-tree=WS add -A && git write-tree  (SHADOW: alternates + copy of .git/index)"
 GIT_HINTED = "git --git-dir=SHADOW --work-tree=WS add -A -- PATHS && git write-tree"
 RAW_RESTORE = "pygit2: repo.diff(current, target); write each differing blob, chmod, unlink"
+ONE_THREAD = "the same capture with the walk on one thread (splitwalk.MIN_ENTRIES raised), as before the split"
 
 
 def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
@@ -196,7 +197,7 @@ def setup(files: int, base: Path) -> tuple[Path, list[str], float]:
     return ws, paths, time.perf_counter() - started
 
 
-def bench_size(files: int, repeat: int, workdir: Path, touch_all: bool) -> list[str]:
+def bench_size(files: int, repeat: int, workdir: Path, touch_all: bool, split_ab: bool) -> list[str]:
     """Runs every measurement for one tree size; returns the report lines."""
     base = workdir / f"n{files}"
     shutil.rmtree(base, ignore_errors=True)
@@ -234,6 +235,24 @@ def bench_size(files: int, repeat: int, workdir: Path, touch_all: bool) -> list[
         for i in range(repeat * 2 if k < 100 else repeat):
             mutate.change(k)
             row.pair(i, ours_full, shadow.capture)
+        rows.append(row)
+    if split_ab:
+        # What splitting the walk over threads gains, paired against the one-thread walk.
+        row = Row("walk, 1 changed: split over threads / one thread", ONE_THREAD)
+        default_min = splitwalk.MIN_ENTRIES
+
+        def one_thread() -> object:
+            splitwalk.MIN_ENTRIES = 2**62
+            try:
+                return ours_full()
+            finally:
+                splitwalk.MIN_ENTRIES = default_min
+
+        sides: list[tuple[Callable[[], object], list[float]]] = [(ours_full, row.ours), (one_thread, row.base)]
+        for i in range(repeat * 2):
+            for capture, times in sides if i % 2 == 0 else sides[::-1]:
+                mutate.change(1)  # untimed: each side captures one fresh change
+                times.append(timed(capture))
         rows.append(row)
     if touch_all:
         row = Row("capture after every file touched, same content", GIT_CAPTURE, "<= 1.0")
@@ -324,6 +343,9 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000])
     parser.add_argument("--repeat", type=int, default=5, help="paired runs per measurement")
     parser.add_argument("--no-touch-all", action="store_true", help="skip the every-file-touched row (slow at 100k)")
+    parser.add_argument(
+        "--split-ab", action="store_true", help="also pair the split walk against the one-thread walk"
+    )
     parser.add_argument("--workdir", type=Path, default=None, help="where to generate trees (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the generated trees")
     args = parser.parse_args()
@@ -333,7 +355,7 @@ def main() -> None:
     print(f"load average at start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     try:
         for size in args.sizes:
-            for line in bench_size(size, args.repeat, workdir, touch_all=not args.no_touch_all):
+            for line in bench_size(size, args.repeat, workdir, touch_all=not args.no_touch_all, split_ab=args.split_ab):
                 print(line, flush=True)
             print(flush=True)
     finally:

@@ -21,7 +21,8 @@ by every later walk. libgit2 counts the files it hashed (`git_diff_get_perfdata`
 not expose; it is called through ctypes on the very library pygit2 loaded). A group that hashed
 more files than it holds paths changed since the index was last written (those are hashed because
 they are newer than the index file, "racily clean") is walked again by the updating diff, which
-refreshes them. Where the library cannot be found the store walks on one thread as before.
+refreshes them. Where the library cannot be found, or no CPU is idle (`cpus_idle`), the store
+walks on one thread as before.
 """
 
 from __future__ import annotations
@@ -109,6 +110,21 @@ def worker_count() -> int:
     return min(cpus, 4)
 
 
+def cpus_idle(workers: int) -> bool:
+    """Tells whether the CPUs are free enough for the split to pay.
+
+    Measured at 10k files with the machine's two cores busy with other work (load average 3-4):
+    each half of a split walk took as long as a whole walk does, and the split's own costs
+    (cutting the tree, the updating diff) made the capture 1.1-1.6x slower. So the walk is
+    split only while the 1-minute load average, this process included, leaves about a CPU free.
+    """
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return True
+    return load <= workers - 0.5
+
+
 class SplitWalk:
     """Parallel read-only walks of one shadow repository's workspace.
 
@@ -143,12 +159,12 @@ class SplitWalk:
 
         Returns:
             The paths to refresh, or None when a single walk is the better choice (a small
-            index, one CPU, no access to libgit2's counters).
+            index, one CPU or none idle, no access to libgit2's counters).
         """
         workers = worker_count()
         count = C.git_index_entrycount(index._index)
         perfdata = _perfdata()
-        if workers < 2 or count < MIN_ENTRIES or perfdata is None:
+        if workers < 2 or count < MIN_ENTRIES or perfdata is None or not cpus_idle(workers):
             return None
         groups = _groups(self._workspace, index, tree, count, workers, is_ignored_dir)
         if len(groups) < 2:

@@ -35,6 +35,7 @@ class Split:
         self.used = 0
         self._mp = mp
         mp.setattr(splitwalk, "worker_count", lambda: 3)  # three groups even on a one-CPU runner
+        mp.setattr(splitwalk, "cpus_idle", lambda workers: True)  # and on a busy one
         original = splitwalk.SplitWalk.find
 
         def counting(walk: splitwalk.SplitWalk, *args: object, **kwargs: object) -> splitwalk.Found | None:
@@ -166,3 +167,21 @@ def test_a_nested_repository_committed_to_after_the_index_was_written_is_recorde
     head = git(nested, "rev-parse", "HEAD").strip()
     assert second.snapshot is not None
     assert shadow_git(store, "ls-tree", second.tree, "lib/vendored").split()[2] == head
+
+
+def test_a_busy_machine_walks_on_one_thread(monkeypatch: pytest.MonkeyPatch, store: SnapshotStore, repo: Path) -> None:
+    monkeypatch.setattr(splitwalk, "MIN_ENTRIES", 0)
+    monkeypatch.setattr(splitwalk, "worker_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (3.5, 3.0, 2.5))  # both CPUs taken by other work
+    found: list[splitwalk.Found | None] = []
+    original = splitwalk.SplitWalk.find
+
+    def recording(walk: splitwalk.SplitWalk, *args: object, **kwargs: object) -> splitwalk.Found | None:
+        found.append(original(walk, *args, **kwargs))  # type: ignore[arg-type]
+        return found[-1]
+
+    monkeypatch.setattr(splitwalk.SplitWalk, "find", recording)
+    write(repo / "src" / "app.py", "changed\n")
+    result = store.capture(session_id="s", reason="walk")
+    assert found == [None]  # asked, declined: the walk ran on this thread
+    assert result.snapshot is not None and [f.path for f in result.snapshot.files] == ["src/app.py"]
