@@ -182,12 +182,20 @@ class SplitWalk:
             results = [first, *(f.result() for f in futures)]
         pending_set = set(pending)
         paths: set[str] = set(pending_set)
+        group_of = {unit: g for g, units in enumerate(groups) for unit in units}
+        racy = [0] * len(groups)  # per group: entries changed in memory, which libgit2 hashes
+        for path in pending_set:
+            parts = path.split("/")
+            for depth in range(1, len(parts) + 1):
+                g = group_of.get("/".join(parts[:depth]))
+                if g is not None:
+                    racy[g] += 1
+                    break
         hashed = 0
-        for units, (deltas, group_hashed) in zip(groups, results, strict=True):
+        for g, (units, (deltas, group_hashed)) in enumerate(zip(groups, results, strict=True)):
             paths.update(deltas)
             hashed += group_hashed
-            racy = sum(1 for p in pending_set if any(p == u or p.startswith(u + "/") for u in units))
-            if group_hashed > racy:
+            if group_hashed > racy[g]:
                 paths.update(units)  # stat data went stale: the updating diff walks the group and refreshes it
         return Found(paths=sorted(paths), hashed=hashed)
 
