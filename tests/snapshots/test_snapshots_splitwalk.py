@@ -185,3 +185,35 @@ def test_a_busy_machine_walks_on_one_thread(monkeypatch: pytest.MonkeyPatch, sto
     result = store.capture(session_id="s", reason="walk")
     assert found == [None]  # asked, declined: the walk ran on this thread
     assert result.snapshot is not None and [f.path for f in result.snapshot.files] == ["src/app.py"]
+
+
+def test_a_walk_after_a_flood_of_events_watches_afresh_and_hints_still_work(
+    monkeypatch: pytest.MonkeyPatch, repo: Path, data_dir: Path, tmp_path: Path
+) -> None:
+    from agentcli.snapshots import watcher
+
+    fresh_watches: list[str] = []
+    original = watcher.TreeWatcher._watch_tree
+
+    def counting(self: watcher.TreeWatcher, top: str) -> None:
+        fresh_watches.append(top)
+        original(self, top)
+
+    monkeypatch.setattr(watcher.TreeWatcher, "_watch_tree", counting)
+    store = SnapshotStore(repo, data_dir, watch=True)
+    try:
+        store.capture(session_id="s", reason="start")
+        assert store.watching and fresh_watches == [""]
+        for i in range(40):  # far more queued events than the few directories are worth
+            write(repo / "src" / f"gen{i}.py", f"N = {i}\n")
+        walked = store.capture(session_id="s", reason="walk")
+        assert fresh_watches == ["", ""]  # the queue was dropped and every directory watched again
+        assert walked.snapshot is not None and len(walked.snapshot.files) == 40
+
+        write(repo / "src" / "gen7.py", "N = 'seven'\n")
+        write(repo / "docs" / "new.md", "in a directory made after the restart\n")
+        hinted = store.capture(session_id="s", reason="after bash", watched=True)
+        assert fresh_watches == ["", "", "docs"]  # the hints came from the new watches
+        assert hinted.tree == git_add_all_tree(repo, tmp_path / "git")
+    finally:
+        store.close()
