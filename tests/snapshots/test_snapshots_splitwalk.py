@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from snaphelpers import git, git_add_all_tree, shadow_git, write
+from snaphelpers import git, git_add_all_tree, ls_tree, shadow_git, write
 from test_snapshots_watcher import _fresh_workspace, apply, ops
 
 from agentcli.snapshots import SnapshotStore, splitwalk
@@ -216,4 +216,45 @@ def test_a_walk_after_a_flood_of_events_watches_afresh_and_hints_still_work(
         assert fresh_watches == ["", "", "docs"]  # the hints came from the new watches
         assert hinted.tree == git_add_all_tree(repo, tmp_path / "git")
     finally:
+        store.close()
+
+
+def test_ignored_directories_with_tracked_files_deleted_directories_and_links_match_a_single_walk(
+    monkeypatch: pytest.MonkeyPatch, repo: Path, data_dir: Path
+) -> None:
+    for i in range(6):
+        write(repo / "vendor" / f"lib{i % 2}" / f"m{i}.py", f"{i}\n")  # tracked, then ignored below
+        write(repo / "gone" / f"sub{i % 2}" / f"g{i}.txt", f"{i}\n")
+        write(repo / "linked" / f"l{i}.txt", f"{i}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "more")
+    write(repo / ".gitignore", "*.log\n__pycache__/\nvendor/\n")
+    split = Split(monkeypatch)
+    split.on()
+    stores = {
+        "split": SnapshotStore(repo, data_dir / "split"),
+        "single": SnapshotStore(repo, data_dir / "single"),
+    }
+
+    def capture_both(reason: str) -> str:
+        split.on()
+        used = split.used
+        tree = stores["split"].capture(session_id="s", reason=reason).tree
+        assert split.used == used + 1
+        split.off()
+        assert stores["single"].capture(session_id="s", reason=reason).tree == tree, reason
+        return tree
+
+    capture_both("start")
+    write(repo / "vendor" / "lib0" / "new.py", "ignored: vendor/ is ignored\n")
+    write(repo / "vendor" / "lib1" / "m1.py", "tracked files stay tracked\n")
+    shutil.rmtree(repo / "gone")
+    shutil.rmtree(repo / "linked")
+    os.symlink("src", repo / "linked")
+    tree = capture_both("changes")
+    entries = ls_tree(stores["split"], tree)
+    assert "vendor/lib1/m1.py" in entries and "vendor/lib0/new.py" not in entries
+    assert not any(path.startswith("gone/") for path in entries)
+    assert entries["linked"][0] == "120000"
+    for store in stores.values():
         store.close()
