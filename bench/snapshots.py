@@ -2,6 +2,11 @@
 
     python bench/snapshots.py                                # 1,000 and 10,000 files
     python bench/snapshots.py --sizes 1000 10000 50000 100000 --repeat 5
+    python bench/snapshots.py --split-ab     # also: the split walk against the one-thread walk
+
+The split walk runs only while the 1-minute load average leaves a CPU free (see
+`agentcli/snapshots/splitwalk.py`); the load average at start is printed, and `--split-ab` shows
+whether it ran (a ratio near 1.00 means both sides walked on one thread).
 
 For each size a tree is generated, committed in a real git repository and packed (`git gc`).
 Each row pairs one run of ours with one run of its baseline on the same workspace state, the
