@@ -165,7 +165,13 @@ class IndexRefresher:
         if self._split_repo is not repo:  # reopened (after gc): fresh handles too
             self._split.reset()
             self._split_repo = repo
-        tree = repo[tree_id].peel(pygit2.Tree)
+
+        def tree() -> pygit2.Tree | None:
+            try:
+                return repo[tree_id].peel(pygit2.Tree)
+            except (KeyError, ValueError, pygit2.GitError):
+                return None  # a seed's cached tree that git never wrote: the single walk and reseed handle it
+
         found = self._split.find(
             index, tree, REFRESH_FLAGS, self._saved.pending, lambda d: self.rules.is_ignored(d, True)
         )

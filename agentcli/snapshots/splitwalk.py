@@ -142,7 +142,7 @@ class SplitWalk:
     def find(
         self,
         index: pygit2.Index,
-        tree: pygit2.Tree,
+        tree: Callable[[], pygit2.Tree | None],
         flags: int,
         pending: Iterable[str],
         is_ignored_dir: Callable[[str], bool],
@@ -151,7 +151,8 @@ class SplitWalk:
 
         Args:
             index: The shadow index (read only here; the caller holds it and waits).
-            tree: The index's tree (its names include files deleted since).
+            tree: Gives the index's tree (its names include files deleted since), or None when
+                that object is missing.
             flags: The capture's diff flags; `UPDATE_INDEX` is dropped.
             pending: Paths whose entries changed since the index file was written.
             is_ignored_dir: Tells whether a workspace-relative directory is ignored (such a
@@ -159,14 +160,17 @@ class SplitWalk:
 
         Returns:
             The paths to refresh, or None when a single walk is the better choice (a small
-            index, one CPU or none idle, no access to libgit2's counters).
+            index, one CPU or none idle, no access to libgit2's counters, no tree object).
         """
         workers = worker_count()
         count = C.git_index_entrycount(index._index)
         perfdata = _perfdata()
         if workers < 2 or count < MIN_ENTRIES or perfdata is None or not cpus_idle(workers):
             return None
-        groups = _groups(self._workspace, index, tree, count, workers, is_ignored_dir)
+        index_tree = tree()
+        if index_tree is None:
+            return None
+        groups = _groups(self._workspace, index, index_tree, count, workers, is_ignored_dir)
         if len(groups) < 2:
             return None
         repos = self._worker_repos(len(groups) - 1)

@@ -258,3 +258,19 @@ def test_ignored_directories_with_tracked_files_deleted_directories_and_links_ma
     assert entries["linked"][0] == "120000"
     for store in stores.values():
         store.close()
+
+
+def test_a_seed_whose_cached_tree_git_never_wrote_still_captures(
+    split: Split, repo: Path, data_dir: Path, tmp_path: Path
+) -> None:
+    write(repo / "staged.txt", "staged, never committed\n")
+    git(repo, "add", "staged.txt")
+    root = git(repo, "write-tree").strip()  # the index's tree cache now names this tree
+    (repo / ".git" / "objects" / root[:2] / root[2:]).unlink()  # ... which is gone
+
+    store = SnapshotStore(repo, data_dir)
+    try:
+        result = store.capture(session_id="s", reason="start")
+    finally:
+        store.close()
+    assert result.tree == git_add_all_tree(repo, tmp_path / "git")
