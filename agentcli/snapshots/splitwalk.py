@@ -173,17 +173,22 @@ class SplitWalk:
         groups = _groups(self._workspace, index, index_tree, count, workers, is_ignored_dir)
         if len(groups) < 2:
             return None
-        repos = self._worker_repos(len(groups) - 1)
         read_flags = (int(flags) & ~int(DiffOption.UPDATE_INDEX)) | int(DiffOption.DISABLE_PATHSPEC_MATCH)
 
         def walk(job: tuple[pygit2.Repository, list[str]]) -> tuple[list[str], int]:
             return _read_only_diff(job[0], index, read_flags, job[1], perfdata)
 
-        main_repo_job = (repos[0], groups[0])
-        with ThreadPoolExecutor(max_workers=len(groups) - 1) as pool:
-            futures = [pool.submit(walk, (repos[i], groups[i])) for i in range(1, len(groups))]
-            first = walk(main_repo_job)  # this thread walks a group too
-            results = [first, *(f.result() for f in futures)]
+        try:
+            repos = self._worker_repos(len(groups) - 1)
+            with ThreadPoolExecutor(max_workers=len(groups) - 1) as pool:
+                futures = [pool.submit(walk, (repos[i], groups[i])) for i in range(1, len(groups))]
+                first = walk((repos[0], groups[0]))  # this thread walks a group too
+                results = [first, *(f.result() for f in futures)]
+        except (pygit2.GitError, OSError, KeyError, ValueError):
+            # Whatever failed here, the single walk meets again and reports as it always did:
+            # splitting must never be why a capture fails.
+            self.reset()
+            return None
         pending_set = set(pending)
         paths: set[str] = set(pending_set)
         group_of = {unit: g for g, units in enumerate(groups) for unit in units}

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import pygit2
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -273,4 +274,18 @@ def test_a_seed_whose_cached_tree_git_never_wrote_still_captures(
         result = store.capture(session_id="s", reason="start")
     finally:
         store.close()
+    assert result.tree == git_add_all_tree(repo, tmp_path / "git")
+
+
+def test_a_failing_split_walk_falls_back_to_the_single_walk(
+    split: Split, monkeypatch: pytest.MonkeyPatch, store: SnapshotStore, repo: Path, tmp_path: Path
+) -> None:
+    def failing(*args: object) -> tuple[list[str], int]:
+        raise pygit2.GitError("a directory vanished mid-walk")
+
+    monkeypatch.setattr(splitwalk, "_read_only_diff", failing)
+    write(repo / "src" / "app.py", "changed\n")
+    used = split.used
+    result = store.capture(session_id="s", reason="walk")
+    assert split.used == used  # asked, declined after the failure
     assert result.tree == git_add_all_tree(repo, tmp_path / "git")
