@@ -20,10 +20,8 @@ Choices, so the next reader need not rediscover them:
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,7 +37,6 @@ from agentcli.snapshots.models import SkippedPath, SkipReason
 from agentcli.snapshots.restat import mostly_stale, refresh_touched
 from agentcli.snapshots.shadow import ShadowRepo
 from agentcli.snapshots.splitwalk import SplitWalk
-from agentcli.snapshots.touchedwalk import Seen, remaining_paths
 
 REFRESH_FLAGS = (
     DiffOption.UPDATE_INDEX
@@ -129,10 +126,13 @@ class IndexRefresher:
             flags |= DiffOption.DISABLE_PATHSPEC_MATCH
         skipped: list[SkippedPath] = []
         changed: list[str] = []
-        if paths is None and mostly_stale(index, shadow.workspace):
-            paths = self._refresh_touched(index)
-            if paths is not None:
-                flags |= DiffOption.DISABLE_PATHSPEC_MATCH
+        if (
+            paths is None
+            and mostly_stale(index, shadow.workspace)
+            and refresh_touched(index, shadow.workspace, str(shadow.path))
+        ):
+            # Written now: its timestamp must be newer than the refreshed mtimes (see restat.py).
+            self._saved.write(force=True)
         try:
             # New blobs and trees stay in memory until the end, then go to disk as one pack.
             with shadow.objects.batch():
@@ -158,23 +158,6 @@ class IndexRefresher:
             return self.refresh(None)
         self._saved.changed(changed)
         return Refreshed(tree=tree, skipped=skipped, before=before, changed=changed)
-
-    def _refresh_touched(self, index: pygit2.Index) -> list[str] | None:
-        """The bulk refresh after most files were touched: the paths a walk would still report
-        (`touchedwalk.py`), or None to walk."""
-        shadow = self._shadow
-        pending = set(self._saved.pending)  # before the write below forgets them
-        seen: Seen | None = None  # off where names on a case-insensitive disk need not match the index's
-        if sys.platform.startswith("linux"):
-            with contextlib.suppress(OSError):  # no index file yet: every entry is racily clean; walk
-                seen = Seen(index_mtime_ns=os.stat(shadow.index_path).st_mtime_ns)
-        if refresh_touched(index, shadow.workspace, str(shadow.path), seen):
-            # Written now: its timestamp must be newer than the refreshed mtimes (see restat.py).
-            self._saved.write(force=True)
-        remaining = remaining_paths(shadow.workspace, seen) if seen is not None else None
-        if remaining is None:
-            return None
-        return sorted(widen_hints(shadow.workspace, index, remaining | pending))
 
     def _split_walk(self, index: pygit2.Index, tree_id: pygit2.Oid) -> list[str] | None:
         """The paths a walk would change, found on several threads; None to walk on this one."""

@@ -32,7 +32,6 @@ import pygit2
 from pygit2 import C, ffi
 
 from agentcli.snapshots.splitwalk import worker_count
-from agentcli.snapshots.touchedwalk import Seen
 
 SAMPLE = 32
 """Entries compared before deciding."""
@@ -72,14 +71,13 @@ def mostly_stale(index: pygit2.Index, workspace: Path) -> bool:
     return bool(stale > STALE_SHARE * min(SAMPLE, -(-count // step)))
 
 
-def refresh_touched(index: pygit2.Index, workspace: Path, repo_path: str, seen: Seen | None = None) -> int:
+def refresh_touched(index: pygit2.Index, workspace: Path, repo_path: str) -> int:
     """Gives unchanged files their new stat data without libgit2's per-file overhead.
 
     Args:
         index: The shadow index (changed in memory; the caller writes it).
         workspace: The workspace directory.
         repo_path: The shadow repository (each hashing thread opens its own handle).
-        seen: Filled with what the pass saw of every entry (see `touchedwalk.py`).
 
     Returns:
         How many entries were refreshed.
@@ -110,7 +108,7 @@ def refresh_touched(index: pygit2.Index, workspace: Path, repo_path: str, seen: 
     batches: list[tuple[list[_Candidate], Future[list[bool]]]] = []
     with ThreadPoolExecutor(max_workers=worker_count()) as pool:
         batch: list[_Candidate] = []
-        for candidate in _stale_entries(raw, root, seen):
+        for candidate in _stale_entries(raw, root):
             batch.append(candidate)
             if len(batch) == BATCH:  # hashed while this loop goes on
                 batches.append((batch, pool.submit(unchanged, batch)))
@@ -121,10 +119,8 @@ def refresh_touched(index: pygit2.Index, workspace: Path, repo_path: str, seen: 
     # Written only now: the hashing threads read the entries' ids until they are done.
     refreshed = 0
     for batch, same in results:
-        for (entry, full, st), unchanged_file in zip(batch, same, strict=True):
+        for (entry, _full, st), unchanged_file in zip(batch, same, strict=True):
             if not unchanged_file:
-                if seen is not None:
-                    seen.suspects.append(full[len(root) :])
                 continue  # changed: the diff records it
             # The file may have changed again since its lstat; then its mtime or size differs
             # from what is recorded here, and the next diff hashes it anyway.
@@ -146,49 +142,29 @@ _Candidate = tuple[Any, bytes, os.stat_result]
 """An index entry (its cdata pointer, valid while the index is not changed), its file, its lstat."""
 
 
-def _stale_entries(raw: Any, root: bytes, seen: Seen | None) -> Iterator[_Candidate]:
-    """Regular-file entries whose stat data changed but whose size and executable bit did not.
-
-    Every other entry that is not provably unchanged goes to `seen.suspects`.
-    """
+def _stale_entries(raw: Any, root: bytes) -> Iterator[_Candidate]:
+    """Regular-file entries whose stat data changed but whose size and executable bit did not."""
     lstat = os.lstat
     get = C.git_index_get_byindex
     string = ffi.string
-    racy_s, racy_ns = divmod(seen.index_mtime_ns, 1_000_000_000) if seen is not None else (0, 0)
-    # Fetched before any hashing thread starts: cffi releases the GIL around every C call, and
-    # with the threads running each call waited for it again (7.5 µs a call at 10k entries).
-    entries = [get(raw, i) for i in range(C.git_index_entrycount(raw))]
-    for entry in entries:
-        path = string(entry.path)
-        if seen is not None:
-            seen.add(path)
+    for i in range(C.git_index_entrycount(raw)):
+        entry = get(raw, i)
         mode = entry.mode
         if mode & _MODE_MASK != _REGULAR or entry.flags & 0x3000:  # files only, no conflict stages
-            if seen is not None:
-                seen.suspects.append(path)
             continue
-        full = root + path
+        full = root + string(entry.path)
         try:
             st = lstat(full)
         except OSError:
-            if seen is not None:
-                seen.suspects.append(path)
             continue
         st_mode = st.st_mode
         if (
             st_mode & _MODE_MASK != _REGULAR
             or st.st_size & 0xFFFFFFFF != entry.file_size
             or (st_mode & _EXEC == 0) != (mode & _EXEC == 0)
+            or _same_stat(entry, st)
         ):
-            if seen is not None:
-                seen.suspects.append(path)
-            continue  # changed in a way the diff sees without hashing
-        if _same_stat(entry, st):
-            if seen is not None:
-                mtime = entry.mtime
-                if mtime.seconds > racy_s or (mtime.seconds == racy_s and mtime.nanoseconds >= racy_ns):
-                    seen.suspects.append(path)  # racily clean: libgit2 would hash it
-            continue
+            continue  # unchanged, or changed in a way the diff sees without hashing
         yield entry, full, st
 
 
