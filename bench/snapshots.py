@@ -3,6 +3,11 @@
     python bench/snapshots.py                                # 1,000 and 10,000 files
     python bench/snapshots.py --sizes 1000 10000 50000 100000 --repeat 5
     python bench/snapshots.py --only restore --profile      # restore rows, and where ours spends them
+    python bench/snapshots.py --split-ab     # also: the split walk against the one-thread walk
+
+The split walk runs only while the 1-minute load average leaves a CPU free (see
+`agentcli/snapshots/splitwalk.py`); the load average at start is printed, and `--split-ab` shows
+whether it ran (a ratio near 1.00 means both sides walked on one thread).
 
 For each size a tree is generated, committed in a real git repository and packed (`git gc`).
 Each row pairs one run of ours with one run of its baseline on the same workspace state, the
@@ -46,7 +51,7 @@ import pygit2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agentcli.snapshots import Snapshot, SnapshotStore
+from agentcli.snapshots import Snapshot, SnapshotStore, splitwalk
 from agentcli.snapshots.gc import dir_size
 
 GIT_ENV = {
@@ -62,6 +67,7 @@ GIT_CAPTURE = "git --git-dir=SHADOW --work-tree=WS add -A && git write-tree  (SH
 GIT_HINTED = "git --git-dir=SHADOW --work-tree=WS add -A -- PATHS && git write-tree"
 RAW_RESTORE = "pygit2: repo.diff(current, target); write each differing blob, chmod, unlink"
 RAW_ATOMIC = RAW_RESTORE.replace("write each", "write (temporary name, fchmod, rename) each")
+ONE_THREAD = "the same capture with the walk on one thread (splitwalk.MIN_ENTRIES raised), as before the split"
 
 
 def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
@@ -236,7 +242,8 @@ def setup(files: int, base: Path) -> tuple[Path, list[str], float]:
 
 
 def bench_size(
-    files: int, repeat: int, workdir: Path, touch_all: bool, only: str | None = None, profile: bool = False
+    files: int, repeat: int, workdir: Path, touch_all: bool, only: str | None = None, profile: bool = False,
+    split_ab: bool = False,
 ) -> list[str]:
     """Runs every measurement for one tree size (or one section of them); returns the report lines."""
     captures = repeat if only in (None, "capture") else 0
@@ -276,6 +283,24 @@ def bench_size(
         for i in range(captures * 2 if k < 100 else captures):
             mutate.change(k)
             row.pair(i, ours_full, shadow.capture)
+        rows.append(row)
+    if split_ab and captures:
+        # What splitting the walk over threads gains, paired against the one-thread walk.
+        row = Row("walk, 1 changed: split over threads / one thread", ONE_THREAD)
+        default_min = splitwalk.MIN_ENTRIES
+
+        def one_thread() -> object:
+            splitwalk.MIN_ENTRIES = 2**62
+            try:
+                return ours_full()
+            finally:
+                splitwalk.MIN_ENTRIES = default_min
+
+        sides: list[tuple[Callable[[], object], list[float]]] = [(ours_full, row.ours), (one_thread, row.base)]
+        for i in range(repeat * 2):
+            for capture, times in sides if i % 2 == 0 else sides[::-1]:
+                mutate.change(1)  # untimed: each side captures one fresh change
+                times.append(timed(capture))
         rows.append(row)
     if touch_all and captures:
         row = Row("capture after every file touched, same content", GIT_CAPTURE, "<= 1.0")
@@ -394,6 +419,9 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000])
     parser.add_argument("--repeat", type=int, default=5, help="paired runs per measurement")
     parser.add_argument("--no-touch-all", action="store_true", help="skip the every-file-touched row (slow at 100k)")
+    parser.add_argument(
+        "--split-ab", action="store_true", help="also pair the split walk against the one-thread walk"
+    )
     parser.add_argument("--workdir", type=Path, default=None, help="where to generate trees (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the generated trees")
     parser.add_argument("--only", choices=["capture", "restore", "diff"], help="run one section's rows")
@@ -406,7 +434,8 @@ def main() -> None:
     try:
         for size in args.sizes:
             for line in bench_size(
-                size, args.repeat, workdir, touch_all=not args.no_touch_all, only=args.only, profile=args.profile
+                size, args.repeat, workdir, touch_all=not args.no_touch_all, only=args.only, profile=args.profile,
+                split_ab=args.split_ab,
             ):
                 print(line, flush=True)
             print(flush=True)

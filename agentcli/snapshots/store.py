@@ -242,6 +242,8 @@ class SnapshotStore:
         if watcher is None:
             return self._refresher.refresh(paths_hint)
         layout = self._layout_now
+        if paths_hint is None and not watched:
+            watcher.drop_if_cheaper()  # a walk follows: queued events would be read for nothing
         taken = watcher.take()
         usable = (
             taken is not None

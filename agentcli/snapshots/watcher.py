@@ -34,6 +34,10 @@ from pathlib import Path
 MAX_WATCHED_DIRS = 100_000
 """Beyond this many directories the watcher gives up (each watch pins ~1 KiB of kernel memory)."""
 
+DROP_BYTES_PER_DIR = 64
+"""Before a walk, more queued event bytes than this per watched directory (an event is 16 bytes
+and its name, ~40 in all) make restarting the watcher cheaper than reading them."""
+
 MAX_HINTS = 20_000
 """More changed paths than this make a tree walk the cheaper capture."""
 
@@ -107,6 +111,18 @@ class TreeWatcher:
             self.unavailable_reason = str(reason)
             return False
         return True
+
+    def drop_if_cheaper(self) -> None:
+        """Before a walk of the tree: stops the watcher when reading its queue costs more than
+        watching afresh (`start` then watches every directory again, before the walk).
+
+        A walk makes the queued events moot, but reading them is ~17 µs each in Python: after
+        every file of a 10k-file tree was touched, 175 ms of a 580 ms capture. Watching afresh
+        costs about a directory listing and a watch per directory.
+        """
+        inotify = self._inotify
+        if inotify is not None and inotify.queued_bytes() > DROP_BYTES_PER_DIR * max(1, len(self._wds)):
+            self.close()
 
     def close(self) -> None:
         """Removes every watch."""
@@ -330,6 +346,19 @@ class _INotify:
                 return
             for event in events:
                 yield _Event(wd=event.wd, mask=event.mask, name=event.name)
+
+    def queued_bytes(self) -> int:
+        """Bytes of events waiting in the kernel's queue (FIONREAD), 0 when it cannot tell."""
+        import array
+        import fcntl
+        import termios
+
+        size = array.array("i", [0])
+        try:
+            fcntl.ioctl(self._fd.fileno(), termios.FIONREAD, size, True)
+        except OSError:
+            return 0
+        return int(size[0])
 
     def close(self) -> None:
         self._fd.close()
