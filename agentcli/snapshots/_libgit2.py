@@ -28,6 +28,24 @@ _EXT_INTENT_TO_ADD = 1 << 13
 _EXT_SKIP_WORKTREE = 1 << 14
 
 
+class _RawPath:
+    """A path as its bytes on disk, for pygit2's ``StrArray`` (which takes str or path-like only)."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: bytes) -> None:
+        self.raw = raw
+
+    def __fspath__(self) -> bytes:
+        return self.raw
+
+
+def pathspec(paths: Sequence[str]) -> list[_RawPath]:
+    """Paths as the bytes on disk: a name that is not UTF-8 (decoded by ``os.fsdecode`` with
+    surrogates) would make pygit2's strict UTF-8 encoding raise, failing the whole capture."""
+    return [_RawPath(os.fsencode(path)) for path in paths]
+
+
 def diff_index_to_workdir(
     repo: pygit2.Repository,
     index: pygit2.Index,
@@ -51,7 +69,7 @@ def diff_index_to_workdir(
     copts.flags = int(flags)
     copts.context_lines = 0
     cdiff = ffi.new("git_diff **")
-    with StrArray(list(paths) if paths is not None else None) as arr:
+    with StrArray(pathspec(paths) if paths is not None else None) as arr:
         if paths is not None:
             arr.assign_to(ffi.addressof(copts, "pathspec"))
         check_error(C.git_diff_index_to_workdir(cdiff, repo._repo, index._index, copts))
@@ -87,7 +105,7 @@ def diff_tree_to_index(
     ctree = ffi.new("git_tree **")
     ffi.buffer(ctree)[:] = tree._pointer[:]
     cdiff = ffi.new("git_diff **")
-    with StrArray(list(paths)) as arr:
+    with StrArray(pathspec(paths)) as arr:
         arr.assign_to(ffi.addressof(copts, "pathspec"))
         check_error(C.git_diff_tree_to_index(cdiff, repo._repo, ctree[0], index._index, copts))
     return pygit2.Diff.from_c(bytes(ffi.buffer(cdiff)[:]), repo)

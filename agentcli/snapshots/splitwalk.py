@@ -41,6 +41,8 @@ from pygit2.enums import DeltaStatus, DiffOption
 from pygit2.errors import check_error
 from pygit2.utils import StrArray
 
+from agentcli.snapshots._libgit2 import pathspec
+
 MIN_ENTRIES = 5_000
 """Below this many index entries one walk is quick (under ~15 ms) and threads cost more than they save."""
 
@@ -323,7 +325,7 @@ def _read_only_diff(
     copts.flags = flags
     copts.context_lines = 0
     cdiff = ffi.new("git_diff **")
-    with StrArray(paths) as arr:
+    with StrArray(pathspec(paths)) as arr:
         arr.assign_to(ffi.addressof(copts, "pathspec"))
         check_error(C.git_diff_index_to_workdir(cdiff, repo._repo, index._index, copts))
     stats = _PerfData(version=1)
