@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import cast
 
 import pygit2
 from pygit2 import C, ffi
@@ -40,10 +41,14 @@ class _RawPath:
         return self.raw
 
 
-def pathspec(paths: Sequence[str]) -> list[_RawPath]:
+def pathspec(paths: Sequence[str]) -> list[os.PathLike[str]]:
     """Paths as the bytes on disk: a name that is not UTF-8 (decoded by ``os.fsdecode`` with
-    surrogates) would make pygit2's strict UTF-8 encoding raise, failing the whole capture."""
-    return [_RawPath(os.fsencode(path)) for path in paths]
+    surrogates) would make pygit2's strict UTF-8 encoding raise, failing the whole capture.
+
+    pygit2 types ``StrArray`` as taking str path-likes, but encodes whatever ``__fspath__``
+    returns and passes bytes through unchanged (``pygit2.utils.encode_string``).
+    """
+    return cast("list[os.PathLike[str]]", [_RawPath(os.fsencode(path)) for path in paths])
 
 
 def diff_index_to_workdir(
