@@ -7,6 +7,7 @@ test_finished_blocks compares the two renderings cell by cell and style by style
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, cast
 
 from textual.content import Content
@@ -17,6 +18,7 @@ from textual.visual import RenderOptions, Visual
 from textual.widgets import Markdown
 
 from agentcli.tui.widgets._flat_table import Table, TableStyles
+from agentcli.tui.widgets._part_cache import PartCache, part_key
 
 
 @dataclass
@@ -164,57 +166,71 @@ MARGINS = {"h1": (2, 1), "h2": (2, 1), "h3": (1, 1), "h4": (1, 1), "h5": (1, 1),
 class FlatMarkdown(Visual):
     """Draws the parts of a finished message, each wrapped to the width left of its bullets."""
 
-    def __init__(self, parts: list[Part], styles: dict[str, Style], table: TableStyles | None = None) -> None:
+    def __init__(self, parts: list[Part], styles: dict[str, Style], table: TableStyles | None = None,
+                 cache: PartCache | None = None) -> None:
         self.parts = parts
         self.styles = styles
         """The style of each heading level and of code, from the widget's component classes."""
         self.table = table
         """How tables are coloured (None if there is none)."""
+        self.cache = cache
+        """Lines and heights of parts drawn before (a chunk being streamed into), or None."""
         self.trailing = MARGINS.get(parts[-1].kind, (0, 1))[1] if parts else 0
         """The bottom margin of the last top-level block (Markdown's height includes it)."""
 
     @staticmethod
-    def _height(part: Part, rules: RulesMap, width: int) -> int:
+    def _measure(part: Part, rules: RulesMap, width: int) -> int:
         if part.kind == "fence":
             return part.content.plain.count("\n") + 3  # one line of padding above and below
         if part.table is not None:
             return part.table.height(width)
         return part.content.get_height(rules, max(1, width - part.indent))
 
+    def part_heights(self, rules: RulesMap, width: int) -> list[int]:
+        """Each part's height at ``width``, its gap above included."""
+        cache = self.cache or PartCache()
+        heights = [part.gap + cache.height(part_key(part), width, partial(self._measure, part, rules, width))
+                   for part in self.parts]
+        cache.end_measure()
+        return heights
+
     def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
         return container_width
 
     def get_height(self, rules: RulesMap, width: int) -> int:
-        return sum(part.gap + self._height(part, rules, width) for part in self.parts) + self.trailing
+        return sum(self.part_heights(rules, width)) + self.trailing
 
     def render_strips(self, width: int, height: int | None, style: Style, options: RenderOptions) -> list[Strip]:
         if not width:
             return []
+        # A selection is drawn into the lines: those are not kept.
+        cache = self.cache if self.cache is not None and options.selection is None else PartCache()
+        cache.begin_render((width, style, tuple(sorted(self.styles.items())), self.table))
         # Margins show only the background, as the space around Markdown's block widgets does.
-        blank = Content(" " * width).render_strips(width, None, Style(background=style.background), options)[0]
+        background = Style(background=style.background)
+        blank = cache.lines(("blank",), lambda: Content(" " * width).render_strips(width, None, background, options))[0]
         lines: list[Strip] = []
         for part in self.parts:
             lines.extend([blank] * part.gap)
-            if part.kind == "fence":
-                lines.extend(self._fence(part.content, width, options))
-                continue
-            if part.table is not None:
-                assert self.table is not None
-                lines.extend(part.table.render(width, self.table, options))
-                continue
-            if part.kind:
-                lines.extend(self._heading(part, width, options))
-                continue
-            body = part.content.render_strips(max(1, width - part.indent), None, style, options)
-            if not part.indent:
-                lines.extend(body)
-                continue
-            heads = [Content.styled("".join(part.marks), ".bullet"), Content.styled(" " * part.indent, ".bullet")]
-            head, margin = (head.render_strips(part.indent, None, style, options)[0] for head in heads)
-            lines.extend(Strip.join([head if n == 0 else margin, line]) for n, line in enumerate(body))
+            lines.extend(cache.lines(part_key(part), partial(self._draw, part, width, style, options)))
         lines.extend([blank] * self.trailing)
+        cache.end_render()
         return lines if height is None else lines[:height]
 
+    def _draw(self, part: Part, width: int, style: Style, options: RenderOptions) -> list[Strip]:
+        if part.kind == "fence":
+            return self._fence(part.content, width, options)
+        if part.table is not None:
+            assert self.table is not None
+            return part.table.render(width, self.table, options)
+        if part.kind:
+            return self._heading(part, width, options)
+        body = part.content.render_strips(max(1, width - part.indent), None, style, options)
+        if not part.indent:
+            return body
+        heads = [Content.styled("".join(part.marks), ".bullet"), Content.styled(" " * part.indent, ".bullet")]
+        head, margin = (head.render_strips(part.indent, None, style, options)[0] for head in heads)
+        return [Strip.join([head if n == 0 else margin, line]) for n, line in enumerate(body)]
     def _heading(self, part: Part, width: int, options: RenderOptions) -> list[Strip]:
         style = self.styles[part.kind]
         content = part.content
