@@ -6,6 +6,7 @@ test_finished_blocks compares the two renderings cell by cell and style by style
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, cast
@@ -35,6 +36,8 @@ class Part:
     """"" for a paragraph, "h1" to "h6" for a heading, "fence" for code (also its component class),
     "table" for a table."""
     table: Table | None = None
+    key: tuple[Hashable | None] | None = field(default=None, init=False, repr=False, compare=False)
+    """What its lines depend on, once worked out (``_part_cache.part_key``): a part never changes."""
 
     @property
     def indent(self) -> int:
@@ -163,6 +166,11 @@ MARGINS = {"h1": (2, 1), "h2": (2, 1), "h3": (1, 1), "h4": (1, 1), "h5": (1, 1),
 """Top and bottom margins of Markdown's block widgets other than paragraphs and lists (0, 1)."""
 
 
+def _no_key(part: Part) -> None:
+    """A finished message is drawn once: its parts are not worth keying (``part_key`` hashes them)."""
+    return None
+
+
 class FlatMarkdown(Visual):
     """Draws the parts of a finished message, each wrapped to the width left of its bullets."""
 
@@ -188,8 +196,8 @@ class FlatMarkdown(Visual):
 
     def part_heights(self, rules: RulesMap, width: int) -> list[int]:
         """Each part's height at ``width``, its gap above included."""
-        cache = self.cache or PartCache()
-        heights = [part.gap + cache.height(part_key(part), width, partial(self._measure, part, rules, width))
+        cache, key = (self.cache, part_key) if self.cache is not None else (PartCache(), _no_key)
+        heights = [part.gap + cache.height(key(part), width, partial(self._measure, part, rules, width))
                    for part in self.parts]
         cache.end_measure()
         return heights
@@ -204,7 +212,10 @@ class FlatMarkdown(Visual):
         if not width:
             return []
         # A selection is drawn into the lines: those are not kept.
-        cache = self.cache if self.cache is not None and options.selection is None else PartCache()
+        if self.cache is not None and options.selection is None:
+            cache, key = self.cache, part_key
+        else:
+            cache, key = PartCache(), _no_key
         cache.begin_render((width, style, tuple(sorted(self.styles.items())), self.table))
         # Margins show only the background, as the space around Markdown's block widgets does.
         background = Style(background=style.background)
@@ -212,7 +223,7 @@ class FlatMarkdown(Visual):
         lines: list[Strip] = []
         for part in self.parts:
             lines.extend([blank] * part.gap)
-            lines.extend(cache.lines(part_key(part), partial(self._draw, part, width, style, options)))
+            lines.extend(cache.lines(key(part), partial(self._draw, part, width, style, options)))
         lines.extend([blank] * self.trailing)
         cache.end_render()
         return lines if height is None else lines[:height]

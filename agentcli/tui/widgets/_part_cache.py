@@ -31,6 +31,12 @@ def _content_key(content: Content) -> tuple[str, tuple[object, ...]]:
 def part_key(part: Part) -> PartKey | None:
     """What a part's lines depend on besides the width and the widget's styles, or None if that
     cannot be told by value (a style in it is not hashable): such a part is drawn every time."""
+    if part.key is None:
+        part.key = (_key(part),)
+    return part.key[0]
+
+
+def _key(part: Part) -> PartKey | None:
     table = None if part.table is None else tuple(tuple(_content_key(cell) for cell in row) for row in part.table.rows)
     key = (part.kind, tuple(part.marks), _content_key(part.content), table)
     try:
