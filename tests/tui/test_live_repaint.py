@@ -67,6 +67,8 @@ async def test_a_line_that_is_still_arriving_waits_rather_than_turning_the_chunk
         await live.append(" two\n")
         assert live.flat and live.shown == live.source == "- one\n- two\n"
         await live.append("-")
+        mounted_again = LiveAgentBlock(live.source)  # as the window mounts a chunk still streaming
+        assert mounted_again.flat and mounted_again.shown == "- one\n- two\n"
         live.stream_ended()  # it ended there: Markdown draws the empty item
         await drain(pilot)
         assert not live.flat and live.shown == live.source

@@ -37,16 +37,28 @@ def _flat(markdown: str) -> list[Part] | None:
     return parts
 
 
+def _flat_or_held(source: str) -> tuple[list[Part] | None, bool]:
+    """The parts to draw ``source`` flat, and whether its last line is held back to get them.
+
+    A line still arriving can make a block the flat drawing does not know for a moment (a list's
+    next "-" before its words: an empty item). It waits for its line to end."""
+    parts = _flat(source)
+    if parts is None and "\n" in source and not source.endswith("\n"):
+        parts = _flat(source[: source.rindex("\n") + 1])
+        return parts, parts is not None
+    return parts, False
+
+
 class LiveAgentBlock(FinishedAgentBlock):
     """An agent message chunk being streamed into, drawn flat while it can be."""
 
     def __init__(self, markdown: str, *, classes: str | None = None) -> None:
-        parts = _flat(markdown)
+        parts, held = _flat_or_held(markdown)
         super().__init__(markdown, parts or [], classes=classes)
         self._flat_drawn = parts is not None
         """False once the text has a block only ``Markdown`` draws: it is then a Markdown widget."""
         self._part_cache = PartCache()
-        self._held = False
+        self._held = held
         """The last line (still arriving) is not drawn yet: with it, the text is not flat."""
 
     def stream_ended(self) -> None:
@@ -89,14 +101,8 @@ class LiveAgentBlock(FinishedAgentBlock):
         if not self._flat_drawn:
             return AgentBlock.append(self, markdown)
         source = self._markdown + markdown
-        parts = _flat(source)
+        parts, self._held = _flat_or_held(source)
         self._markdown = source
-        self._held = False
-        if parts is None and "\n" in source and not source.endswith("\n"):
-            # A line still arriving can make a block the flat drawing does not know for a moment
-            # (a list's next "-" before its words: an empty item). It waits for its line to end.
-            parts = _flat(source[: source.rindex("\n") + 1])
-            self._held = parts is not None
         if parts is None:
             return self._to_markdown_now(source)
         old, self._parts = self._parts, parts
