@@ -13,34 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from agentcli.events import (
-    AssistantMessage,
-    ClarificationRequested,
-    ContextCompacted,
-    ConversationRewound,
-    ErrorOccurred,
-    Event,
-    FileChange,
-    ModelNote,
-    Notice,
-    Outcome,
-    PermissionDecided,
-    PermissionRequested,
-    PlanUpdated,
-    ProgressReported,
-    RetryScheduled,
-    SessionStarted,
-    SnapshotCaptured,
-    SnapshotRestored,
-    StuckDetected,
-    SubagentEvent,
-    ThoughtRecorded,
-    ToolCallFinished,
-    ToolCallStarted,
-    TurnEnded,
-)
+if TYPE_CHECKING:
+    from agentcli.events import (
+        Event,
+        FileChange,
+        Outcome,
+        ToolCallFinished,
+        ToolCallStarted,
+    )
 
 Role = Literal[
     "session",
@@ -175,6 +157,33 @@ def describe(event: Event) -> Description | None:
     A turn that waits on a question or an approval is described without its reason: the
     question or the request, shown just before, says it.
     """
+    # Imported here, not with the module: the TUI's first frame imports this module but
+    # draws no event, and the event classes cost ~20 ms to build (one dataclass each).
+    from agentcli.events import (
+        AssistantMessage,
+        ClarificationRequested,
+        ContextCompacted,
+        ConversationRewound,
+        ErrorOccurred,
+        ModelChanged,
+        ModelNote,
+        Notice,
+        PermissionDecided,
+        PermissionRequested,
+        PlanUpdated,
+        ProgressReported,
+        RetryScheduled,
+        SessionStarted,
+        SnapshotCaptured,
+        SnapshotRestored,
+        StuckDetected,
+        SubagentEvent,
+        ThoughtRecorded,
+        ToolCallFinished,
+        ToolCallStarted,
+        TurnEnded,
+    )
+
     if isinstance(event, ToolCallStarted):
         return Description("tool-call", f"▶ {event.name}", call_preview(event))
     if isinstance(event, ContextCompacted):
@@ -215,6 +224,8 @@ def describe(event: Event) -> Description | None:
         if event.kind in ("instructions", "model"):  # news, not a warning: which files, which model
             return Description("context", "≡", event.text)
         return Description("warning", "!", event.text)
+    if isinstance(event, ModelChanged):
+        return Description("context", "≡", f"model for {event.role}: {event.model} (this session, resumed too)")
     if isinstance(event, ModelNote):
         return Description("warning", "!", NOTE_LABELS.get(event.kind, event.kind))
     if isinstance(event, ErrorOccurred):

@@ -277,6 +277,16 @@ class Notice(BaseEvent):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ModelChanged(BaseEvent):
+    """The user switched the model for a role (``/model``); the session keeps it, resumed too."""
+
+    type: Literal["model_changed"] = "model_changed"
+    role: str
+    """``default``, ``plan``, ``build`` or ``explore``."""
+    model: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ModelNote(BaseEvent):
     """Text the agent itself added to the conversation for the model, as a user message.
 
@@ -476,6 +486,7 @@ Event = (
     | ConversationRewound
     | RetryScheduled
     | Notice
+    | ModelChanged
     | ModelNote
     | ErrorOccurred
     | ClarificationRequested

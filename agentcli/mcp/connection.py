@@ -1,5 +1,9 @@
 """One MCP server: started, listed, called, restarted once, and closed — on the official SDK.
 
+A server may change its tools while it runs: it says so with ``notifications/tools/list_changed``
+(protocol versions before 2026-07-28) or on a ``subscriptions/listen`` stream (2026-07-28); either
+way the tools are listed again and the manager puts the new set in the registry.
+
 The SDK's client is an async context manager whose task groups must be entered and left by one
 task, so each connection has an *owner* task that enters it, publishes the client, and waits to
 be told to stop; calls come from the session's tasks. A stdio server runs in a process group of
@@ -56,7 +60,8 @@ class Connection:
     """One configured server and, while it runs, the SDK client talking to it."""
 
     def __init__(self, spec: ServerSpec, workspace: Path, log_dir: Path | None,
-                 on_change: Callable[[Connection], None] = lambda _: None) -> None:
+                 on_change: Callable[[Connection], None] = lambda _: None,
+                 on_tools: Callable[[Connection], None] = lambda _: None) -> None:
         self.spec = spec
         self.workspace = workspace
         self.log_dir = log_dir
@@ -64,10 +69,14 @@ class Connection:
         self.tools: list[Tool] = []
         """The tools the server lists (all of them; the manager filters)."""
         self._on_change = on_change
+        self._on_tools = on_tools
+        """Called when the running server listed a different set of tools."""
         self._client: Client | None = None
         self._owner: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
         self._restart: asyncio.Task[None] | None = None
+        self._relist: asyncio.Task[None] | None = None
+        self._relist_again = False
         self._closed = False
 
     @property
@@ -105,12 +114,13 @@ class Connection:
             gone = asyncio.Event()
             with self._errlog() as errlog:
                 target = watched(self._target(errlog), gone.set)
-                async with Client(target, client_info=_client_info()) as client:
+                async with Client(target, client_info=_client_info(), message_handler=self._on_message) as client:
                     self.tools = await _list_all(client)
                     self._client = client
                     if not ready.done():
                         ready.set_result(None)
-                    await first_of(self._stop.wait(), gone.wait())
+                    async with self._listening(client):
+                        await first_of(self._stop.wait(), gone.wait())
                     if gone.is_set() and not self._stop.is_set():
                         self._client = None
                         self._died()  # it ended on its own: restarted once, by another task
@@ -121,6 +131,72 @@ class Connection:
                 raise
         finally:
             self._client = None
+
+    # -- a server changing its tools -------------------------------------------------------
+
+    async def _on_message(self, message: object) -> None:
+        """The SDK's message handler (on its receive loop: it must not wait for a reply here)."""
+        from mcp_types import ToolListChangedNotification
+
+        if isinstance(message, ToolListChangedNotification):
+            self._tools_changed()
+
+    @contextlib.asynccontextmanager
+    async def _listening(self, client: Client) -> AsyncIterator[None]:
+        """Follow the server's tool changes on a ``subscriptions/listen`` stream where the
+        protocol has one (2026-07-28); older servers send notifications instead."""
+        from mcp.client.subscriptions import ListenNotSupportedError
+
+        async with contextlib.AsyncExitStack() as stack:
+            follower: asyncio.Task[None] | None = None
+            try:
+                subscription = await stack.enter_async_context(client.listen(tools_list_changed=True))
+            except ListenNotSupportedError:
+                pass
+            except Exception:  # noqa: BLE001 - a server that cannot listen still serves its tools
+                pass
+            else:
+                if subscription.honored.tools_list_changed:
+                    follower = asyncio.create_task(self._follow(subscription), name=f"mcp-{self.name}-listen")
+            try:
+                yield
+            finally:
+                if follower is not None:
+                    follower.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await follower
+
+    async def _follow(self, subscription: AsyncIterator[object]) -> None:
+        with contextlib.suppress(Exception):  # the stream ended: changes go unseen, calls still work
+            async for _event in subscription:
+                self._tools_changed()
+
+    def _tools_changed(self) -> None:
+        """List the tools again, in a task of its own; changes arriving meanwhile list once more."""
+        if self._closed:
+            return
+        if self._relist is not None and not self._relist.done():
+            self._relist_again = True
+            return
+        self._relist = asyncio.get_running_loop().create_task(self._list_again(), name=f"mcp-{self.name}-relist")
+
+    async def _list_again(self) -> None:
+        while True:
+            self._relist_again = False
+            client = self._client
+            if client is None or self.status.state != "ready":
+                return
+            try:
+                tools = await _list_all(client)
+            except Exception:  # noqa: BLE001 - keep the tools known so far; a dead server is noticed by calls
+                return
+            if client is not self._client or self._closed:
+                return
+            if tools != self.tools:
+                self.tools = tools
+                self._on_tools(self)
+            if not self._relist_again:
+                return
 
     def _target(self, errlog: TextIO) -> Any:
         """What the SDK's ``Client`` connects to: a started command, or an HTTP transport."""
@@ -255,8 +331,9 @@ class Connection:
     async def close(self) -> None:
         """Stop the server (its whole process group) and wait until it is gone."""
         self._closed = True
-        if self._restart is not None:
-            self._restart.cancel()
+        for task in (self._restart, self._relist):
+            if task is not None:
+                task.cancel()
         await self._end_owner()
         if self.status.state != "failed":
             self._set("stopped")

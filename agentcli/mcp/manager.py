@@ -37,7 +37,8 @@ class McpManager:
         """Called whenever a server's status changes (front ends redraw their listing)."""
         self.problems = servers.problems
         self.disabled = servers.disabled
-        self.connections = [Connection(spec, workspace, None, self._changed) for spec in servers.servers]
+        self.connections = [Connection(spec, workspace, None, self._changed, self._tools_changed)
+                            for spec in servers.servers]
         self._names: dict[str, list[str]] = {}
         """The registry names of each server's tools."""
         self._startup: asyncio.Task[None] | None = None
@@ -90,8 +91,19 @@ class McpManager:
             self.notify(f"MCP server '{status.name}' is not available: {status.error}")
         self.on_change()
 
-    def _publish(self, connection: Connection) -> None:
-        """Put the server's tools in the registry (again, after a restart)."""
+    def _tools_changed(self, connection: Connection) -> None:
+        """The running server changed its tools: the registry gets the new set from the next request."""
+        before = set(self._names.get(connection.name, []))
+        self._publish(connection, restarted=False)
+        after = set(self._names.get(connection.name, []))
+        changes = [f"added {', '.join(sorted(after - before))}" if after - before else "",
+                   f"removed {', '.join(sorted(before - after))}" if before - after else ""]
+        said = "; ".join(change for change in changes if change) or "changed their descriptions or schemas"
+        self.notify(f"MCP server '{connection.name}' changed its tools: {said}")
+        self.on_change()
+
+    def _publish(self, connection: Connection, *, restarted: bool = True) -> None:
+        """Put the server's tools in the registry (again, after a restart or a change)."""
         settings = connection.spec.settings
         for name in self._names.pop(connection.name, []):
             self.registry.remove(name)
@@ -116,7 +128,7 @@ class McpManager:
         if skipped and skipped != connection.status.skipped:
             self.notify(f"MCP server '{connection.name}': left out " + "; ".join(skipped))
         connection.status.skipped = skipped
-        if connection.status.restarts:
+        if restarted and connection.status.restarts:
             self.notify(f"MCP server '{connection.name}' restarted ({len(names)} tools)")
 
     def tools_of(self, server: str) -> list[type[McpTool]]:

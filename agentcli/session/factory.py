@@ -183,8 +183,11 @@ def new_session(
 
 
 def resume_settings_overrides(entry: SessionEntry, flags: dict[str, object]) -> dict[str, object]:
-    """A resumed session keeps its own model, api base and workflow unless a flag says otherwise."""
-    own = {"model": entry.meta.model or None, "api_base": entry.meta.api_base, "workflow": entry.meta.workflow}
+    """A resumed session keeps its own models, api base and workflow unless a flag says otherwise."""
+    own: dict[str, object] = {"model": entry.meta.model or None, "api_base": entry.meta.api_base,
+                              "workflow": entry.meta.workflow}
+    if entry.meta.models:
+        own["models"] = dict(entry.meta.models)
     return {**own, **{key: value for key, value in flags.items() if value is not None}}
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentcli.config import Settings
-from agentcli.events import ConversationRewound, Event, Notice, ToolCallFinished, UserMessage
+from agentcli.events import ConversationRewound, Event, ModelChanged, ToolCallFinished, UserMessage
 from agentcli.llm.types import Message
 from agentcli.session.errors import SessionStateError
 from agentcli.session.rewind import RewindPoint, RewindTracker
@@ -156,7 +156,7 @@ class InputCommands:
     # -- switching the model ---------------------------------------------------------------
 
     def set_model(self, model: str, role: str = "default") -> None:
-        """Use ``model`` (a litellm string) for ``role`` for the rest of this session.
+        """Use ``model`` (a litellm string) for ``role`` for the rest of this session, resumed too.
 
         Raises:
             SessionStateError: an unknown role, or an empty model string.
@@ -173,5 +173,5 @@ class InputCommands:
                 update={"models": self.settings.models.model_copy(update={role: model})})
         self.settings = settings
         self.turn.settings = settings
-        self._emit(Notice(kind="model", text=f"model for {role}: {model} (this session)"))
+        self._emit(ModelChanged(role=role, model=model))
 

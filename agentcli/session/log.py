@@ -25,6 +25,7 @@ from agentcli.events import (
     AssistantMessage,
     ClarificationAnswered,
     Event,
+    ModelChanged,
     SessionStarted,
     StateChanged,
     ToolCallFinished,
@@ -56,6 +57,8 @@ class SessionMeta(BaseModel):
     updated: datetime
     title: str = ""
     model: str = ""
+    models: dict[str, str] = Field(default_factory=dict)
+    """Models the user chose for a role (``/model plan …``), kept when the session is resumed."""
     api_base: str | None = None
     workflow: str = "single"
     state: str = "idle"
@@ -118,7 +121,7 @@ class SessionLog:
         if isinstance(event, (TurnEnded, SessionStarted)):
             os.fsync(self._file.fileno())
             self._write_meta()
-        elif isinstance(event, (UserMessage, ClarificationAnswered, AssistantMessage)):
+        elif isinstance(event, (UserMessage, ClarificationAnswered, AssistantMessage, ModelChanged)):
             # Fresh enough after a crash for a listing to show the task and how far it got.
             self._write_meta()
 
@@ -145,6 +148,11 @@ class SessionLog:
             meta.outcome = event.outcome
         elif isinstance(event, SessionStarted):
             meta.model, meta.api_base, meta.workflow = event.model, event.api_base, event.workflow
+        elif isinstance(event, ModelChanged):
+            if event.role == "default":
+                meta.model = event.model
+            else:
+                meta.models[event.role] = event.model
 
     def _write_meta(self) -> None:
         target = self.directory / "meta.json"

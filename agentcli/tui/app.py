@@ -8,9 +8,11 @@ and deny, restore, sessions, quit). Neither the app nor its helpers keep state n
 session is comes from ``session.view``.
 
 The app talks to the Session through its commands and renders its events; it never reaches
-into the chart, the model client, the tools or the snapshot store. Start-up is lazy: the
-session layer (chart, statemachine, factory) and litellm's background import start only after
-the first frame is on screen.
+into the chart, the model client, the tools or the snapshot store. Start-up is lazy: the first
+frame is the header, the stream, the focused prompt and the footer, and imports no more than
+they need; the side panes, the graph strip, the prompt's menus, the helpers above, the session
+layer (chart, statemachine, factory) and litellm's background import all come after it
+(bench/tui_startup.py; tests/tui/test_first_frame.py checks that nothing typed meanwhile is lost).
 
 Over 400 lines on purpose: Textual looks on the App for the bindings, their actions and
 ``check_action``, the themes and the keymap, the start-up hooks and the palette, so each has a
@@ -33,44 +35,48 @@ from textual.widget import Widget
 from textual.widgets import Footer, Static
 
 from agentcli.config_sources import ConfigError, Layer, read_layers
-from agentcli.events import Event, PlanStep
-from agentcli.tui.bridge import SessionBridge
 from agentcli.tui.calls import ToolCalls
 from agentcli.tui.commands import SessionsProvider, SnapshotsProvider, ThemesProvider, system_commands
-from agentcli.tui.controller import TUI_PERMISSION_MODE, Commands
-from agentcli.tui.help import HelpScreen, PickOne
 from agentcli.tui.messages import SessionEventPosted
-from agentcli.tui.screens import ConfirmRestore, ConfirmWorkspace
-from agentcli.tui.slash import SlashCommands
 from agentcli.tui.themes import DEFAULT_THEME, ROLE_DEFAULTS, configured_theme, load_themes, remember_theme
-from agentcli.tui.widgets import (
-    Conversation,
-    GraphStrip,
-    GraphTrail,
-    McpPane,
-    PlanPane,
-    PromptArea,
-    SnapshotTimeline,
-    StateGraph,
-    StatusHeader,
-    TimelineEntry,
-    ToolPanel,
-)
-from agentcli.tui.widgets._status import display_path
+from agentcli.tui.widgets._conversation import Conversation
+from agentcli.tui.widgets._prompt import PromptArea
+from agentcli.tui.widgets._status import StatusHeader, display_path
 
+# Only what the first frame draws is imported here (the header, the stream, the prompt, the
+# footer). The side panes, the state graph and its drawing code, the session bridge, the
+# command controller, the slash commands, the dialogs and the help are imported just after it,
+# by whatever first needs them: together they were a third of the time to the first frame.
 if TYPE_CHECKING:
     from agentcli.config import Settings
+    from agentcli.events import Event, PlanStep
     from agentcli.session.log import SessionEntry
     from agentcli.session.session import Session
     from agentcli.session.view import SessionView
+    from agentcli.tui.bridge import SessionBridge
+    from agentcli.tui.controller import Commands
+    from agentcli.tui.slash import SlashCommands
+    from agentcli.tui.widgets import (
+        GraphStrip,
+        GraphTrail,
+        McpPane,
+        PlanPane,
+        SnapshotTimeline,
+        StateGraph,
+        TimelineEntry,
+        ToolPanel,
+    )
 
-__all__ = ["EXIT_USAGE", "TUI_PERMISSION_MODE", "AgentApp", "all_binding_ids", "binding_classes"]
+__all__ = ["EXIT_USAGE", "AgentApp", "all_binding_ids", "binding_classes"]
 
 PANES = ("graph", "tools", "timeline")
 
 
 def binding_classes() -> list[type]:
     """Every class of the TUI that declares key bindings (for the keymap and its tests)."""
+    from agentcli.tui.help import HelpScreen, PickOne
+    from agentcli.tui.screens import ConfirmRestore, ConfirmWorkspace
+    from agentcli.tui.widgets import SnapshotTimeline, StateGraph
     from agentcli.tui.widgets._blocks import ReasoningBlock, ToolCallBlock
     from agentcli.tui.widgets._prompt_input import PromptInput
 
@@ -98,8 +104,9 @@ class AgentApp(App[int]):
 
     CSS_PATH = Path(__file__).parent / "app.tcss"
     """Absolute, so subclasses defined elsewhere (tests, benchmarks) still find it."""
-    AUTO_FOCUS = None
-    """The prompt is focused just after the first frame (see ``_after_first_frame``)."""
+    AUTO_FOCUS = "#prompt-input"
+    """The prompt has the focus from the first frame: keys typed while the rest starts (even
+    before the app reads the terminal) go into it. Other screens find no such widget here."""
     TITLE = "agentcli"
     HORIZONTAL_BREAKPOINTS: list[tuple[int, str]] | None = [(0, "-narrow"), (110, "-wide"), (170, "-roomy")]
     """Under 110 columns the side panes are hidden (the graph shows as one line over the prompt);
@@ -135,6 +142,15 @@ class AgentApp(App[int]):
         Binding("f4", "focus_prompt", "Prompt", id="agentcli.focus.prompt", show=False,
                 tooltip="Move to the prompt"),
     ]
+
+    # The panes mounted just after the first frame (``_mount_panes``); nothing reads them before.
+    graph: StateGraph
+    graph_strip: GraphStrip
+    graph_trail: GraphTrail
+    plan_pane: PlanPane
+    mcp_pane: McpPane
+    tools: ToolPanel
+    timeline: SnapshotTimeline
 
     def __init__(
         self,
@@ -187,48 +203,81 @@ class AgentApp(App[int]):
         self._remembered_theme: str | None = None
         self.calls = ToolCalls(clock)
         """Every tool call of the session, shared by the stream and the tool panel."""
-        self.bridge = SessionBridge(self)
-        """Attaches the session and routes its events to the widgets."""
-        self.commands = Commands(self)
-        """Carries out the user's commands on the session."""
-        self.slash = SlashCommands(self)
-        """Runs the ``/commands`` typed in the prompt."""
+        # The three helpers are made on first use, after the first frame (see ``bridge``).
+        self._bridge: SessionBridge | None = None
+        self._commands: Commands | None = None
+        self._slash: SlashCommands | None = None
         self._started = False
+        self._panes_mounted = False
+        """The graph strip and the side panes are mounted (just after the first frame)."""
         self._theme_problems: list[tuple[str, str]] = []
         self._load_themes()
 
-    # -- the session, as the bridge shows it --------------------------------------------
+    # -- the helpers, made on first use ----------------------------------------------------
+
+    @property
+    def bridge(self) -> SessionBridge:
+        """Attaches the session and routes its events to the widgets.
+
+        Made on first use rather than in ``__init__``: its module imports the event types and
+        every pane, which the first frame does not draw. Until then there is no session.
+        """
+        if self._bridge is None:
+            from agentcli.tui.bridge import SessionBridge
+
+            self._bridge = SessionBridge(self)
+        return self._bridge
+
+    @property
+    def commands(self) -> Commands:
+        """Carries out the user's commands on the session (made on first use)."""
+        if self._commands is None:
+            from agentcli.tui.controller import Commands
+
+            self._commands = Commands(self)
+        return self._commands
+
+    @property
+    def slash(self) -> SlashCommands:
+        """Runs the ``/commands`` typed in the prompt (made on first use)."""
+        if self._slash is None:
+            from agentcli.tui.slash import SlashCommands
+
+            self._slash = SlashCommands(self)
+        return self._slash
+
+    # -- the session, as the bridge shows it (nothing before the bridge exists) ---------
 
     @property
     def session(self) -> Session | None:
         """The attached session, if any."""
-        return self.bridge.session
+        return self._bridge.session if self._bridge is not None else None
 
     @property
     def view(self) -> SessionView | None:
         """Where the session is and what the user may do, as last shown (None with no session)."""
-        return self.bridge.view
+        return self._bridge.view if self._bridge is not None else None
 
     @property
     def control_state(self) -> str:
         """The session's control state as last shown (read-only: the view is the source)."""
-        view = self.bridge.view
+        view = self.view
         return view.control if view is not None else ""
 
     @property
     def session_ready(self) -> bool:
         """The session is attached: its past is shown and its events are followed."""
-        return self.bridge.ready
+        return self._bridge is not None and self._bridge.ready
 
     @property
     def snapshots(self) -> str:
         """Whether the session has a snapshot timeline: ``on``, ``off`` (disabled) or ``missing``."""
-        return self.bridge.snapshots
+        return self._bridge.snapshots if self._bridge is not None else "missing"
 
     @property
     def events_seen(self) -> int:
         """Session events received (for tests and benchmarks)."""
-        return self.bridge.events_seen
+        return self._bridge.events_seen if self._bridge is not None else 0
 
     @property
     def settings(self) -> Settings:
@@ -240,12 +289,58 @@ class AgentApp(App[int]):
     # -- layout --------------------------------------------------------------------------
 
     def compose(self) -> Iterable[Widget]:
-        # Kept as attributes rather than queried: session events may still arrive while the
-        # screen is being torn down, and a handler must not fail on a missing widget then.
+        # The first frame: the header, the stream, the prompt and the footer, with the side bar
+        # still empty. Kept as attributes rather than queried: session events may still arrive
+        # while the screen is being torn down, and a handler must not fail on a missing widget.
+        self._set_breakpoint_class()
         self.status = StatusHeader(id="status")
         self.status.workspace = display_path(self.workspace)
         self.conversation = Conversation(self.calls, self.clock, id="conversation")
         self.prompt = PromptArea(id="prompt")
+        self._main = Vertical(id="main")
+        self._sidebar = Vertical(id="sidebar")
+        yield self.status
+        with Horizontal(id="body"):
+            with self._main:
+                yield self.conversation
+                yield self.prompt
+            yield self._sidebar
+        yield Footer()
+
+    def _set_breakpoint_class(self) -> None:
+        """Give the screen its width class (``-narrow``, ``-wide``, ``-roomy``) before its widgets
+        are styled.
+
+        Textual sets it on the first resize, after the widgets are styled, and a changed screen
+        class restyles every widget: a fifth of the time to the first frame. Set here, the resize
+        finds nothing to change (and a terminal resized meanwhile is handled as usual).
+        """
+        breakpoints = self.HORIZONTAL_BREAKPOINTS or []
+        classes = {name: False for _, name in breakpoints}
+        width = self.size.width
+        for threshold, name in sorted(breakpoints, reverse=True):  # Textual's rule: the widest that fits
+            if width >= threshold:
+                classes[name] = True
+                break
+        self.screen.update_classes(classes, update=False)
+
+    async def _mount_panes(self) -> None:
+        """The graph strip and the side panes, mounted just after the first frame.
+
+        Their modules (the state graph and its drawing code, the tool panel, the timeline, the
+        plan and MCP panes) are imported here, not for the first frame; the stream and the
+        prompt come first, so a user can type at once.
+        """
+        from agentcli.tui.widgets import (
+            GraphStrip,
+            GraphTrail,
+            McpPane,
+            PlanPane,
+            SnapshotTimeline,
+            StateGraph,
+            ToolPanel,
+        )
+
         self.graph = StateGraph(id="graph")
         self.graph_strip = GraphStrip(self.graph, id="graph-strip")
         self.graph_trail = GraphTrail(self.graph, id="graph-trail")
@@ -257,19 +352,9 @@ class AgentApp(App[int]):
         self.timeline = SnapshotTimeline(None, id="timeline")
         self._tools_title = Static("tool calls", classes="pane-title", id="tools-title")
         self._timeline_title = Static("snapshots", classes="pane-title", id="timeline-title")
-        self._sidebar = Vertical(id="sidebar")
-        yield self.status
-        with Horizontal(id="body"):
-            with Vertical(id="main"):
-                yield self.conversation
-                yield self.graph_strip
-                yield self.prompt
-            yield self._sidebar
-        yield Footer()
-
-    def _side_panes(self) -> list[Widget]:
-        """The side panes, mounted just after the first frame: the stream and the prompt come first."""
-        return [
+        await self.prompt.mount_extras()
+        await self._main.mount(self.graph_strip, before=self.prompt)
+        await self._sidebar.mount_all([
             Vertical(Static("state graph  [dim]? legend[/]", classes="pane-title"),
                      self.graph_trail, ScrollableContainer(self.graph, id="graph-scroll"), id="graph-pane",
                      classes="pane"),
@@ -277,7 +362,8 @@ class AgentApp(App[int]):
             self.mcp_pane,
             Vertical(self._tools_title, self.tools, id="tools-pane", classes="pane"),
             Vertical(self._timeline_title, self.timeline, id="timeline-pane", classes="pane"),
-        ]
+        ])
+        self._panes_mounted = True
 
     # -- themes --------------------------------------------------------------------------
 
@@ -326,8 +412,10 @@ class AgentApp(App[int]):
         self.theme = name
 
     def _load_keymap(self) -> None:
-        from agentcli.tui.keymap import KeymapError, load_keymap
+        from agentcli.tui.keymap import KeymapError, keymap_file, load_keymap
 
+        if not keymap_file().is_file():
+            return  # the usual case: no need to import every widget for their binding ids
         try:
             keymap, warnings = load_keymap(known_ids=all_binding_ids())
         except KeymapError as error:
@@ -354,10 +442,7 @@ class AgentApp(App[int]):
         if self._started:
             return  # a subclass that calls super().on_mount() would start twice
         self._started = True
-        # Focusing changes the active bindings, which makes the footer compose its keys: done
-        # here, that happens just after the first frame, as in any Textual app that focuses late.
-        self.prompt.input.focus()
-        await self._sidebar.mount_all(self._side_panes())
+        await self._mount_panes()
         session, self._pending_session = self._pending_session, None
         if session is None and not await self._load_settings():
             return
@@ -429,6 +514,7 @@ class AgentApp(App[int]):
                 return False
         if self.settings.snapshots.enabled:
             from agentcli.session.factory import unsafe_workspace
+            from agentcli.tui.screens import ConfirmWorkspace
 
             broad = unsafe_workspace(self.workspace)
             if broad and not await self.push_screen_wait(ConfirmWorkspace(broad)):
@@ -456,6 +542,8 @@ class AgentApp(App[int]):
         self._plan_box.set_class(not steps, "-empty")
 
     def _tick(self) -> None:
+        if not self._panes_mounted:
+            return
         if self.calls.running:
             self.conversation.refresh_running()
             self.tools.refresh_running()
@@ -463,7 +551,7 @@ class AgentApp(App[int]):
 
     def update_titles(self) -> None:
         """Count the tool calls and snapshots in the pane titles."""
-        if not self._tools_title.is_mounted:
+        if not self._panes_mounted or not self._tools_title.is_mounted:
             return
         self._tools_title.update(f"tool calls ({len(self.calls)})")
         self._timeline_title.update(
@@ -504,6 +592,8 @@ class AgentApp(App[int]):
 
     def action_help(self) -> None:
         """The help screen: keys, commands, custom command files that could not be used."""
+        from agentcli.tui.help import HelpScreen
+
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(self.slash.help())
 
@@ -529,14 +619,14 @@ class AgentApp(App[int]):
     # -- panes and focus -----------------------------------------------------------------
 
     def action_toggle_sidebar(self) -> None:
-        sidebar = self.query_one("#sidebar")
+        sidebar = self._sidebar
         if self.screen.has_class("-narrow"):
             sidebar.toggle_class("-shown")
         else:
             sidebar.toggle_class("-hidden")
 
     def action_toggle_pane(self, pane: str) -> None:
-        if pane not in PANES:
+        if pane not in PANES or not self._panes_mounted:
             return
         widget = self.query_one(f"#{pane}-pane")
         widget.toggle_class("-hidden")
@@ -546,20 +636,29 @@ class AgentApp(App[int]):
             if self.screen.has_class("-narrow"):
                 sidebar.add_class("-shown")
 
-    def _reveal(self, pane: str) -> None:
+    def _reveal(self, pane: str) -> bool:
+        """Show a side pane; False in the instant before the panes are mounted."""
+        if not self._panes_mounted:
+            return False
         self.query_one(f"#{pane}-pane").remove_class("-hidden")
         sidebar = self.query_one("#sidebar")
         sidebar.remove_class("-hidden")
         if self.screen.has_class("-narrow"):
             sidebar.add_class("-shown")
+        return True
 
     def action_focus_timeline(self) -> None:
-        self._reveal("timeline")
-        self.timeline.option_list.focus()
+        if self._reveal("timeline"):
+            self.timeline.option_list.focus()
 
     def action_focus_tools(self) -> None:
-        self._reveal("tools")
-        self.tools.option_list.focus()
+        if self._reveal("tools"):
+            self.tools.option_list.focus()
+
+    def action_toggle_diff_base(self) -> None:
+        """Compare the selected snapshot with the working tree or the previous snapshot."""
+        if self._panes_mounted:
+            self.timeline.action_toggle_base()
 
     def action_focus_prompt(self) -> None:
         self.prompt.input.focus()
@@ -573,25 +672,24 @@ class AgentApp(App[int]):
     def _call_selected_in_stream(self, message: Conversation.CallSelected) -> None:
         self.tools.select(message.call_id)
 
-    @on(ToolPanel.CallSelected)
-    def _call_selected_in_panel(self, message: ToolPanel.CallSelected) -> None:
+    # Handlers by name rather than @on: the panes' classes are imported after the first frame.
+    def on_tool_panel_call_selected(self, message: ToolPanel.CallSelected) -> None:
         self.conversation.show_call(message.call_id)
 
     # -- snapshots -----------------------------------------------------------------------
 
     def show_snapshot(self, snapshot_id: str) -> None:
         """Select a snapshot on the timeline (its diff shows in the preview)."""
-        self._reveal("timeline")
+        if not self._reveal("timeline"):
+            return
         option_list = self.timeline.option_list
         option_list.highlighted = option_list.get_option_index(snapshot_id)
         option_list.focus()
 
-    @on(SnapshotTimeline.RestoreRequested)
-    def _restore_requested(self, message: SnapshotTimeline.RestoreRequested) -> None:
+    def on_snapshot_timeline_restore_requested(self, message: SnapshotTimeline.RestoreRequested) -> None:
         self.restore_to(message.entry)
 
-    @on(SnapshotTimeline.UndoRequested)
-    def _undo_requested(self, message: SnapshotTimeline.UndoRequested) -> None:
+    def on_snapshot_timeline_undo_requested(self, message: SnapshotTimeline.UndoRequested) -> None:
         self.undo_restore()
 
     def action_undo_restore(self) -> None:

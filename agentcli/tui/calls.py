@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from agentcli.describe import call_preview
-from agentcli.events import ToolCallFinished, ToolCallStarted
+
+if TYPE_CHECKING:  # types only: the event classes are built after the TUI's first frame
+    from agentcli.events import ToolCallFinished, ToolCallStarted
 
 CallStatus = Literal["running", "ok", "error", "interrupted"]
 

@@ -51,7 +51,7 @@ def system_commands(app: AgentApp) -> Iterable[SystemCommand]:
     yield SystemCommand("snapshot: undo last restore", "Restore what the last restore replaced (u on the timeline)",
                         app.action_undo_restore)
     yield SystemCommand("snapshot: toggle diff base", "Compare with the working tree or the previous snapshot (d)",
-                        app.timeline.action_toggle_base)
+                        app.action_toggle_diff_base)
     yield SystemCommand("stream: show earlier messages", "Load older messages that were unloaded (ctrl+u)",
                         app.conversation.action_show_earlier)
     yield SystemCommand("stream: jump to the newest message", "Follow the stream again (end in the stream)",

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from agentcli.events import Event
+if TYPE_CHECKING:  # a type only: the event classes are built after the TUI's first frame
+    from agentcli.events import Event
 
 
 @dataclass

@@ -12,7 +12,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from agentcli.cli import app
+from agentcli.cli import app, every_command
 from agentcli.cli.options import NAMES, ROOT, TAKES, CommonOptions, OutputFormat, PermissionMode, flag, shared_options
 
 runner = CliRunner()
@@ -27,11 +27,11 @@ def _paths(command: object, prefix: str = "") -> set[str]:
 
 
 def test_every_command_says_which_shared_options_it_takes() -> None:
-    assert _paths(typer.main.get_command(app)) == {"" if key == ROOT else key for key in TAKES}
+    assert _paths(every_command()) == {"" if key == ROOT else key for key in TAKES}
 
 
 def test_each_option_is_offered_exactly_where_it_applies() -> None:
-    root = typer.main.get_command(app)
+    root = every_command()
     for path, takes in TAKES.items():
         command = root
         for part in ([] if path == ROOT else path.split()):

@@ -21,6 +21,7 @@ from agentcli.events import (
     ErrorOccurred,
     Event,
     FileChange,
+    ModelChanged,
     ModelNote,
     Notice,
     PermissionDecided,
@@ -79,6 +80,7 @@ SHOWN: list[Event] = [
     AssistantMessage(text="half a sen", interrupted=True),
     ContextCompacted(summary="s", replaced=10, tokens_before=118_000, tokens_after=21_000, reason="threshold"),
     ConversationRewound(point=2, text="make it two\nand more", kept=4),
+    ModelChanged(role="plan", model="openai/gpt-4.1"),
 ]
 """One of every kind of event a person reads about."""
 
@@ -118,7 +120,8 @@ def test_lines_read_as_a_person_would_expect() -> None:
     assert text(SHOWN[15]) == "? waiting for your answer"
     assert text(SHOWN[16]) == "🔒 waiting for approval"
     assert text(SHOWN[21]) == "🔒 approval needed: Run `rm -rf build` (no rule allows it)"
-    assert text(SHOWN[-1]) == "⟲ rewound: the conversation to before #2 (make it two)"
+    assert text(SHOWN[-2]) == "⟲ rewound: the conversation to before #2 (make it two)"
+    assert text(SHOWN[-1]) == "≡ model for plan: openai/gpt-4.1 (this session, resumed too)"
     undone = ConversationRewound(point=2, text="make it two", kept=4, restored=[{"role": "user", "content": "x"}])
     assert text(undone) == "⟳ rewind undone: the conversation after #2 is back"
     assert text(SHOWN[23]) == "🔒 denied"

@@ -110,3 +110,33 @@ async def test_resume_rebuilds_without_rerunning_anything(workspace: Path, isola
     assert counter.read_text() == "run\n"  # the bash call was not re-run
     roles = [m["role"] for m in second.turn.messages]
     assert roles[:5] == ["user", "assistant", "tool", "assistant", "tool"]
+
+
+async def test_a_model_switch_is_kept_when_the_session_is_resumed(workspace: Path, isolated_dirs: Path) -> None:
+    from agentcli.config import load_settings
+    from agentcli.describe import describe
+    from agentcli.events import ModelChanged
+    from agentcli.session.factory import resume_settings_overrides
+
+    data = isolated_dirs / "data" / "agentcli"
+    session = new_session(workspace, Settings(model="openai/gpt-4o-mini"),
+                          model_client=replay(("hi", [("complete", {"summary": "s"})])), data_dir=data)
+    session.set_model("openai/gpt-4.1")
+    session.set_model("anthropic/claude-sonnet-4-5", "plan")
+    session.close()
+    entry = find_session(data, session.id)
+    assert entry.meta.model == "openai/gpt-4.1" and entry.meta.models == {"plan": "anthropic/claude-sonnet-4-5"}
+    switches = [e for e in read_events(entry.directory) if isinstance(e, ModelChanged)]
+    assert [(e.role, e.model) for e in switches] == [("default", "openai/gpt-4.1"),
+                                                      ("plan", "anthropic/claude-sonnet-4-5")]
+    description = describe(switches[1])
+    assert description is not None and "plan: anthropic/claude-sonnet-4-5" in description.text
+
+    kept = load_settings(workspace, overrides=resume_settings_overrides(entry, {"model": None}))
+    assert kept.model == "openai/gpt-4.1" and kept.models.plan == "anthropic/claude-sonnet-4-5"
+    flagged = load_settings(workspace, overrides=resume_settings_overrides(entry, {"model": "ollama/qwen3"}))
+    assert flagged.model == "ollama/qwen3", "a --model flag on resume still wins"
+    assert flagged.models.plan == "anthropic/claude-sonnet-4-5"
+    resumed = resume_session(entry, kept, model_client=replay())
+    assert resumed.settings.model_for("plan") == "anthropic/claude-sonnet-4-5"
+    resumed.close()

@@ -1,6 +1,7 @@
 """A small MCP server built with the SDK for the cases the published servers do not show:
 faults (a slow start, a crash mid-call, a tool that raises, a malformed schema), images,
-embedded resources, long output and a tool that writes files.
+embedded resources, long output, a tool that writes files, and tools that change the server's
+own tool list (and say so, as each protocol version does).
 
 Run as ``python faulty_server.py [--slow-start S] [--http PORT]``: over stdio by default, over
 streamable HTTP on 127.0.0.1 with ``--http`` (port 0 picks one and prints ``listening on PORT``).
@@ -21,7 +22,7 @@ import threading
 import time
 from pathlib import Path
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.utilities.types import Image
 from mcp_types import EmbeddedResource, TextResourceContents, ToolAnnotations
 
@@ -101,6 +102,36 @@ def touch(path: str, text: str = "written by the faulty server\n") -> str:
     return f"wrote {path}"
 
 
+async def _tools_changed(ctx: Context) -> None:
+    """Tell the client on a listen stream (2026-07-28) and with a notification (earlier versions);
+    ``FAULTY_CHANGE_SIGNAL=listen`` or ``=notification`` sends only the one."""
+    signal = os.environ.get("FAULTY_CHANGE_SIGNAL", "both")
+    if signal in ("both", "listen"):
+        await ctx.notify_tools_changed()
+    if signal in ("both", "notification"):
+        await ctx.session.send_tool_list_changed()
+
+
+@server.tool()
+async def grow(name: str, ctx: Context) -> str:
+    """Add a tool NAME that answers with its own name."""
+    def grown() -> str:
+        return f"I am {name}"
+
+    server.add_tool(grown, name=name, description=f"The grown tool {name}.",
+                    annotations=ToolAnnotations(read_only_hint=True))
+    await _tools_changed(ctx)
+    return f"grew {name}"
+
+
+@server.tool()
+async def prune(name: str, ctx: Context) -> str:
+    """Remove the tool NAME."""
+    server.remove_tool(name)
+    await _tools_changed(ctx)
+    return f"pruned {name}"
+
+
 @server.tool(annotations=ToolAnnotations(read_only_hint=True))
 def broken(x: int) -> str:
     """A tool whose schema is replaced by a malformed one below."""
@@ -110,6 +141,16 @@ def broken(x: int) -> str:
 server._tool_manager.get_tool("broken").parameters = {  # type: ignore[union-attr]
     "type": "object", "properties": {"x": {"type": "no-such-type"}},
 }
+
+
+if os.environ.get("FAULTY_LEGACY"):
+    # A server from before the 2026-07-28 protocol (as the published servers are): no
+    # server/discover and no per-request envelopes, so clients fall back to the initialize
+    # handshake and to notifications.
+    import mcp.server.runner
+
+    server._lowlevel_server._request_handlers.pop("server/discover")
+    mcp.server.runner._has_modern_envelope = lambda params: False
 
 
 def main() -> None:

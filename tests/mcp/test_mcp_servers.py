@@ -159,6 +159,36 @@ async def test_a_server_dying_between_calls_is_restarted_before_the_next(workspa
         await manager.aclose()
 
 
+@pytest.mark.parametrize("legacy", [False, True], ids=["listen-stream", "legacy-notification"])
+async def test_a_server_changing_its_tools_changes_the_registry(workspace: Path, legacy: bool) -> None:
+    env = {"FAULTY_LEGACY": "1", "FAULTY_CHANGE_SIGNAL": "notification"} if legacy else {"FAULTY_CHANGE_SIGNAL": "listen"}
+    notices: list[str] = []
+    manager, registry = _manager(workspace, notices, faulty=faulty(env=env))
+    manager.start()
+    await registry.ready()
+    ctx = _context(workspace)
+    try:
+        client = manager.connections[0]._client
+        assert client is not None and (client.protocol_version < "2026") == legacy
+        assert "mcp__faulty__sprout" not in registry
+        grew = await registry.call("mcp__faulty__grow", '{"name": "sprout"}', ctx)
+        assert grew.ok and grew.output == "grew sprout"
+        await eventually(lambda: "mcp__faulty__sprout" in registry, what="the new tool in the registry")
+        assert any("'faulty' changed its tools: added mcp__faulty__sprout" in n for n in notices)
+        assert registry.declarations["mcp__faulty__sprout"].permission == "read"
+        answered = await registry.call("mcp__faulty__sprout", "{}", ctx)
+        assert answered.ok and answered.output == "I am sprout"
+        assert manager.statuses[0].tools == len(manager.tools_of("faulty"))
+
+        pruned = await registry.call("mcp__faulty__prune", '{"name": "sprout"}', ctx)
+        assert pruned.ok
+        await eventually(lambda: "mcp__faulty__sprout" not in registry, what="the tool gone from the registry")
+        assert any("removed mcp__faulty__sprout" in n for n in notices)
+        assert not [n for n in notices if "restarted" in n]
+    finally:
+        await manager.aclose()
+
+
 async def test_slow_start_within_and_past_the_timeout(workspace: Path, tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
     notices: list[str] = []

@@ -60,7 +60,8 @@ def test_plan_build_asking(project: Path, snap_compare, size: tuple[int, int]) -
 
     async def asked(pilot: Pilot) -> None:
         app.prompt.input.cursor_blink = False
-        await wait_for(pilot, lambda: app.graph.control_state == "awaitingClarification" and screen_settled(app),
+        await wait_for(pilot, lambda: app.session_ready and app.graph.control_state == "awaitingClarification"
+                       and screen_settled(app),
                        what="the question")
         await drain(pilot)
 

@@ -27,17 +27,6 @@ from textual.content import Content
 from textual.message import Message
 from textual.widget import Widget
 
-from agentcli.events import (
-    AssistantMessage,
-    ClarificationAnswered,
-    Event,
-    ReasoningDelta,
-    RetryScheduled,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    UserMessage,
-)
 from agentcli.tui.calls import ToolCalls
 from agentcli.tui.messages import SessionEventPosted
 from agentcli.tui.widgets._blocks import (
@@ -61,6 +50,7 @@ from agentcli.tui.widgets._records import (
 )
 
 if TYPE_CHECKING:
+    from agentcli.events import Event
     from agentcli.tui.widgets._agent_block import AgentBlock, SlicedStream
 
 __all__ = [
@@ -193,6 +183,10 @@ class Conversation(VerticalScroll, can_focus=True):
 
     async def load_history(self, events: Iterable[Event]) -> None:
         """Show a reopened session's past: records for all of it, widgets for the newest page."""
+        # The event classes are imported where events are read: the stream is in the first
+        # frame, which must not wait for them to be built.
+        from agentcli.events import AssistantMessage, ReasoningDelta, RetryScheduled, TextDelta
+
         streamed: list[str] = []
         thought: list[str] = []
         for event in events:
@@ -277,6 +271,16 @@ class Conversation(VerticalScroll, can_focus=True):
     async def on_session_event_posted(self, message: SessionEventPosted) -> None:
         if not self.is_attached:
             return  # posted before the app began to close: there is no stream left to draw in
+        from agentcli.events import (
+            AssistantMessage,
+            ClarificationAnswered,
+            ReasoningDelta,
+            TextDelta,
+            ToolCallFinished,
+            ToolCallStarted,
+            UserMessage,
+        )
+
         event = message.event
         if isinstance(event, ReasoningDelta):
             await self._think(event.text)
@@ -317,6 +321,8 @@ class Conversation(VerticalScroll, can_focus=True):
 
     def _record_event(self, event: Event) -> Record | None:
         """Turn an event into a record (appended), or None when the stream does not show it."""
+        from agentcli.events import ToolCallFinished, ToolCallStarted
+
         record: Record | None
         if isinstance(event, (ToolCallStarted, ToolCallFinished)):
             if event.call_id in self._call_records:

@@ -23,8 +23,6 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from agentcli.describe import describe
-from agentcli.events import ClarificationRequested, PermissionRequested, TurnEnded
-from agentcli.prompt.history import PromptHistory
 from agentcli.prompt.slash import BUILT_IN, SlashCommand
 from agentcli.tui.call_details import approval_detail
 from agentcli.tui.widgets._prompt_input import PromptInput
@@ -36,7 +34,9 @@ from agentcli.tui.widgets._prompt_menu import (
     token_at,
 )
 
-if TYPE_CHECKING:  # the session layer is imported after the first frame, not for a type
+if TYPE_CHECKING:  # the session layer and the event classes come after the first frame
+    from agentcli.events import ClarificationRequested, PermissionRequested, TurnEnded
+    from agentcli.prompt.history import PromptHistory  # loaded after the first frame
     from agentcli.session.view import SessionView
 
 PromptMode = str
@@ -132,13 +132,17 @@ class PromptArea(Vertical):
         """How the last turn ended and what to do next; shown while the agent waits for a task or guidance."""
 
     def compose(self) -> Iterable[Widget]:
-        with Vertical(id="question"):
-            yield self._question_text
-            yield self._options
-        yield self._queued
-        yield self.menu
+        # The first frame has the hint and the input only. The question box, the queued list and
+        # the completion menu (two OptionLists, with their stylesheets to parse and apply) show
+        # nothing before a session exists; ``mount_extras`` mounts them just after that frame.
         yield self._hint
         yield self.input
+
+    async def mount_extras(self) -> None:
+        """Mount the question box, the queued list and the completion menu over the hint."""
+        await self.mount_all([Vertical(self._question_text, self._options, id="question"), self._queued, self.menu],
+                             before=self._hint)
+        self._update_menu()  # a "/" or "@" typed before the menu was there gets its menu now
 
     def reset(self) -> None:
         """Forget the last session's question, request and hints (a new or another session)."""
@@ -149,6 +153,7 @@ class PromptArea(Vertical):
         self.mode = "task"
         self.show_queued([])
         self.menu.close()
+        self._update_menu()  # text typed while the session opened keeps its menu (a "/hel" its commands)
 
     def show_view(self, view: SessionView) -> None:
         """Become what the session waits for: the answer box, the approval, guidance or a task."""
@@ -281,6 +286,8 @@ class PromptArea(Vertical):
 
     def _update_menu(self) -> None:
         menu = self.menu
+        if not menu.is_mounted:
+            return  # the first instant: mount_extras offers what was typed once it is mounted
         if menu.kind == "history":
             assert self.history is not None
             menu.show("history", None, history_choices(self.history, self.input.text))

@@ -9,15 +9,17 @@ the text at the cursor asks for and how a choice rewrites it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from agentcli.prompt.history import PromptHistory
 from agentcli.prompt.mentions import complete
 from agentcli.prompt.slash import SlashCommand, matching
+
+if TYPE_CHECKING:  # a type only: the history (hashlib, json) is loaded after the first frame
+    from agentcli.prompt.history import PromptHistory
 
 MenuKind = Literal["slash", "mention", "history"]
 MAX_ROWS = 8

@@ -9,19 +9,14 @@ this module only picks the record kind and the classes the describer's role maps
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.widget import Widget
 
 from agentcli.describe import Description, describe
-from agentcli.events import (
-    ClarificationAnswered,
-    Event,
-    SessionStarted,
-    SnapshotCaptured,
-    SnapshotRestored,
-    UserMessage,
-)
+
+if TYPE_CHECKING:  # the event classes are imported where events are read, after the first frame
+    from agentcli.events import Event
 
 CHUNK_CHARS = 4000
 """A long agent message is shown as several Markdown widgets of about this size, split between
@@ -147,6 +142,8 @@ def notice_text(event: Event, description: Description) -> str:
     """The notice's words: the describer's, plus where this app offers the next step."""
     lines = list(description.lines)
     lines[1:] = [f"  {line}" for line in lines[1:]]
+    from agentcli.events import SnapshotRestored
+
     if isinstance(event, SnapshotRestored) and event.undo_snapshot_id:
         lines[0] += " — u on the timeline undoes it"
     return "\n".join(lines)
@@ -156,6 +153,8 @@ def record_for(event: Event) -> Record | None:
     """The record of an event that is not a tool call or agent text, or None if the stream does
     not show it (a new session's start is in the header, snapshots are on the timeline, state
     changes in the graph)."""
+    from agentcli.events import ClarificationAnswered, SessionStarted, SnapshotCaptured, UserMessage
+
     if isinstance(event, UserMessage):
         return Record("user", event.text)
     if isinstance(event, ClarificationAnswered):

@@ -10,12 +10,11 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from agentcli.events import ContextCompacted, SessionStarted, UsageReported
 from agentcli.tui.calls import format_cost, format_tokens
-from agentcli.tui.messages import SessionEventPosted
 
 if TYPE_CHECKING:  # the session layer is imported after the first frame, not for a type
     from agentcli.session.view import SessionView
+    from agentcli.tui.messages import SessionEventPosted
 
 
 def display_path(path: Path) -> str:
@@ -84,6 +83,9 @@ class StatusHeader(Static):
         self.waiting_for = view.waiting_for
 
     def on_session_event_posted(self, message: SessionEventPosted) -> None:
+        # The event types are imported here: the header is in the first frame, events come later.
+        from agentcli.events import SessionStarted, UsageReported
+
         event = message.event
         self.follow_context(event)
         if isinstance(event, UsageReported):
@@ -97,6 +99,8 @@ class StatusHeader(Static):
 
     def follow_context(self, event: object) -> None:
         """Where the context window stands, from a request's usage or a compaction."""
+        from agentcli.events import ContextCompacted, UsageReported
+
         if isinstance(event, UsageReported):
             self.context_tokens = event.input_tokens
             self.context_window = event.context_window or self.context_window

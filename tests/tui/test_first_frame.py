@@ -1,0 +1,99 @@
+"""The first frame is the real screen, and what the user types from the first instant is kept.
+
+The app draws the header, the stream, the prompt and the footer first and mounts the side panes
+and the graph strip just after; the session is made after that. Keys typed meanwhile, or even
+before the app reads the terminal, must land in the prompt, none lost or sent anywhere else.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from textual import events
+
+from agentcli.tui.app import AgentApp
+from tests.tui.helpers import recording, wait_for, write_recording
+
+REC = recording(("Done.", [("complete", {"summary": "nothing to do"})]))
+TYPED = "fix the flaky test"
+
+
+def app_for(workspace: Path, model: str) -> AgentApp:
+    return AgentApp(workspace=workspace, overrides={"model": model}, remember_themes=False, warm_up=False)
+
+
+async def test_keys_sent_before_the_panes_mount_reach_the_prompt(project: Path, tmp_path: Path) -> None:
+    app = app_for(project, write_recording(tmp_path / "rec.json", REC))
+    async with app.run_test(size=(80, 24)) as pilot:
+        # Straight into the app's queue, as a terminal delivers them, before it has had a turn to
+        # mount the side panes, focus anything or make the session.
+        panes_then = app._panes_mounted
+        for character in TYPED:
+            app.post_message(events.Key(character, character))
+        await wait_for(pilot, lambda: app.session_ready and app.prompt.input.text == TYPED,
+                       what=f"the session, and {TYPED!r} in the prompt")
+        assert app.focused is app.prompt.input
+        assert not panes_then, "the keys came too late to test anything: the panes were already mounted"
+
+
+async def test_a_slash_typed_before_the_menu_is_mounted_opens_it_once_it_is(project: Path, tmp_path: Path) -> None:
+    app = app_for(project, write_recording(tmp_path / "rec.json", REC))
+    async with app.run_test(size=(80, 24)) as pilot:
+        menu_then = app.prompt.menu.is_mounted
+        for character in "/hel":
+            app.post_message(events.Key(character, character))
+        await wait_for(pilot, lambda: app.prompt.menu.is_open, what="the completion menu")
+        assert [choice.value for choice in app.prompt.menu.choices] == ["help"]
+        assert app.prompt.input.text == "/hel"
+        assert not menu_then, "the keys came too late to test anything: the menu was already mounted"
+
+
+async def test_keys_pressed_at_once_reach_the_prompt_and_outlive_the_session_start(project: Path,
+                                                                                   tmp_path: Path) -> None:
+    app = app_for(project, write_recording(tmp_path / "rec.json", REC))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"hello", "space", *"there")
+        await wait_for(pilot, lambda: app.session_ready, what="the session")
+        await pilot.press("!")
+        assert app.prompt.input.text == "hello there!"
+        assert app.query_one("#sidebar").children, "the side panes are mounted after the first frame"
+
+
+def capture(session: str) -> str:
+    return subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True,
+                          check=True).stdout
+
+
+@pytest.mark.may_skip(reason="needs tmux, to run agentcli in a real terminal")
+def test_in_a_real_terminal_keys_typed_before_the_app_starts_are_kept(project: Path, tmp_path: Path) -> None:
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    model = write_recording(tmp_path / "rec.json", REC)
+    session = f"agentcli-first-frame-{os.getpid()}"
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data"),
+           "HOME": str(project.parent), "TERM": "xterm-256color", "AGENTCLI_NO_WARMUP": "1"}
+    exports = " ".join(f"{key}={value}" for key, value in env.items())
+    command = f"env {exports} {sys.executable} -m agentcli --cwd {project} --model {model}"
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", command], check=True)
+    try:
+        # Typed at once: the keys wait in the terminal until the app reads them.
+        subprocess.run(["tmux", "send-keys", "-t", session, "-l", TYPED], check=True)
+        deadline = time.monotonic() + 60
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = capture(session)
+            if TYPED in screen and "nothing to do" not in screen and "^g graph" in screen:
+                break
+            time.sleep(0.05)  # polling a terminal: the condition is what is waited on
+        assert TYPED in screen and "^g graph" in screen, screen  # typed, and the session is ready
+        lines = screen.rstrip("\n").splitlines()
+        [row] = [number for number, line in enumerate(lines) if TYPED in line]  # once, not echoed twice
+        assert row >= len(lines) - 5, f"the text is not in the prompt over the footer:\n{screen}"
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
