@@ -280,6 +280,10 @@ async def run(tokens: list[str], rate: float, objects_report: bool = False) -> N
     full = [pause for generation, pause in gc_pauses.pauses if generation == 2]
     print(f"garbage collections: {len(gc_pauses.pauses)}, longest {max((p for _, p in gc_pauses.pauses), default=0) * 1000:.0f} ms; "
           f"full ones: {len(full)}, longest {max(full, default=0) * 1000:.0f} ms")
+    freed_by = [sum(n for (g, _), n in zip(gc_pauses.pauses, gc_pauses.freed, strict=True) if g == generation)
+                for generation in (0, 1, 2)]
+    print(f"  cyclic garbage they freed: {freed_by[0]:,} objects in young collections, {freed_by[1]:,} in "
+          f"middle ones, {freed_by[2]:,} in full ones")
     longest = max(range(len(gc_pauses.pauses)), key=lambda n: gc_pauses.pauses[n][1], default=None)
     if longest is not None and full and gc_pauses.tracked:
         print(f"  the longest collection freed {gc_pauses.freed[longest]:,} objects; full collections walked "

@@ -35,6 +35,7 @@ from textual.widget import Widget
 from textual.widgets import Footer, Static
 
 from agentcli.config_sources import ConfigError, Layer, read_layers
+from agentcli.tui import _strip_cycles as strip_cycles
 from agentcli.tui.calls import ToolCalls
 from agentcli.tui.commands import SessionsProvider, SnapshotsProvider, ThemesProvider, system_commands
 from agentcli.tui.messages import SessionEventPosted
@@ -182,6 +183,7 @@ class AgentApp(App[int]):
             warm_up: Start litellm's background import after the first frame.
         """
         super().__init__()
+        strip_cycles.install()
         self.workspace = workspace.resolve()
         self._settings = settings
         # Without settings, the config sources are read now (no pydantic: the theme is needed for
