@@ -99,7 +99,9 @@ class OpenAIServer:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        # A short poll interval because stop() waits for the serving loop's next poll: the default
+        # 0.5 s made each of the ~100 tests using this server up to half a second slower.
+        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
         return self
 
     def stop(self) -> None:
