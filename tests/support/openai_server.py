@@ -88,6 +88,10 @@ class OpenAIServer:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
+            # Each SSE chunk is its own small write; with Nagle's algorithm on, a write waits for
+            # the client's (delayed) acknowledgement of the previous one, up to 40 ms a reply.
+            disable_nagle_algorithm = True
+
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
 
