@@ -72,6 +72,33 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, p
     return report
 
 
+SLOW_FIRST = (
+    "tests/e2e/",
+    "tests/fleet/",
+    "tests/mcp/test_mcp_cli.py",
+    "tests/llm_servers/test_agent_killed.py",
+    "tests/cli/",
+    "tests/llm_servers/test_prompt_cache_bench.py",
+    "tests/mcp/test_mcp_servers.py",
+    "tests/tui/test_stream.py",
+)
+"""Test paths that start agentcli processes or run long, most expensive first.
+
+With ``-n auto`` each worker takes tests off the front of one queue: a long test picked up last
+leaves the other core idle until it ends, so the long ones go first and the short ones fill in
+behind them. Only the order changes; a path missing from here just runs in its usual place.
+"""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        return next((n for n, prefix in enumerate(SLOW_FIRST) if path.startswith(prefix)), len(SLOW_FIRST))
+
+    # A stable sort: tests of one module stay together and in their order (module fixtures).
+    items.sort(key=rank)
+
+
 @pytest.fixture(autouse=True)
 def isolated_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point agentcli's config and data directories at a fresh temporary folder."""

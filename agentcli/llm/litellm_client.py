@@ -203,6 +203,11 @@ class LiteLLMClient:
             # Retries are ours (see module docstring); the OpenAI SDK's own would hide them.
             "max_retries": 0,
             "max_tokens": limits.max_output_tokens,
+            # litellm routes any call with tools through its proxy's MCP gateway first (tools of type
+            # "mcp" served by a litellm proxy), importing that machinery on the first call: ~0.7 s of
+            # CPU here. Our tools are plain functions (MCP servers are ours to call), so skip it; the
+            # flag is litellm's own (its MCP handler sets it to avoid recursing) and never sent.
+            "_skip_mcp_handler": True,
         }
         if tools:
             kwargs["tools"] = tools

@@ -38,6 +38,8 @@ async def test_a_session_reaches_an_openai_server_through_litellms_own_http_clie
     assert ended.outcome == "completed"
     assert "two" in rec.of(ToolCallFinished)[0].output
     assert server.user_agents and all(agent.startswith("litellm/") for agent in server.user_agents)
+    # The flag that skips litellm's MCP gateway (litellm_client.py) is litellm's, never sent on.
+    assert server.requests[0]["tools"] and not any("mcp" in key for body in server.requests for key in body)
 
 
 @pytest.mark.parametrize(("given", "expected"), [(None, "true"), ("false", "false")])
