@@ -111,7 +111,9 @@ async def test_an_append_that_keeps_the_height_repaints_from_the_changed_part_do
         assert calls == [((Region(0, 5, live.content_size.width, 3),), False)]
         calls.clear()
         await live.append("\n\nthird")  # a new paragraph: taller
-        assert calls == [((), True)]
+        # Laid out again, whole (a timer may ask once more before the first is done: Textual
+        # merges them).
+        assert calls and set(calls) == {((), True)}
         await drain(pilot)
         assert live.source.endswith("third")
 
