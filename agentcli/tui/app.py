@@ -34,6 +34,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Static
 
+from agentcli import startup_gc
 from agentcli.config_sources import ConfigError, Layer, read_layers
 from agentcli.tui.calls import ToolCalls
 from agentcli.tui.commands import SessionsProvider, SnapshotsProvider, ThemesProvider, system_commands
@@ -442,6 +443,7 @@ class AgentApp(App[int]):
         if self._started:
             return  # a subclass that calls super().on_mount() would start twice
         self._started = True
+        startup_gc.resume()  # paused by the command line until the first frame is drawn
         await self._mount_panes()
         session, self._pending_session = self._pending_session, None
         if session is None and not await self._load_settings():
