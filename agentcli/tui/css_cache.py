@@ -46,6 +46,7 @@ class ParseCache:
         self._folder = folder
         self._variables: tuple[tuple[str, str], ...] | None = None
         self._rules: dict[_Key, list[RuleSet]] = {}
+        self._used: set[_Key] = set()
         self._added = False
         self.hits = 0
         """Sources reused from the file in this run (for tests and benchmarks)."""
@@ -62,7 +63,7 @@ class ParseCache:
         wanted = tuple(sorted(variables.items()))
         if wanted == self._variables:
             return
-        self._variables, self._rules, self._added = wanted, {}, False
+        self._variables, self._rules, self._used, self._added = wanted, {}, set(), False
         try:
             with self._path(wanted).open("rb") as handle:
                 stored = pickle.load(handle)
@@ -76,15 +77,18 @@ class ParseCache:
         rules = self._rules.get(key)
         if rules is not None:
             self.hits += 1
+            self._used.add(key)
         return rules
 
     def put(self, key: _Key, variables: dict[str, str], rules: list[RuleSet]) -> None:
         self._use(variables)
         self._rules[key] = rules
+        self._used.add(key)
         self._added = True
 
     def save(self) -> Path | None:
-        """Write what this run parsed, if anything was new (atomically). Returns the file written.
+        """Write what this run used, if it parsed anything new (atomically): sources no longer
+        used (an older ``app.tcss``) are dropped then. Returns the file written.
 
         Raises:
             OSError: the folder or the file could not be written.
@@ -94,7 +98,8 @@ class ParseCache:
         path = self._path(self._variables)
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        payload: dict[str, Any] = {"variables": self._variables, "rules": self._rules}
+        used = {key: rules for key, rules in self._rules.items() if key in self._used}
+        payload: dict[str, Any] = {"variables": self._variables, "rules": used}
         try:
             temporary.write_bytes(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
             temporary.replace(path)

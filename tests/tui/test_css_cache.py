@@ -118,3 +118,39 @@ def test_a_file_that_cannot_be_read_is_replaced(tmp_path: Path) -> None:
     assert broken.hits == 0 and len(stylesheet.rules) == 1
     assert broken.save() == path
     assert ParseCache(tmp_path).get(("Static { color: red; }", ("test", "css"), False, 0, ""), {}) is not None
+
+
+def test_a_source_no_longer_used_is_dropped_when_the_file_is_written(tmp_path: Path) -> None:
+    def run(*sources: str) -> ParseCache:
+        cache = ParseCache(tmp_path)
+        stylesheet = CachedStylesheet(cache, variables={})
+        for number, css in enumerate(sources):
+            stylesheet.add_source(css, read_from=("test", str(number)))
+        stylesheet.parse()
+        cache.save()
+        return cache
+
+    old, new = "Static { color: red; }", "Static { color: blue; }"
+    run(old)
+    run(new)  # app.tcss edited: the old text is not used any more
+    assert ParseCache(tmp_path).get((old, ("test", "0"), False, 0, ""), {}) is None
+    assert ParseCache(tmp_path).get((new, ("test", "0"), False, 0, ""), {}) is not None
+
+
+async def test_a_theme_switched_at_run_time_looks_as_without_the_cache(project: Path, tmp_path: Path) -> None:
+    async def switched(cache: ParseCache | None) -> tuple[str, str]:
+        app = make_app(project, make_session(project, ReplayModel(DONE)), css_cache=cache, remember_themes=False)
+        async with app.run_test(size=(100, 30)) as pilot:
+            app.prompt.input.cursor_blink = False
+            await wait_for(pilot, lambda: screen_settled(app) and app.prompt.history is not None, what="the session")
+            dark = app.export_screenshot()
+            app.switch_theme("agentcli-light")
+            await wait_for(pilot, lambda: app.current_theme.name == "agentcli-light")
+            await pilot.pause()
+            await pilot.pause()
+            return dark, app.export_screenshot()
+
+    plain = await switched(None)
+    assert plain[0] != plain[1], "the switch changed nothing to compare"
+    await switched(ParseCache(tmp_path / "css"))  # fills the cache for both themes' start
+    assert await switched(ParseCache(tmp_path / "css")) == plain
