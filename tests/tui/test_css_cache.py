@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.color import Color
 from textual.css.stylesheet import StylesheetParseError
 
 from agentcli.llm.replay import ReplayModel
@@ -137,20 +138,26 @@ def test_a_source_no_longer_used_is_dropped_when_the_file_is_written(tmp_path: P
     assert ParseCache(tmp_path).get((new, ("test", "0"), False, 0, ""), {}) is not None
 
 
+def styles_of(app: AgentApp) -> list[tuple[str, str | None, str, str]]:
+    """Every widget's rules as applied and its resolved colours (no rendering involved)."""
+    return [(type(node).__name__, node.id, node.styles.base.css, str(node.rich_style)) for node in app.query("*")]
+
+
 async def test_a_theme_switched_at_run_time_looks_as_without_the_cache(project: Path, tmp_path: Path) -> None:
-    async def switched(cache: ParseCache | None) -> tuple[str, str]:
+    async def switched(cache: ParseCache | None) -> tuple[list[tuple[str, str | None, str, str]], ...]:
         app = make_app(project, make_session(project, ReplayModel(DONE)), css_cache=cache, remember_themes=False)
         async with app.run_test(size=(100, 30)) as pilot:
-            app.prompt.input.cursor_blink = False
             await wait_for(pilot, lambda: screen_settled(app) and app.prompt.history is not None, what="the session")
-            dark = app.export_screenshot()
+            dark = styles_of(app)
+            light = app.get_theme("agentcli-light")
+            assert light is not None and light.background is not None
             app.switch_theme("agentcli-light")
-            await wait_for(pilot, lambda: app.current_theme.name == "agentcli-light")
-            await pilot.pause()
-            await pilot.pause()
-            return dark, app.export_screenshot()
+            # Textual restyles every widget in one go once the theme's CSS is parsed again.
+            await wait_for(pilot, lambda: app.screen.styles.background.hex == Color.parse(light.background).hex,
+                           what="the light theme applied")
+            return dark, styles_of(app)
 
     plain = await switched(None)
     assert plain[0] != plain[1], "the switch changed nothing to compare"
-    await switched(ParseCache(tmp_path / "css"))  # fills the cache for both themes' start
+    await switched(ParseCache(tmp_path / "css"))  # fills the cache
     assert await switched(ParseCache(tmp_path / "css")) == plain
