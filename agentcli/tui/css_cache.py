@@ -6,7 +6,7 @@ of CPU before agentcli's first frame, against ~4 ms for a hello-world app. Loadi
 sets from a pickle takes a tenth of that (bench/tui_startup.py). ``CachedStylesheet`` is the app's
 stylesheet with a cache under Textual's own per-run one: a rule set is reused only for exactly
 the same source text, location, scope, tie-breaker and CSS variables (the theme's colours are
-substituted while parsing), within one Textual and Python version (in the file's name). Sources
+substituted while parsing), within one installed Textual and Python version (in the file's name). Sources
 with errors are never kept, so Textual reports them as before. A file that cannot be read is
 ignored and rewritten; one that cannot be written is left: the cache only ever saves time.
 
@@ -39,12 +39,25 @@ def cache_dir() -> Path:
     return Path(base) / "agentcli" / "css"
 
 
+def _textual_build() -> int:
+    """Which Textual is installed, cheaply: where it is and when and how big its CSS parser is.
+
+    Not ``textual.__version__``: Textual reads it through ``importlib.metadata``, 11 ms of CPU
+    before the first frame. An upgrade or reinstall rewrites the parser, so a new file is used.
+    """
+    parser = Path(textual.__file__).parent / "css" / "parse.py"
+    stat = parser.stat()
+    return zlib.crc32(f"{parser}:{stat.st_mtime_ns}:{stat.st_size}".encode())
+
+
 class ParseCache:
     """Parsed rule sets for one set of CSS variables, read from and written to one file."""
 
     def __init__(self, folder: Path | None = None) -> None:
         self._folder = folder
         self._variables: tuple[tuple[str, str], ...] | None = None
+        self._seen: dict[str, str] = {}
+        """The variables last asked with, as given: most calls pass the same, unchanged."""
         self._rules: dict[_Key, list[RuleSet]] = {}
         self._used: set[_Key] = set()
         self._added = False
@@ -55,11 +68,14 @@ class ParseCache:
         # One file per theme (its variables), Textual and Python version; the variables are
         # compared in full on load, the checksum only picks the file.
         digest = zlib.crc32(repr(variables).encode())
-        version = f"textual{textual.__version__}-py{sys.version_info[0]}{sys.version_info[1]}"
+        version = f"textual{_textual_build():08x}-py{sys.version_info[0]}{sys.version_info[1]}"
         return (self._folder or cache_dir()) / f"{version}-{digest:08x}.pickle"
 
     def _use(self, variables: dict[str, str]) -> None:
         """Load the file for these variables, unless it is the one already in use."""
+        if self._variables is not None and variables == self._seen:
+            return  # a dict comparison: sorting ~200 variables on every source cost 0.5 ms each
+        self._seen = dict(variables)
         wanted = tuple(sorted(variables.items()))
         if wanted == self._variables:
             return
