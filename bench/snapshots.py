@@ -2,6 +2,12 @@
 
     python bench/snapshots.py                                # 1,000 and 10,000 files
     python bench/snapshots.py --sizes 1000 10000 50000 100000 --repeat 5
+    python bench/snapshots.py --only restore --profile      # restore rows, and where ours spends them
+    python bench/snapshots.py --split-ab     # also: the split walk against the one-thread walk
+
+The split walk runs only while the 1-minute load average leaves a CPU free (see
+`agentcli/snapshots/splitwalk.py`); the load average at start is printed, and `--split-ab` shows
+whether it ran (a ratio near 1.00 means both sides walked on one thread).
 
 For each size a tree is generated, committed in a real git repository and packed (`git gc`).
 Each row pairs one run of ours with one run of its baseline on the same workspace state, the
@@ -13,8 +19,12 @@ a machine loaded by other work slows both sides of a pair alike. The baselines:
   `git add -A && git write-tree`; hinted captures get the same paths ours gets
   (`git add -A -- PATHS && git write-tree`), which for `bash` ours learns from its watcher.
 - raw pygit2 for restores: diff the current tree with the target and write only the paths that
-  differ (blob bytes, modes, deletions), with none of the store's checks, undo capture, atomic
+  differ (blob bytes, modes, deletions), with none of the store's checks, undo point, atomic
   renames or layout record. The target of each restore is a turn's start (it records its layout).
+  Both sides are handed the current tree: the raw side from the capture before it, ours because
+  its watcher vouches that nothing changed since that capture. Two more rows per restore size
+  split the gap: against raw writing each file under a temporary name and renaming it (what
+  "never half-written" costs on this filesystem), and the CPU time of ours and raw alone.
 
 Each row prints the baseline's command. No test asserts any of these times.
 """
@@ -22,7 +32,10 @@ Each row prints the baseline's command. No test asserts any of these times.
 from __future__ import annotations
 
 import argparse
+import cProfile
+import io
 import os
+import pstats
 import random
 import shutil
 import statistics
@@ -38,7 +51,7 @@ import pygit2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agentcli.snapshots import Snapshot, SnapshotStore
+from agentcli.snapshots import Snapshot, SnapshotStore, splitwalk
 from agentcli.snapshots.gc import dir_size
 
 GIT_ENV = {
@@ -53,6 +66,8 @@ WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu x
 GIT_CAPTURE = "git --git-dir=SHADOW --work-tree=WS add -A && git write-tree  (SHADOW: alternates + copy of .git/index)"
 GIT_HINTED = "git --git-dir=SHADOW --work-tree=WS add -A -- PATHS && git write-tree"
 RAW_RESTORE = "pygit2: repo.diff(current, target); write each differing blob, chmod, unlink"
+RAW_ATOMIC = RAW_RESTORE.replace("write each", "write (temporary name, fchmod, rename) each")
+ONE_THREAD = "the same capture with the walk on one thread (splitwalk.MIN_ENTRIES raised), as before the split"
 
 
 def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
@@ -109,8 +124,12 @@ class GitShadow:
         return self.git("write-tree").strip()
 
 
-def raw_restore(repo: pygit2.Repository, workspace: Path, current: str, target: str) -> None:
-    """The least a restore can do: write the paths that differ, nothing else."""
+def raw_restore(repo: pygit2.Repository, workspace: Path, current: str, target: str, *, atomic: bool = False) -> None:
+    """The least a restore can do: write the paths that differ, nothing else.
+
+    With `atomic`, each file is written under a temporary name and renamed into place, as ours
+    does so that no file is ever half-written: the pair of rows shows that guarantee's share.
+    """
     diff: pygit2.Diff = repo.diff(repo[current], repo[target])  # type: ignore[call-overload]
     for delta in diff.deltas:
         if delta.status == pygit2.enums.DeltaStatus.DELETED:
@@ -118,8 +137,18 @@ def raw_restore(repo: pygit2.Repository, workspace: Path, current: str, target: 
             continue
         path = workspace / delta.new_file.path
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(repo[delta.new_file.id].data)  # type: ignore[attr-defined]
-        path.chmod(0o755 if delta.new_file.mode == pygit2.enums.FileMode.BLOB_EXECUTABLE else 0o644)
+        data = repo[delta.new_file.id].data  # type: ignore[attr-defined]
+        mode = 0o755 if delta.new_file.mode == pygit2.enums.FileMode.BLOB_EXECUTABLE else 0o644
+        if atomic:
+            tmp = path.with_name(f".{path.name}.tmp")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            os.write(fd, data)
+            os.fchmod(fd, mode)
+            os.close(fd)
+            os.replace(tmp, path)
+        else:
+            path.write_bytes(data)
+            path.chmod(mode)
 
 
 def timed(fn: Callable[[], object]) -> float:
@@ -127,6 +156,18 @@ def timed(fn: Callable[[], object]) -> float:
     started = time.perf_counter()
     fn()
     return (time.perf_counter() - started) * 1000
+
+
+def timed_cpu(fn: Callable[[], object], cpu: list[float]) -> float:
+    """Milliseconds one call takes; its CPU milliseconds (user and system) go to `cpu`.
+
+    On a disk shared with other jobs a restore's wall time is mostly waiting for writeback;
+    the CPU time is the part the code decides.
+    """
+    started_cpu = time.process_time()
+    wall = timed(fn)
+    cpu.append((time.process_time() - started_cpu) * 1000)
+    return wall
 
 
 @dataclass
@@ -193,11 +234,19 @@ def setup(files: int, base: Path) -> tuple[Path, list[str], float]:
     run("git", "commit", "-q", "-m", "generated", cwd=ws)
     run("git", "gc", "-q", cwd=ws)
     run("git", "status", "--porcelain", cwd=ws)  # refresh the user's stat cache, as any user's would be
+    # A user's files are on disk, not in the page cache waiting for writeback: without this the
+    # first minute of rows runs under the kernel's flush of the generated tree, and a restore's
+    # rename over a file (ext4 then writes the new data out first) queues behind it.
+    os.sync()
     return ws, paths, time.perf_counter() - started
 
 
-def bench_size(files: int, repeat: int, workdir: Path, touch_all: bool) -> list[str]:
-    """Runs every measurement for one tree size; returns the report lines."""
+def bench_size(
+    files: int, repeat: int, workdir: Path, touch_all: bool, only: str | None = None, profile: bool = False,
+    split_ab: bool = False,
+) -> list[str]:
+    """Runs every measurement for one tree size (or one section of them); returns the report lines."""
+    captures = repeat if only in (None, "capture") else 0
     base = workdir / f"n{files}"
     shutil.rmtree(base, ignore_errors=True)
     ws, paths, setup_s = setup(files, base)
@@ -206,7 +255,7 @@ def bench_size(files: int, repeat: int, workdir: Path, touch_all: bool) -> list[
     # Both sides create their shadow repository inside the timed call, as a first capture does.
     first = Row("first capture (clean, committed)", "git init --bare SHADOW; copy .git/index; " + GIT_CAPTURE, "<= 1.0")
     store_size = 0
-    for i in range(repeat):
+    for i in range(captures):
         data = base / f"data{i}"
         fresh = SnapshotStore(ws, data)
         first.pair(
@@ -231,11 +280,29 @@ def bench_size(files: int, repeat: int, workdir: Path, touch_all: bool) -> list[
 
     for k in (0, 1, 100):
         row = Row(f"capture walking the tree, {k} changed", GIT_CAPTURE, "<= 1.0")
-        for i in range(repeat * 2 if k < 100 else repeat):
+        for i in range(captures * 2 if k < 100 else captures):
             mutate.change(k)
             row.pair(i, ours_full, shadow.capture)
         rows.append(row)
-    if touch_all:
+    if split_ab and captures:
+        # What splitting the walk over threads gains, paired against the one-thread walk.
+        row = Row("walk, 1 changed: split over threads / one thread", ONE_THREAD)
+        default_min = splitwalk.MIN_ENTRIES
+
+        def one_thread() -> object:
+            splitwalk.MIN_ENTRIES = 2**62
+            try:
+                return ours_full()
+            finally:
+                splitwalk.MIN_ENTRIES = default_min
+
+        sides: list[tuple[Callable[[], object], list[float]]] = [(ours_full, row.ours), (one_thread, row.base)]
+        for i in range(repeat * 2):
+            for capture, times in sides if i % 2 == 0 else sides[::-1]:
+                mutate.change(1)  # untimed: each side captures one fresh change
+                times.append(timed(capture))
+        rows.append(row)
+    if touch_all and captures:
         row = Row("capture after every file touched, same content", GIT_CAPTURE, "<= 1.0")
         for i in range(max(2, repeat // 2)):
             mutate.touch_all()
@@ -243,7 +310,7 @@ def bench_size(files: int, repeat: int, workdir: Path, touch_all: bool) -> list[
         rows.append(row)
 
     hinted = Row("write_file, 1 changed (path hint)", GIT_HINTED, "<= 1.0")
-    for i in range(repeat * 2):
+    for i in range(captures * 2):
         changed = mutate.change(1)
         hinted.pair(
             i,
@@ -255,7 +322,7 @@ def bench_size(files: int, repeat: int, workdir: Path, touch_all: bool) -> list[
         goal = "<= 1.0; <= 50 ms at 100k" if k == 1 else "<= 1.0"
         row = Row(f"bash, {k} changed (watcher's hints)", GIT_HINTED + " (same paths)", goal)
         assert store.watching, "the watcher is not running: hinted rows would walk"
-        for i in range(repeat * 2):
+        for i in range(captures * 2):
             changed = mutate.change(k)
             row.pair(
                 i,
@@ -265,28 +332,41 @@ def bench_size(files: int, repeat: int, workdir: Path, touch_all: bool) -> list[
         rows.append(row)
 
     repo = pygit2.Repository(str(store.path))
+    profiler = cProfile.Profile() if profile else None
     for k in (1, 10, 100):
         row = Row(f"restore, {k} changed files", RAW_RESTORE, "<= 1.0")
-        for i in range(repeat):
+        atomic = Row(f"  the same, vs raw with atomic writes, {k}", RAW_ATOMIC, "(the rename's share)", ours=row.ours)
+        cpu = Row(f"  the same, CPU time only, {k}", RAW_RESTORE + " (CPU time)", "(the code's share)")
+        for i in range(repeat if only in (None, "restore") else 0):
             # The target records its layout, as a turn's start does: restoring it is mode- and
             # folder-exact (the raw baseline is neither).
             target = store.capture(session_id="bench", reason="target", watched=True, record_layout=True)
             target_snap = target.snapshot or store.timeline("bench")[-1]
 
-            def ours_block(k: int = k, row: Row = row, target_snap: Snapshot = target_snap) -> None:
+            def ours_block(k: int = k, row: Row = row, cpu: Row = cpu, target_snap: Snapshot = target_snap) -> None:
                 # The agent changed k files and its capture ran (untimed); then the user restores.
                 mutate.change(k)
                 store.capture(session_id="bench", reason="changed", watched=True)
-                row.ours.append(timed(lambda: store.restore(target_snap, session_id="bench")))
+                if profiler is not None:
+                    profiler.enable()
+                row.ours.append(timed_cpu(lambda: store.restore(target_snap, session_id="bench"), cpu.ours))
+                if profiler is not None:
+                    profiler.disable()
 
-            def raw_block(k: int = k, row: Row = row, target_snap: Snapshot = target_snap) -> None:
+            def raw_block(k: int = k, row: Row = row, cpu: Row = cpu, target_snap: Snapshot = target_snap) -> None:
                 mutate.change(k)
                 current = store.capture(session_id="bench", reason="changed", watched=True).tree
-                row.base.append(timed(lambda: raw_restore(repo, ws, current, target_snap.tree)))
+                row.base.append(timed_cpu(lambda: raw_restore(repo, ws, current, target_snap.tree), cpu.base))
 
-            for block in (raw_block, ours_block) if i % 2 else (ours_block, raw_block):
+            def atomic_block(k: int = k, row: Row = atomic, target_snap: Snapshot = target_snap) -> None:
+                mutate.change(k)
+                current = store.capture(session_id="bench", reason="changed", watched=True).tree
+                row.base.append(timed(lambda: raw_restore(repo, ws, current, target_snap.tree, atomic=True)))
+
+            blocks = [ours_block, raw_block, atomic_block]
+            for block in blocks[i % 3 :] + blocks[: i % 3]:  # each goes first in turn
                 block()
-        rows.append(row)
+        rows += [row, atomic, cpu]
 
     a = store.capture(session_id="bench", reason="diff a")
     a_snap = a.snapshot or store.timeline("bench")[-1]
@@ -295,7 +375,7 @@ def bench_size(files: int, repeat: int, workdir: Path, touch_all: bool) -> list[
     b_snap = store.capture(session_id="bench", reason="diff b").snapshot
     git_b = shadow.capture()
     diff_row = Row("diff two snapshots (100 files)", "git --git-dir=SHADOW diff --find-renames A B")
-    for i in range(repeat):
+    for i in range(repeat if only in (None, "diff") else 0):
         diff_row.pair(
             i, lambda: store.diff(a_snap, b_snap), lambda: shadow.git("diff", "--find-renames", git_a, git_b)
         )
@@ -306,16 +386,31 @@ def bench_size(files: int, repeat: int, workdir: Path, touch_all: bool) -> list[
         f"N = {files:,} files (generated, committed and packed in {setup_s:.0f} s); medians of paired runs, ms",
         f"  {'operation':<44}{'ours':>9}{'base':>9}{'ratio':>7}  {'range':<10} goal",
     ]
-    lines += [row.line() for row in rows]
+    lines += [row.line() for row in rows if row.ours]
     git_size = dir_size(ws / ".git")
-    lines.append(
-        f"  store after a first capture, closed: {store_size / 1024:,.0f} KiB = "
-        f"{100 * store_size / git_size:.1f}% of the repository's .git ({git_size / 1024 / 1024:,.1f} MiB)"
-    )
+    if store_size:
+        lines.append(
+            f"  store after a first capture, closed: {store_size / 1024:,.0f} KiB = "
+            f"{100 * store_size / git_size:.1f}% of the repository's .git ({git_size / 1024 / 1024:,.1f} MiB)"
+        )
     lines.append("  baselines:")
     for row in rows:
-        lines.append(f"    {row.label}: {row.baseline}")
+        if row.ours:
+            lines.append(f"    {row.label}: {row.baseline}")
+    if profiler is not None:
+        lines += restore_profile(profiler)
     return lines
+
+
+def restore_profile(profiler: cProfile.Profile) -> list[str]:
+    """Where ours spends a restore's time (CPU profile of every timed restore, all sizes of k)."""
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out)
+    stats.sort_stats("cumulative").print_stats(r"agentcli/snapshots", 22)
+    stats.sort_stats("tottime").print_stats(12)
+    body = [line for line in out.getvalue().splitlines() if line.strip() and "function calls" not in line]
+    title = "  where ours spends its restores (cProfile; cumulative, then own time):"
+    return [title, *("    " + line for line in body)]
 
 
 def main() -> None:
@@ -324,8 +419,13 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000])
     parser.add_argument("--repeat", type=int, default=5, help="paired runs per measurement")
     parser.add_argument("--no-touch-all", action="store_true", help="skip the every-file-touched row (slow at 100k)")
+    parser.add_argument(
+        "--split-ab", action="store_true", help="also pair the split walk against the one-thread walk"
+    )
     parser.add_argument("--workdir", type=Path, default=None, help="where to generate trees (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the generated trees")
+    parser.add_argument("--only", choices=["capture", "restore", "diff"], help="run one section's rows")
+    parser.add_argument("--profile", action="store_true", help="also print a CPU profile of our restores")
     args = parser.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="agentcli-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -333,7 +433,10 @@ def main() -> None:
     print(f"load average at start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     try:
         for size in args.sizes:
-            for line in bench_size(size, args.repeat, workdir, touch_all=not args.no_touch_all):
+            for line in bench_size(
+                size, args.repeat, workdir, touch_all=not args.no_touch_all, only=args.only, profile=args.profile,
+                split_ab=args.split_ab,
+            ):
                 print(line, flush=True)
             print(flush=True)
     finally:

@@ -55,6 +55,22 @@ async def build_session(workspace: Path, turns: int, mixed: bool = False) -> str
     return session.id
 
 
+class GcClock:
+    """Adds up the time the garbage collector runs (a ``gc.callbacks`` entry)."""
+
+    def __init__(self) -> None:
+        self.total = 0.0
+        self.full = 0
+        self._started = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+            return
+        self.total += time.perf_counter() - self._started
+        self.full += info["generation"] == 2
+
+
 class Timed(AgentApp):
     first_frame_at: float | None = None
 
@@ -89,18 +105,25 @@ async def open_and_scroll(session_id: str, *, scroll: bool) -> dict[str, float]:
             conversation.focus()
             presses: list[float] = []
             cpu: list[float] = []  # the process's CPU time per press: the work without the idle waits
+            collecting: list[float] = []  # the garbage collector's time per press, full collections included
+            gc_clock = GcClock()
+            gc.callbacks.append(gc_clock)
             while conversation._first_mounted > 0 or conversation.scroll_y > 0:
                 # Page up without the smooth-scroll animation (whose duration is not work), then
                 # wait for the repaint and any page of older blocks it mounts.
-                before, cpu_before = time.perf_counter(), time.process_time()
+                before, cpu_before, gc_before = time.perf_counter(), time.process_time(), gc_clock.total
                 conversation.scroll_page_up(animate=False)
                 await pilot.pause()
                 await app.workers.wait_for_complete()
                 await pilot.pause()
                 presses.append(time.perf_counter() - before)
                 cpu.append(time.process_time() - cpu_before)
+                collecting.append(gc_clock.total - gc_before)
                 if len(presses) > 20_000:
                     break
+            gc.callbacks.remove(gc_clock)
+            result.update(gc_p50=statistics.median(collecting), gc_p95=statistics.quantiles(collecting, n=20)[18],
+                          gc_max=max(collecting), gc_full=gc_clock.full)
             result.update(presses=len(presses), press_p50=statistics.median(presses),
                           press_p95=statistics.quantiles(presses, n=20)[18], press_max=max(presses),
                           cpu_p50=statistics.median(cpu), cpu_p95=statistics.quantiles(cpu, n=20)[18], cpu_max=max(cpu),
@@ -132,7 +155,10 @@ async def run(messages: int, mixed: bool) -> None:
     print(f"scrolling to the top: {large['presses']:.0f} pages up, per press p50 {large['press_p50'] * 1000:.0f} ms, "
           f"p95 {large['press_p95'] * 1000:.0f} ms, max {large['press_max'] * 1000:.0f} ms")
     print(f"  of which CPU (the work, without the pilot's waits for idle, >= 40 ms a press): "
-          f"p50 {large['cpu_p50'] * 1000:.0f} ms, p95 {large['cpu_p95'] * 1000:.0f} ms, max {large['cpu_max'] * 1000:.0f} ms")
+          f"p50 {large['cpu_p50'] * 1000:.0f} ms, p95 {large['cpu_p95'] * 1000:.0f} ms, "
+          f"max {large['cpu_max'] * 1000:.0f} ms")
+    print(f"  of which garbage collection: p50 {large['gc_p50'] * 1000:.0f} ms, p95 {large['gc_p95'] * 1000:.0f} ms, "
+          f"max {large['gc_max'] * 1000:.0f} ms ({large['gc_full']:.0f} full collections)")
     print(f"at the top: {large['mounted_at_top']:,.0f} blocks mounted, {large['widgets_at_top']:,.0f} widgets; "
           f"`end` back to the newest: {large['end'] * 1000:.0f} ms")
 

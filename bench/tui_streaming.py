@@ -121,6 +121,8 @@ class Probe:
         self.app = app
         self.latencies: list[float] = []
         self.lags: list[float] = []
+        self.stalls: list[tuple[float, float]] = []
+        """When each tick over 100 ms late started and ended."""
 
     async def type_once(self) -> None:
         field = self.app.query_one("#prompt-input", PromptInput)
@@ -135,7 +137,10 @@ class Probe:
         while not stop.is_set():
             started = time.perf_counter()
             await asyncio.sleep(0.01)
-            self.lags.append(time.perf_counter() - started - 0.01)
+            ended = time.perf_counter()
+            self.lags.append(ended - started - 0.01)
+            if ended - started - 0.01 > 0.1:
+                self.stalls.append((started, ended))
 
 
 def pct(values: list[float], q: float) -> float:
@@ -145,21 +150,31 @@ def pct(values: list[float], q: float) -> float:
 class GcPauses:
     """Times every collection the garbage collector runs (a full one can hold the loop)."""
 
-    def __init__(self) -> None:
+    def __init__(self, count_objects: bool = False) -> None:
         self.pauses: list[tuple[int, float]] = []
+        self.spans: list[tuple[float, float]] = []
+        """When each collection ran (perf_counter), to tell the stalls they were in."""
         self.freed: list[int] = []
         self.tracked: list[int] = []
-        """Objects each collection freed, and how many the collector tracked when it started."""
+        """Objects each collection freed, and how many the collector tracked when a full one started
+        (counted only with --objects: counting holds the loop too, 10-30 ms under load)."""
+        self.count_objects = count_objects
         self._started = 0.0
 
     def __call__(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
-            if info["generation"] == 2:
+            if info["generation"] == 2 and self.count_objects:
                 self.tracked.append(len(gc.get_objects()))  # counted before the clock starts
             self._started = time.perf_counter()
         else:
-            self.pauses.append((info["generation"], time.perf_counter() - self._started))
+            ended = time.perf_counter()
+            self.pauses.append((info["generation"], ended - self._started))
+            self.spans.append((self._started, ended))
             self.freed.append(info["collected"])
+
+    def within(self, start: float, end: float) -> float:
+        """Seconds of collection between ``start`` and ``end``."""
+        return sum(min(end, b) - max(start, a) for a, b in self.spans if a < end and b > start)
 
 
 async def run(tokens: list[str], rate: float, objects_report: bool = False) -> None:
@@ -168,7 +183,7 @@ async def run(tokens: list[str], rate: float, objects_report: bool = False) -> N
     total_chars = sum(len(t) for t in tokens)
 
     model = FloodModel(tokens, rate)
-    gc_pauses = GcPauses()
+    gc_pauses = GcPauses(count_objects=objects_report)
     gc.freeze()  # as agentcli.tui.run does before starting the app
     app = AgentApp(workspace=workspace, settings=Settings(model="replay:flood.json", theme="agentcli-dark"),
                    session=make_session(workspace, model), warm_up=False)
@@ -257,11 +272,16 @@ async def run(tokens: list[str], rate: float, objects_report: bool = False) -> N
     stalls = [lag for lag in probe.lags if lag > 0.1]
     print(f"event-loop stalls over 100 ms: {len(stalls)}, longest {max(probe.lags, default=0) * 1000:.0f} ms "
           f"(goal: none at 200 tokens/s)")
+    collected = [gc_pauses.within(a, b) for a, b in probe.stalls]
+    if stalls:
+        rest = [b - a - 0.01 - c for (a, b), c in zip(probe.stalls, collected, strict=True)]
+        print(f"  of those, {sum(c > 0 for c in collected)} had a garbage collection in them; without the collections "
+              f"{sum(r > 0.1 for r in rest)} would still be over 100 ms (longest {max(rest) * 1000:.0f} ms)")
     full = [pause for generation, pause in gc_pauses.pauses if generation == 2]
     print(f"garbage collections: {len(gc_pauses.pauses)}, longest {max((p for _, p in gc_pauses.pauses), default=0) * 1000:.0f} ms; "
           f"full ones: {len(full)}, longest {max(full, default=0) * 1000:.0f} ms")
     longest = max(range(len(gc_pauses.pauses)), key=lambda n: gc_pauses.pauses[n][1], default=None)
-    if longest is not None and full:
+    if longest is not None and full and gc_pauses.tracked:
         print(f"  the longest collection freed {gc_pauses.freed[longest]:,} objects; full collections walked "
               f"{min(gc_pauses.tracked):,}-{max(gc_pauses.tracked):,} tracked objects")
     print(f"blocks: {len(conversation.records)} chunks of the reply; mounted at the end: "

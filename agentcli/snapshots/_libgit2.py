@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import cast
 
 import pygit2
 from pygit2 import C, ffi
@@ -26,6 +27,28 @@ _ENTRY_VALID = 0x8000  # "assume unchanged"
 _ENTRY_STAGE_MASK = 0x3000
 _EXT_INTENT_TO_ADD = 1 << 13
 _EXT_SKIP_WORKTREE = 1 << 14
+
+
+class _RawPath:
+    """A path as its bytes on disk, for pygit2's ``StrArray`` (which takes str or path-like only)."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: bytes) -> None:
+        self.raw = raw
+
+    def __fspath__(self) -> bytes:
+        return self.raw
+
+
+def pathspec(paths: Sequence[str]) -> list[os.PathLike[str]]:
+    """Paths as the bytes on disk: a name that is not UTF-8 (decoded by ``os.fsdecode`` with
+    surrogates) would make pygit2's strict UTF-8 encoding raise, failing the whole capture.
+
+    pygit2 types ``StrArray`` as taking str path-likes, but encodes whatever ``__fspath__``
+    returns and passes bytes through unchanged (``pygit2.utils.encode_string``).
+    """
+    return cast("list[os.PathLike[str]]", [_RawPath(os.fsencode(path)) for path in paths])
 
 
 def diff_index_to_workdir(
@@ -51,7 +74,7 @@ def diff_index_to_workdir(
     copts.flags = int(flags)
     copts.context_lines = 0
     cdiff = ffi.new("git_diff **")
-    with StrArray(list(paths) if paths is not None else None) as arr:
+    with StrArray(pathspec(paths) if paths is not None else None) as arr:
         if paths is not None:
             arr.assign_to(ffi.addressof(copts, "pathspec"))
         check_error(C.git_diff_index_to_workdir(cdiff, repo._repo, index._index, copts))
@@ -87,7 +110,7 @@ def diff_tree_to_index(
     ctree = ffi.new("git_tree **")
     ffi.buffer(ctree)[:] = tree._pointer[:]
     cdiff = ffi.new("git_diff **")
-    with StrArray(list(paths)) as arr:
+    with StrArray(pathspec(paths)) as arr:
         arr.assign_to(ffi.addressof(copts, "pathspec"))
         check_error(C.git_diff_tree_to_index(cdiff, repo._repo, ctree[0], index._index, copts))
     return pygit2.Diff.from_c(bytes(ffi.buffer(cdiff)[:]), repo)

@@ -28,7 +28,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, FileMode
 
-from agentcli.ignore import IgnoreRules, discover
+from agentcli.ignore import IgnoreRules, IgnoreSources, discover
 from agentcli.snapshots._libgit2 import diff_index_to_workdir
 from agentcli.snapshots.guards import safe_relative_path
 from agentcli.snapshots.hints import index_has_prefix, widen_hints
@@ -36,6 +36,7 @@ from agentcli.snapshots.indexwrites import IndexWrites
 from agentcli.snapshots.models import SkippedPath, SkipReason
 from agentcli.snapshots.restat import mostly_stale, refresh_touched
 from agentcli.snapshots.shadow import ShadowRepo
+from agentcli.snapshots.splitwalk import SplitWalk
 
 REFRESH_FLAGS = (
     DiffOption.UPDATE_INDEX
@@ -84,6 +85,8 @@ class IndexRefresher:
         self._rules: IgnoreRules | None = None
         self._saved = IndexWrites(shadow)
         self._rules_key: tuple[str, tuple[int, int] | None] | None = None
+        self._split = SplitWalk(shadow.path, shadow.workspace)
+        self._split_repo: pygit2.Repository | None = None
 
     def refresh(self, paths_hint: list[str] | None = None, *, walk_if_rules_changed: bool = False) -> Refreshed:
         """Updates the index from the working tree and writes the tree.
@@ -123,13 +126,21 @@ class IndexRefresher:
             flags |= DiffOption.DISABLE_PATHSPEC_MATCH
         skipped: list[SkippedPath] = []
         changed: list[str] = []
-        if paths is None and mostly_stale(index, shadow.workspace) and refresh_touched(index, shadow.workspace):
+        if (
+            paths is None
+            and mostly_stale(index, shadow.workspace)
+            and refresh_touched(index, shadow.workspace, str(shadow.path))
+        ):
             # Written now: its timestamp must be newer than the refreshed mtimes (see restat.py).
             self._saved.write(force=True)
         try:
             # New blobs and trees stay in memory until the end, then go to disk as one pack.
             with shadow.objects.batch():
                 before = index.write_tree()  # from the index's tree cache: no object is written
+                if paths is None:
+                    paths = self._split_walk(index, before)
+                    if paths is not None:
+                        flags |= DiffOption.DISABLE_PATHSPEC_MATCH
                 if paths != []:
                     diff = diff_index_to_workdir(repo, index, flags, paths)
                     skipped, changed = self._apply_diff(repo, index, diff)
@@ -148,9 +159,45 @@ class IndexRefresher:
         self._saved.changed(changed)
         return Refreshed(tree=tree, skipped=skipped, before=before, changed=changed)
 
+    def _split_walk(self, index: pygit2.Index, tree_id: pygit2.Oid) -> list[str] | None:
+        """The paths a walk would change, found on several threads; None to walk on this one."""
+        repo = self._shadow.repo
+        if self._split_repo is not repo:  # reopened (after gc): fresh handles too
+            self._split.reset()
+            self._split_repo = repo
+
+        def tree() -> pygit2.Tree | None:
+            try:
+                return repo[tree_id].peel(pygit2.Tree)
+            except (KeyError, ValueError, pygit2.GitError):
+                return None  # a seed's cached tree that git never wrote: the single walk and reseed handle it
+
+        found = self._split.find(
+            index, tree, REFRESH_FLAGS, self._saved.pending, lambda d: self.rules.is_ignored(d, True)
+        )
+        if found is None:
+            return None
+        return sorted(widen_hints(self._shadow.workspace, index, set(found.paths)))
+
     def index_written_elsewhere(self) -> bool:
         """Tells whether another process wrote the index since this one last left it."""
         return self._saved.written_elsewhere()
+
+    def outside_rules_changed(self, sources: IgnoreSources | None = None) -> bool:
+        """Tells whether the exclude files outside the tree changed since the last refresh
+        (what a watched refresh checks before trusting its hints; the watcher cannot see them)."""
+        sources = sources or discover(self._shadow.workspace)
+        return (sources.workspace_excludes(), stat_key(sources.excludes_file)) != self._rules_key
+
+    def index_changed(self, paths: list[str]) -> None:
+        """Records entries changed outside `refresh` (a restore that set them from what it wrote),
+        for the index's write policy and the journal other processes read."""
+        self._saved.changed(paths)
+
+    def forget_index_changes(self) -> None:
+        """Drops the index held in memory for the one on disk (after a failed update)."""
+        self._shadow.index().read(True)
+        self._saved.forget_pending()
 
     def flush_index(self) -> None:
         """Writes the index held in memory (before it is packed, or the repository reopened)."""

@@ -119,7 +119,7 @@ def diff_result(diff: pygit2.Diff, old_tree: str, new_tree: str, *, working_tree
         files.append(
             FileDiff(
                 path=_path_of(delta),
-                old_path=delta.old_file.path if status == "renamed" else None,
+                old_path=shown_path(delta.old_file.path) if status == "renamed" else None,
                 status=status,
                 added=0 if binary else added,
                 removed=0 if binary else removed,
@@ -137,5 +137,13 @@ def diff_result(diff: pygit2.Diff, old_tree: str, new_tree: str, *, working_tree
 
 def _path_of(delta: pygit2.DiffDelta) -> str:
     if delta.status == DeltaStatus.DELETED:
-        return delta.old_file.path
-    return delta.new_file.path
+        return shown_path(delta.old_file.path)
+    return shown_path(delta.new_file.path)
+
+
+def shown_path(path: str) -> str:
+    """A path fit for the timeline, the log and the screen: a name whose bytes are not UTF-8
+    (recorded as they are) shows them as ``\\xff`` escapes instead of unencodable surrogates."""
+    if path.isascii():
+        return path
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

@@ -47,6 +47,11 @@ class IndexWrites:
     def _journal(self) -> Path:
         return self._shadow.meta_dir / "unwritten-paths"
 
+    @property
+    def pending(self) -> frozenset[str]:
+        """Paths this process changed in the index since it last wrote the file."""
+        return frozenset(self._pending)
+
     def lost_paths(self) -> set[str]:
         """Paths whose entries in the index on disk may be older than the files' last capture."""
         lost = set(self._pending) if self.written_elsewhere() else set()

@@ -99,9 +99,18 @@ class LayoutRecords:
         self.folder.mkdir(parents=True, exist_ok=True)
         target = self.folder / f"{snapshot_id}.json"
         temporary = target.with_suffix(".tmp")
-        payload = {"modes": {path: oct(mode) for path, mode in sorted(layout.modes.items())},
-                   "empty_dirs": list(layout.empty_dirs)}
-        temporary.write_text(json.dumps(payload, indent=1), encoding="utf-8")
+        payload = {
+            "modes": {path: oct(mode) for path, mode in sorted(layout.modes.items())},
+            "empty_dirs": list(layout.empty_dirs),
+        }
+        # One line, written with raw descriptor calls: a restore saves two of these.
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            view = memoryview(json.dumps(payload, separators=(",", ":")).encode())
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
         os.replace(temporary, target)
 
     def load(self, snapshot_id: str) -> Layout | None:

@@ -30,8 +30,14 @@ def apply_layout(workspace: Path, target: Layout, current: Layout | None = None)
     if current is None:
         current = scan_layout(workspace, mask)
     wanted_dirs = {rel for rel in target.empty_dirs if safe_relative_path(rel) == rel}
-    for rel in sorted(set(current.empty_dirs) - wanted_dirs, key=lambda d: -d.count("/")):
-        remove_empty_dirs(workspace, {rel})
+    # A folder that held only an empty folder the snapshot lacks is left empty by its removal,
+    # and goes too (rmdir: never one with anything in it); the wanted ones come back below.
+    unwanted: set[str] = set()
+    for rel in set(current.empty_dirs) - wanted_dirs:
+        while rel:
+            unwanted.add(rel)
+            rel = rel.rpartition("/")[0]
+    remove_empty_dirs(workspace, unwanted)
     for rel in sorted(wanted_dirs):
         try:
             ensure_dir(workspace, rel)

@@ -19,7 +19,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from agentcli.ignore import IgnoreRules, discover
+from agentcli.ignore import IgnoreRules, IgnoreSources, discover
 from agentcli.snapshots.capture import stat_key
 from agentcli.snapshots.guards import safe_relative_path
 from agentcli.snapshots.layout import Layout, default_mode, scan_layout
@@ -71,15 +71,17 @@ class LayoutCache:
                 return
             self._pending.add(rel)
 
-    def current(self, umask: int, *, trusted: bool) -> Layout:
+    def current(self, umask: int, *, trusted: bool, sources: IgnoreSources | None = None) -> Layout:
         """The layout now.
 
         Args:
             umask: The process umask (what "the default mode" is relative to).
             trusted: Every change since the last call was passed to `note` (the watcher
                 vouches); otherwise the workspace is scanned whole.
+            sources: The ignore sources, when the caller read them moments ago (a restore
+                asks three times; finding them costs more than the rest of a small look).
         """
-        sources = discover(self.workspace)
+        sources = sources or discover(self.workspace)
         excludes = sources.excludes_file
         key = (umask, sources.workspace_excludes(), stat_key(excludes))
         if not trusted or self._modes is None or key != self._key:

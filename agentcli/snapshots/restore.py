@@ -31,8 +31,7 @@ from pygit2.enums import FileMode
 
 from agentcli.snapshots.guards import safe_relative_path
 from agentcli.snapshots.models import PlannedChange, RestoreConflict
-
-_ZERO = "0" * 40
+from agentcli.snapshots.treediff import tree_changes, walk_budget
 
 
 @dataclass(frozen=True)
@@ -52,7 +51,9 @@ def _kind(mode: int) -> Literal["file", "executable", "symlink"]:
     return "file"
 
 
-def plan_changes(repo: pygit2.Repository, workspace: Path, current_tree: str, target_tree: str) -> PlanParts:
+def plan_changes(
+    repo: pygit2.Repository, workspace: Path, current_tree: str, target_tree: str, *, entries: int = 0
+) -> PlanParts:
     """Computes what restoring `target_tree` over `current_tree` changes in the workspace.
 
     Reads the filesystem (to find conflicts) but writes nothing.
@@ -62,6 +63,8 @@ def plan_changes(repo: pygit2.Repository, workspace: Path, current_tree: str, ta
         workspace: The workspace directory.
         current_tree: Tree of the workspace right now (a fresh capture).
         target_tree: Tree to restore.
+        entries: About how many files the trees hold (the index's size): what decides how
+            the two trees are compared (`treediff.walk_budget`).
 
     Returns:
         The changes in the order they will be applied, conflicts, and skipped gitlinks.
@@ -71,47 +74,37 @@ def plan_changes(repo: pygit2.Repository, workspace: Path, current_tree: str, ta
     chmods: list[PlannedChange] = []
     skipped: set[str] = set()
     conflicts: list[RestoreConflict] = []
-    if current_tree != target_tree:
-        # No INCLUDE_TYPECHANGE: a path that changes type comes as a deletion plus an addition,
-        # which is exactly the order we apply them in.
-        # pygit2's overloads leave out the Tree objects diff() takes (it peels its arguments to trees).
-        diff: pygit2.Diff = repo.diff(repo[current_tree], repo[target_tree])  # type: ignore[call-overload]
-        for delta in diff.deltas:
-            old, new = delta.old_file, delta.new_file
-            old_present = str(old.id) != _ZERO and old.mode != 0
-            new_present = str(new.id) != _ZERO and new.mode != 0
-            path = os.fsdecode((new if new_present else old).raw_path)
-            safe = safe_relative_path(path)
-            if safe is None or safe != path:
-                conflicts.append(RestoreConflict(path=path, reason="path leaves the workspace or enters .git"))
-                continue
-            if (old_present and old.mode == FileMode.COMMIT) or (new_present and new.mode == FileMode.COMMIT):
-                skipped.add(path)  # nested repositories are theirs to restore, never ours
-                continue
-            if (
-                old_present
-                and new_present
-                and old.id == new.id
-                and old.mode != new.mode
-                and FileMode.LINK not in (old.mode, new.mode)
-            ):
-                chmods.append(
-                    PlannedChange(
-                        path=path, action="chmod", kind=_kind(new.mode), old_id=str(old.id), new_id=str(new.id)
-                    )
-                )
-            elif new_present:
-                writes.append(
-                    PlannedChange(
-                        path=path,
-                        action="write",
-                        kind=_kind(new.mode),
-                        old_id=str(old.id) if old_present else None,
-                        new_id=str(new.id),
-                    )
-                )
-            else:
-                deletes[path] = PlannedChange(path=path, action="delete", kind=_kind(old.mode), old_id=str(old.id))
+    # A path that changes type comes as a deletion plus an addition, which is exactly the
+    # order we apply them in.
+    same = current_tree == target_tree
+    for change in [] if same else tree_changes(repo, current_tree, target_tree, max_trees=walk_budget(entries)):
+        old_present, new_present = change.old_mode != 0, change.new_mode != 0
+        path = os.fsdecode(change.raw_path)
+        safe = safe_relative_path(path)
+        if safe is None or safe != path:
+            conflicts.append(RestoreConflict(path=path, reason="path leaves the workspace or enters .git"))
+            continue
+        if FileMode.COMMIT in (change.old_mode, change.new_mode):
+            skipped.add(path)  # nested repositories are theirs to restore, never ours
+            continue
+        old_id = str(change.old_id) if change.old_id is not None else None
+        new_id = str(change.new_id) if change.new_id is not None else None
+        if (
+            old_present
+            and new_present
+            and old_id == new_id
+            and change.old_mode != change.new_mode
+            and FileMode.LINK not in (change.old_mode, change.new_mode)
+        ):
+            chmods.append(
+                PlannedChange(path=path, action="chmod", kind=_kind(change.new_mode), old_id=old_id, new_id=new_id)
+            )
+        elif new_present:
+            writes.append(
+                PlannedChange(path=path, action="write", kind=_kind(change.new_mode), old_id=old_id, new_id=new_id)
+            )
+        else:
+            deletes[path] = PlannedChange(path=path, action="delete", kind=_kind(change.old_mode), old_id=old_id)
     conflicts.extend(_find_conflicts(workspace, deletes, writes))
     ordered_deletes = sorted(deletes.values(), key=lambda c: (-c.path.count("/"), c.path))
     return PlanParts(
@@ -285,15 +278,22 @@ def _write(
             os.symlink(os.fsdecode(data), tmp)
         else:
             executable = change.kind == "executable"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-            with os.fdopen(fd, "wb", closefd=True) as fh:
-                fh.write(data)
             keep = existing.st_mode if existing is not None and stat.S_ISREG(existing.st_mode) else None
-            fresh = (0o777 if executable else 0o666) & ~umask
             if mode is not None and bool(mode & 0o100) == executable:
-                os.chmod(tmp, mode)  # as recorded with the snapshot
+                wanted = mode  # as recorded with the snapshot
+            elif keep is not None:
+                wanted = _mode_for(change.kind, keep, umask)
             else:
-                os.chmod(tmp, _mode_for(change.kind, keep, umask) if keep is not None else fresh)
+                wanted = (0o777 if executable else 0o666) & ~umask
+            # Raw descriptor calls: a file object per file cost more than the writes at 100 files.
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fchmod(fd, wanted)
+            finally:
+                os.close(fd)
         os.replace(tmp, target)
     except BaseException:
         try:

@@ -18,6 +18,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import DiffOption
 
+from agentcli.ignore import IgnoreSources, discover
 from agentcli.snapshots._libgit2 import diff_tree_to_index
 from agentcli.snapshots.capture import IndexRefresher, Limits, Refreshed
 from agentcli.snapshots.diff import diff_result, file_stats, tree_diff
@@ -47,7 +48,8 @@ from agentcli.snapshots.models import (
     RestoreResult,
     Snapshot,
 )
-from agentcli.snapshots.restore import apply_changes, plan_changes, umask
+from agentcli.snapshots.restore import Applied, apply_changes, plan_changes, umask
+from agentcli.snapshots.restored import not_looked_at, only_ours, update_index
 from agentcli.snapshots.shadow import ShadowRepo, store_key
 from agentcli.snapshots.timeline import Timeline, ref_name, snapshot_id
 from agentcli.snapshots.watcher import TreeWatcher
@@ -114,6 +116,11 @@ class SnapshotStore:
         self._watcher = TreeWatcher(self.workspace) if watch else None
         self._watch_synced = False
         """The index reflects the workspace as of the watcher's last take: hints can be trusted."""
+        self._restore_sources: IgnoreSources | None = None
+        """The ignore sources as a restore found them at its start, for its layout looks."""
+        self._index_tree: str | None = None
+        """The tree of the index as this process last refreshed or set it (None: unknown, ask
+        the index). At 100k files asking costs 4 ms: libgit2 scans every entry for conflicts."""
 
     @property
     def watching(self) -> bool:
@@ -157,53 +164,77 @@ class SnapshotStore:
         check_session_id(session_id)
         started = time.perf_counter()
         with self._lock.held():
+            self._index_tree = None  # a refresh that fails leaves the index reread from disk
             refreshed = self._refresh_for_capture(paths_hint, watched)
-            tree = str(refreshed.tree)
-            previous = self._timeline.last(session_id)
-            if previous is not None and previous.tree == tree:
-                if record_layout:
-                    # Same tree, but modes or empty folders may differ: the entry stands for now.
-                    self._layouts.save(previous.id, self._current_layout())
-                return CaptureResult(
-                    snapshot=None, tree=tree, skipped=refreshed.skipped, duration_s=time.perf_counter() - started
-                )
-            base = previous.tree if previous is not None else self._base_for_new_session()
-            repo = self._shadow.repo
-            files: list[FileStat] = []
-            omitted = 0
-            if base != tree:
-                if base is not None and str(refreshed.before) == base and len(refreshed.changed) <= NARROW_DIFF_MAX:
-                    # The usual case: the session's last snapshot is what the index held, so the
-                    # trees differ only at the paths this refresh changed.
-                    old_tree = repo[base].peel(pygit2.Tree)
-                    index = self._shadow.index()
-                    diff = diff_tree_to_index(repo, old_tree, index, DiffOption.INCLUDE_TYPECHANGE, refreshed.changed)
-                else:
-                    diff = tree_diff(repo, base, tree, context=0)
-                if base is not None:  # against nothing, "every file added" tells the user nothing
-                    files, omitted = file_stats(diff)
-                self._adopt_borrowed_blobs(diff)
-            seq = previous.seq + 1 if previous is not None else 1
-            snapshot = Snapshot(
-                id=snapshot_id(session_id, seq, tree),
-                seq=seq,
+            self._index_tree = str(refreshed.tree)
+            return self._record(
+                refreshed,
+                started,
                 session_id=session_id,
-                tree=tree,
-                created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
                 reason=reason,
                 tool_call_id=tool_call_id,
                 tool_name=tool_name,
-                files=files,
-                files_omitted=omitted,
-                base_tree=base,
+                record_layout=record_layout,
             )
-            self._timeline.append(repo, snapshot)
+
+    def _record(
+        self,
+        refreshed: Refreshed,
+        started: float,
+        *,
+        session_id: str,
+        reason: str,
+        tool_call_id: str | None = None,
+        tool_name: str | None = None,
+        record_layout: bool = False,
+    ) -> CaptureResult:
+        """Adds the refreshed index's tree to the timeline (the second half of a capture)."""
+        tree = str(refreshed.tree)
+        previous = self._timeline.last(session_id)
+        if previous is not None and previous.tree == tree:
             if record_layout:
-                self._layouts.save(snapshot.id, self._current_layout())
-            self._merge_packs_if_many()
+                # Same tree, but modes or empty folders may differ: the entry stands for now.
+                self._layouts.save(previous.id, self._current_layout())
             return CaptureResult(
-                snapshot=snapshot, tree=tree, skipped=refreshed.skipped, duration_s=time.perf_counter() - started
+                snapshot=None, tree=tree, skipped=refreshed.skipped, duration_s=time.perf_counter() - started
             )
+        base = previous.tree if previous is not None else self._base_for_new_session()
+        repo = self._shadow.repo
+        files: list[FileStat] = []
+        omitted = 0
+        if base != tree:
+            if base is not None and str(refreshed.before) == base and len(refreshed.changed) <= NARROW_DIFF_MAX:
+                # The usual case: the session's last snapshot is what the index held, so the
+                # trees differ only at the paths this refresh changed.
+                old_tree = repo[base].peel(pygit2.Tree)
+                index = self._shadow.index()
+                diff = diff_tree_to_index(repo, old_tree, index, DiffOption.INCLUDE_TYPECHANGE, refreshed.changed)
+            else:
+                diff = tree_diff(repo, base, tree, context=0)
+            if base is not None:  # against nothing, "every file added" tells the user nothing
+                files, omitted = file_stats(diff)
+            self._adopt_borrowed_blobs(diff)
+        seq = previous.seq + 1 if previous is not None else 1
+        snapshot = Snapshot(
+            id=snapshot_id(session_id, seq, tree),
+            seq=seq,
+            session_id=session_id,
+            tree=tree,
+            created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            reason=reason,
+            tool_call_id=tool_call_id,
+            tool_name=tool_name,
+            files=files,
+            files_omitted=omitted,
+            base_tree=base,
+        )
+        self._timeline.append(repo, snapshot)
+        if record_layout:
+            self._layouts.save(snapshot.id, self._current_layout())
+        self._merge_packs_if_many()
+        return CaptureResult(
+            snapshot=snapshot, tree=tree, skipped=refreshed.skipped, duration_s=time.perf_counter() - started
+        )
 
     def _refresh_for_capture(self, paths_hint: list[str] | None, watched: bool) -> Refreshed:
         """Refreshes the index from the hints, the watcher's record, or a walk of the tree."""
@@ -211,6 +242,8 @@ class SnapshotStore:
         if watcher is None:
             return self._refresher.refresh(paths_hint)
         layout = self._layout_now
+        if paths_hint is None and not watched:
+            watcher.drop_if_cheaper()  # a walk follows: queued events would be read for nothing
         taken = watcher.take()
         usable = (
             taken is not None
@@ -246,7 +279,7 @@ class SnapshotStore:
 
     def _current_layout(self) -> Layout:
         """The workspace's layout: from the watcher's paths while it vouches, else a full scan."""
-        return self._layout_now.current(umask(), trusted=self.watching)
+        return self._layout_now.current(umask(), trusted=self.watching, sources=self._restore_sources)
 
     def _refresh_unrecorded(self) -> str:
         """Refreshes the index for a look at the files now, without a timeline entry.
@@ -254,7 +287,9 @@ class SnapshotStore:
         Blobs it wrote belong to no snapshot, so only the index keeps them from another
         process's gc: it is written now rather than later.
         """
+        self._index_tree = None
         tree = str(self._refresher.refresh(None).tree)
+        self._index_tree = tree
         self._refresher.flush_index()
         return tree
 
@@ -384,7 +419,7 @@ class SnapshotStore:
     def _plan(self, snap: Snapshot, current: str) -> RestorePlan:
         self._require_tree(snap)
         repo = self._shadow.repo
-        parts = plan_changes(repo, self.workspace, current, snap.tree)
+        parts = plan_changes(repo, self.workspace, current, snap.tree, entries=len(self._shadow.index()))
         conflicts = list(parts.conflicts)
         odb = repo.odb
         for change in parts.changes:
@@ -418,36 +453,125 @@ class SnapshotStore:
         snap = self._as_snapshot(target)
         started = time.perf_counter()
         with self._lock.held():
-            before = self.capture(session_id=session_id, reason="before restore", record_layout=True, watched=True)
-            undo = before.snapshot or self._timeline.last(session_id)
-            assert undo is not None  # a capture always leaves the session with a snapshot
-            plan = self._plan(snap, before.tree)
-            if plan.conflicts:
-                listed = "; ".join(f"{c.path}: {c.reason}" for c in plan.conflicts[:5])
-                raise RestoreConflictError(
-                    f"restore of snapshot {snap.id} stopped before changing anything: {listed}", plan.conflicts
-                )
-            layout = self._layouts.load(snap.id)
-            applied = apply_changes(
-                self._shadow.repo, self.workspace, plan.changes, modes=layout.modes if layout else None
+            self._restore_sources = discover(self.workspace)
+            try:
+                return self._restore_locked(snap, session_id, started)
+            finally:
+                self._restore_sources = None
+
+    def _restore_locked(self, snap: Snapshot, session_id: str, started: float) -> RestoreResult:
+        """`restore` under the store lock."""
+        before = self._undo_point(session_id)
+        undo = before.snapshot or self._timeline.last(session_id)
+        assert undo is not None  # a capture always leaves the session with a snapshot
+        plan = self._plan(snap, before.tree)
+        if plan.conflicts:
+            listed = "; ".join(f"{c.path}: {c.reason}" for c in plan.conflicts[:5])
+            raise RestoreConflictError(
+                f"restore of snapshot {snap.id} stopped before changing anything: {listed}", plan.conflicts
             )
-            if layout is not None:
-                self._layout_now.note(applied.touched())
-                applied.chmodded.extend(apply_layout(self.workspace, layout, self._current_layout()))
-            after = self.capture(
+        layout = self._layouts.load(snap.id)
+        applied = apply_changes(
+            self._shadow.repo, self.workspace, plan.changes, modes=layout.modes if layout else None
+        )
+        layout_dirs: list[str] = []
+        looked_at: set[str] = set()  # paths the layout cache has seen as they are now
+        if layout is not None:
+            self._layout_now.note(applied.touched())
+            now = self._current_layout()
+            layout_dirs = [*layout.empty_dirs, *now.empty_dirs]
+            modes_set = apply_layout(self.workspace, layout, now)
+            looked_at = set(applied.touched()).difference(modes_set)
+            applied.chmodded.extend(modes_set)
+        reason = f"restored snapshot {snap.session_id}:{snap.seq} ({snap.id})"
+        refreshed = self._index_from_restore(applied, layout_dirs, looked_at, before.tree)
+        if refreshed is not None:
+            after = self._record(
+                refreshed,
+                time.perf_counter(),
                 session_id=session_id,
-                reason=f"restored snapshot {snap.session_id}:{snap.seq} ({snap.id})",
-                paths_hint=applied.touched(),
+                reason=reason,
                 record_layout=layout is not None,
             )
-            return RestoreResult(
-                plan=plan,
-                undo=undo,
-                after=after.snapshot,
-                tree=after.tree,
-                matches_target=after.tree == snap.tree,
-                duration_s=time.perf_counter() - started,
+        else:
+            after = self.capture(
+                session_id=session_id,
+                reason=reason,
+                paths_hint=applied.touched(),
+                record_layout=layout is not None,
+                # With a watcher, its record joins the hints; if it lost events, the capture
+                # walks rather than record only the restore's own paths.
+                watched=self._watcher is not None,
             )
+        return RestoreResult(
+            plan=plan,
+            undo=undo,
+            after=after.snapshot,
+            tree=after.tree,
+            matches_target=after.tree == snap.tree,
+            duration_s=time.perf_counter() - started,
+        )
+
+    def _undo_point(self, session_id: str) -> CaptureResult:
+        """Records the workspace before a restore changes it.
+
+        When the watcher vouches that nothing changed since the last capture (not a path, not
+        an exclude file outside the tree, not the index by another process), the index's tree
+        is the workspace: it is recorded without looking at the files again.
+        """
+        started = time.perf_counter()
+        watcher = self._watcher
+        if (
+            watcher is None
+            or not self.watching
+            or not watcher.quiet()
+            or self._refresher.index_written_elsewhere()
+            or self._refresher.outside_rules_changed(self._restore_sources)
+        ):
+            return self.capture(session_id=session_id, reason="before restore", record_layout=True, watched=True)
+        if self._index_tree is not None:
+            tree = pygit2.Oid(hex=self._index_tree)
+        else:
+            with self._shadow.objects.batch():
+                tree = self._shadow.index().write_tree()  # from the tree cache the last capture left
+        refreshed = Refreshed(tree=tree, before=tree)
+        return self._record(refreshed, started, session_id=session_id, reason="before restore", record_layout=True)
+
+    def _index_from_restore(
+        self, applied: Applied, layout_dirs: list[str], looked_at: set[str], before_tree: str
+    ) -> Refreshed | None:
+        """The index set from what the restore changed (see `restored.py`); None: capture instead.
+
+        Only while the watcher vouches and saw nothing but the restore's own paths; what it saw
+        is handed back to the capture otherwise.
+        """
+        watcher = self._watcher
+        if watcher is None or not self.watching or self._refresher.index_written_elsewhere():
+            return None
+        taken = watcher.take()
+        if taken is None:
+            return None  # events were lost: the capture walks
+        if taken.ignore_rules_changed or not only_ours(self.workspace, taken.paths, applied, layout_dirs):
+            watcher.give_back(taken)
+            return None
+        # The layout step's folders are noted whole: the watcher reports a folder's removal,
+        # not always its making and unmaking within one restore.
+        self._layout_now.note([*not_looked_at(taken.paths, looked_at), *layout_dirs])
+        index = self._shadow.index()
+        before = pygit2.Oid(hex=before_tree)  # the undo point's: nothing touched the index since
+        self._index_tree = None  # until the update is complete
+        try:
+            with self._shadow.objects.batch():
+                changed = update_index(index, applied)
+                tree = index.write_tree()
+        except (OSError, pygit2.GitError):
+            # A written file changed under us (gone, unreadable): capture the paths instead.
+            self._refresher.forget_index_changes()
+            watcher.give_back(taken)
+            return None
+        self._refresher.index_changed(changed)
+        self._index_tree = str(tree)
+        return Refreshed(tree=tree, before=before, changed=changed)
 
     def _require_tree(self, snap: Snapshot) -> None:
         if not tree_type_ok(self._shadow.repo, snap.tree):

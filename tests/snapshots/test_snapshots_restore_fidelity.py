@@ -130,3 +130,33 @@ def test_a_watching_store_judges_modes_by_the_ignore_file_the_restore_brings_bac
         assert store.layout_record(store.timeline("s")[-1].id) == scan_layout(repo, umask())
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("watch", [False, True], ids=["walked", "watched"])
+def test_names_whose_bytes_are_not_utf8_are_captured_and_restored_as_they_were(
+    repo: Path, data_dir: Path, tmp_path: Path, watch: bool
+) -> None:
+    """git records a file name's bytes as they are; a capture must not fail on one that is not UTF-8."""
+    from snaphelpers import git_add_all_tree
+
+    root = os.fsencode(repo)
+    os.mkdir(root + b"/d\xfd")
+    with open(root + b"/d\xfd/run\xfc.sh", "wb") as handle:
+        handle.write(b"#!/bin/sh\n")
+    os.chmod(root + b"/d\xfd/run\xfc.sh", 0o700)
+    store = SnapshotStore(repo, data_dir, watch=watch)
+    try:
+        start = _start(store)
+        assert store.capture(session_id="s", reason="walk").tree == git_add_all_tree(repo, tmp_path / "git")
+        with open(root + b"/bad\xff.txt", "wb") as handle:
+            handle.write(b"new\n")
+        os.unlink(root + b"/d\xfd/run\xfc.sh")
+        changed = store.capture(session_id="s", reason="after bash", watched=watch).snapshot
+        assert changed is not None
+        assert {(f.path, f.status) for f in changed.files} == {
+            ("bad\\xff.txt", "added"), ("d\\xfd/run\\xfc.sh", "deleted")}
+        store.restore(start, session_id="s")
+        assert not os.path.lexists(root + b"/bad\xff.txt")
+        assert _mode(Path(os.fsdecode(root + b"/d\xfd/run\xfc.sh"))) == 0o700
+    finally:
+        store.close()

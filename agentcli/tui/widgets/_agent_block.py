@@ -17,6 +17,7 @@ from textual.widgets import Markdown
 
 from agentcli.tui.widgets._flat_markdown import FlatMarkdown, Part, flat_parts
 from agentcli.tui.widgets._flat_table import TableStyles
+from agentcli.tui.widgets._part_cache import PartCache
 
 MAX_APPEND_CHARS = 1000
 """Most text one ``Markdown.append`` gets: each append parses and mounts its blocks in one go."""
@@ -35,6 +36,9 @@ class AgentBlock(Markdown):
     AgentBlock.-cont { margin: 0; }
     AgentBlock.-reasoned { margin: 0; }
     """
+
+    def stream_ended(self) -> None:
+        """Everything streamed into this chunk is in it (``SlicedStream`` calls this once)."""
 
     def on_markdown_table_of_contents_updated(self, message: Markdown.TableOfContentsUpdated) -> None:
         # Posted on every append; nothing here shows a table of contents, so it stops here
@@ -111,6 +115,8 @@ class SlicedStream:
         try:
             await self._append_all()
         finally:
+            if isinstance(self.markdown, AgentBlock):
+                self.markdown.stream_ended()
             if self._on_done is not None:
                 self._on_done()
 
@@ -173,6 +179,8 @@ class FinishedAgentBlock(AgentBlock):
         super().__init__(markdown, classes=classes)
         self._markdown = markdown
         self._parts = parts
+        self._part_cache: PartCache | None = None
+        """Lines of parts drawn before, while the chunk is streamed into (``LiveAgentBlock``)."""
 
     @property
     def is_container(self) -> bool:
@@ -188,6 +196,7 @@ class FinishedAgentBlock(AgentBlock):
         # drew (a few thousand strips, each with its caches) and its parts. Dropped now, they
         # are freed at once by reference counting, and the garbage is a few hundred objects.
         self._parts = []
+        self._part_cache = None
         self._styles_cache.clear()
         self._layout_cache.clear()
 
@@ -206,7 +215,8 @@ class FinishedAgentBlock(AgentBlock):
             # As the grid draws keylines: their colour over the table's background.
             keyline = (base.background or Color(0, 0, 0, 0)) + self.get_component_styles("keyline").color
             table = TableStyles(base, self.get_visual_style("table", "table-header"), keyline)
-        return FlatMarkdown(self._parts, {kind: self.get_visual_style(kind) for kind in kinds}, table)
+        return FlatMarkdown(self._parts, {kind: self.get_visual_style(kind) for kind in kinds}, table,
+                            self._part_cache)
 
     async def action_link(self, href: str) -> None:
         self.post_message(Markdown.LinkClicked(self, href))

@@ -6,7 +6,9 @@ test_finished_blocks compares the two renderings cell by cell and style by style
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, cast
 
 from textual.content import Content
@@ -17,6 +19,7 @@ from textual.visual import RenderOptions, Visual
 from textual.widgets import Markdown
 
 from agentcli.tui.widgets._flat_table import Table, TableStyles
+from agentcli.tui.widgets._part_cache import PartCache, part_key
 
 
 @dataclass
@@ -33,6 +36,8 @@ class Part:
     """"" for a paragraph, "h1" to "h6" for a heading, "fence" for code (also its component class),
     "table" for a table."""
     table: Table | None = None
+    key: tuple[Hashable | None] | None = field(default=None, init=False, repr=False, compare=False)
+    """What its lines depend on, once worked out (``_part_cache.part_key``): a part never changes."""
 
     @property
     def indent(self) -> int:
@@ -161,60 +166,82 @@ MARGINS = {"h1": (2, 1), "h2": (2, 1), "h3": (1, 1), "h4": (1, 1), "h5": (1, 1),
 """Top and bottom margins of Markdown's block widgets other than paragraphs and lists (0, 1)."""
 
 
+def _no_key(part: Part) -> None:
+    """A finished message is drawn once: its parts are not worth keying (``part_key`` hashes them)."""
+    return None
+
+
 class FlatMarkdown(Visual):
     """Draws the parts of a finished message, each wrapped to the width left of its bullets."""
 
-    def __init__(self, parts: list[Part], styles: dict[str, Style], table: TableStyles | None = None) -> None:
+    def __init__(self, parts: list[Part], styles: dict[str, Style], table: TableStyles | None = None,
+                 cache: PartCache | None = None) -> None:
         self.parts = parts
         self.styles = styles
         """The style of each heading level and of code, from the widget's component classes."""
         self.table = table
         """How tables are coloured (None if there is none)."""
+        self.cache = cache
+        """Lines and heights of parts drawn before (a chunk being streamed into), or None."""
         self.trailing = MARGINS.get(parts[-1].kind, (0, 1))[1] if parts else 0
         """The bottom margin of the last top-level block (Markdown's height includes it)."""
 
     @staticmethod
-    def _height(part: Part, rules: RulesMap, width: int) -> int:
+    def _measure(part: Part, rules: RulesMap, width: int) -> int:
         if part.kind == "fence":
             return part.content.plain.count("\n") + 3  # one line of padding above and below
         if part.table is not None:
             return part.table.height(width)
         return part.content.get_height(rules, max(1, width - part.indent))
 
+    def part_heights(self, rules: RulesMap, width: int) -> list[int]:
+        """Each part's height at ``width``, its gap above included."""
+        cache, key = (self.cache, part_key) if self.cache is not None else (PartCache(), _no_key)
+        heights = [part.gap + cache.height(key(part), width, partial(self._measure, part, rules, width))
+                   for part in self.parts]
+        cache.end_measure()
+        return heights
+
     def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
         return container_width
 
     def get_height(self, rules: RulesMap, width: int) -> int:
-        return sum(part.gap + self._height(part, rules, width) for part in self.parts) + self.trailing
+        return sum(self.part_heights(rules, width)) + self.trailing
 
     def render_strips(self, width: int, height: int | None, style: Style, options: RenderOptions) -> list[Strip]:
         if not width:
             return []
+        # A selection is drawn into the lines: those are not kept.
+        if self.cache is not None and options.selection is None:
+            cache, key = self.cache, part_key
+        else:
+            cache, key = PartCache(), _no_key
+        cache.begin_render((width, style, tuple(sorted(self.styles.items())), self.table))
         # Margins show only the background, as the space around Markdown's block widgets does.
-        blank = Content(" " * width).render_strips(width, None, Style(background=style.background), options)[0]
+        background = Style(background=style.background)
+        blank = cache.lines(("blank",), lambda: Content(" " * width).render_strips(width, None, background, options))[0]
         lines: list[Strip] = []
         for part in self.parts:
             lines.extend([blank] * part.gap)
-            if part.kind == "fence":
-                lines.extend(self._fence(part.content, width, options))
-                continue
-            if part.table is not None:
-                assert self.table is not None
-                lines.extend(part.table.render(width, self.table, options))
-                continue
-            if part.kind:
-                lines.extend(self._heading(part, width, options))
-                continue
-            body = part.content.render_strips(max(1, width - part.indent), None, style, options)
-            if not part.indent:
-                lines.extend(body)
-                continue
-            heads = [Content.styled("".join(part.marks), ".bullet"), Content.styled(" " * part.indent, ".bullet")]
-            head, margin = (head.render_strips(part.indent, None, style, options)[0] for head in heads)
-            lines.extend(Strip.join([head if n == 0 else margin, line]) for n, line in enumerate(body))
+            lines.extend(cache.lines(key(part), partial(self._draw, part, width, style, options)))
         lines.extend([blank] * self.trailing)
+        cache.end_render()
         return lines if height is None else lines[:height]
 
+    def _draw(self, part: Part, width: int, style: Style, options: RenderOptions) -> list[Strip]:
+        if part.kind == "fence":
+            return self._fence(part.content, width, options)
+        if part.table is not None:
+            assert self.table is not None
+            return part.table.render(width, self.table, options)
+        if part.kind:
+            return self._heading(part, width, options)
+        body = part.content.render_strips(max(1, width - part.indent), None, style, options)
+        if not part.indent:
+            return body
+        heads = [Content.styled("".join(part.marks), ".bullet"), Content.styled(" " * part.indent, ".bullet")]
+        head, margin = (head.render_strips(part.indent, None, style, options)[0] for head in heads)
+        return [Strip.join([head if n == 0 else margin, line]) for n, line in enumerate(body)]
     def _heading(self, part: Part, width: int, options: RenderOptions) -> list[Strip]:
         style = self.styles[part.kind]
         content = part.content

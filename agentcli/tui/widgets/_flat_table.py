@@ -29,7 +29,7 @@ PADDING = 2
 """A cell's padding, one cell either side."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class TableStyles:
     """How a table is coloured, from the finished block's component classes."""
 

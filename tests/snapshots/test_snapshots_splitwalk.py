@@ -1,0 +1,291 @@
+"""A walk split over threads records exactly what one walk records.
+
+`splitwalk.py` finds the changed paths with read-only diffs on several threads and hands them to
+the one diff that updates the index. These tests force it on for tiny trees (it normally starts
+at thousands of entries) and compare its trees with a single walk's (after random file
+operations) and with the git CLI's (after a known set of changes).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pygit2
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from snaphelpers import git, git_add_all_tree, ls_tree, shadow_git, write
+from test_snapshots_watcher import _fresh_workspace, apply, ops
+
+from agentcli.snapshots import SnapshotStore, splitwalk
+
+pytestmark = [
+    pytest.mark.may_skip(reason="the split walk reads libgit2's counters through /proc/self/maps: Linux only"),
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the split walk runs on Linux only"),
+]
+
+
+class Split:
+    """Turns the split walk on or off for the captures that follow, and counts its uses."""
+
+    def __init__(self, mp: pytest.MonkeyPatch) -> None:
+        self.used = 0
+        self._mp = mp
+        mp.setattr(splitwalk, "worker_count", lambda: 3)  # three groups even on a one-CPU runner
+        mp.setattr(splitwalk, "cpus_idle", lambda workers: True)  # and on a busy one
+        original = splitwalk.SplitWalk.find
+
+        def counting(walk: splitwalk.SplitWalk, *args: object, **kwargs: object) -> splitwalk.Found | None:
+            found = original(walk, *args, **kwargs)  # type: ignore[arg-type]
+            self.used += found is not None
+            return found
+
+        mp.setattr(splitwalk.SplitWalk, "find", counting)
+
+    def on(self) -> None:
+        self._mp.setattr(splitwalk, "MIN_ENTRIES", 0)
+
+    def off(self) -> None:
+        self._mp.setattr(splitwalk, "MIN_ENTRIES", 10**9)
+
+
+@pytest.fixture
+def split(monkeypatch: pytest.MonkeyPatch) -> Iterator[Split]:
+    control = Split(monkeypatch)
+    control.on()
+    yield control
+
+
+def test_libgit2_counters_are_reachable_so_the_split_walk_runs() -> None:
+    assert splitwalk._perfdata() is not None
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(batches=st.lists(st.lists(ops, min_size=1, max_size=5), min_size=1, max_size=5))
+def test_split_walks_equal_single_walks(
+    batches: list[list[tuple[object, ...]]], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    root = tmp_path_factory.mktemp("split")
+    ws = _fresh_workspace(root)
+    with pytest.MonkeyPatch.context() as mp:
+        control = Split(mp)
+        split_store = SnapshotStore(ws, root / "split", max_untracked_dir_files=2)
+        single_store = SnapshotStore(ws, root / "single", max_untracked_dir_files=2)
+        try:
+            for batch in [[], *batches]:
+                for op in batch:
+                    apply(ws, op)
+                control.on()
+                used = control.used
+                from_split = split_store.capture(session_id="s", reason="walk")
+                assert control.used == used + 1, "the split walk did not run"
+                control.off()
+                from_single = single_store.capture(session_id="s", reason="walk")
+                assert from_split.tree == from_single.tree, batch
+                assert {s.path for s in from_split.skipped} == {s.path for s in from_single.skipped}, batch
+        finally:
+            split_store.close()
+            single_store.close()
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_touched_file_gets_its_stat_refreshed_by_a_split_walk(split: Split, store: SnapshotStore, repo: Path) -> None:
+    store.capture(session_id="s", reason="start")
+    for i in range(12):  # directories enough to be cut into groups
+        write(repo / f"pkg{i}" / "mod.py", f"X = {i}\n")
+    store.capture(session_id="s", reason="more files")
+    target = repo / "src" / "app.py"
+    os.utime(target, (1_700_000_000, 1_700_000_000))
+
+    used = split.used
+    assert store.capture(session_id="s", reason="touch").snapshot is None  # same content, same tree
+    assert split.used == used + 1
+    write(repo / "README.md", "an unrelated change, so the index is written\n")
+    store.capture(session_id="s", reason="edit")
+
+    debug = git(repo, "ls-files", "--debug", "src/app.py", env={"GIT_DIR": str(store.path), "GIT_WORK_TREE": str(repo)})
+    # The read-only diffs hashed the file and found it unchanged; its group was walked again by
+    # the updating diff, so the index carries the new mtime and no later walk hashes it again.
+    assert "mtime: 1700000000:" in debug
+
+
+def test_changes_in_every_kind_of_unit_are_found(
+    split: Split, store: SnapshotStore, repo: Path, tmp_path: Path
+) -> None:
+    for i in range(20):
+        write(repo / "big" / f"sub{i % 4}" / f"f{i}.txt", f"{i}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "big")
+    store.capture(session_id="s", reason="start")
+    write(repo / "big" / "sub1" / "f1.txt", "changed\n")  # inside a directory cut into children
+    write(repo / "big" / "new.txt", "new\n")  # a new file beside the children
+    write(repo / "top.txt", "top\n")  # a new top-level file
+    (repo / "src" / "util.py").unlink()
+    write(repo / "debug.log", "ignored\n")
+    (repo / "bin" / "run.sh").chmod(0o644)
+
+    used = split.used
+    result = store.capture(session_id="s", reason="walk")
+    assert split.used == used + 1
+    assert result.tree == git_add_all_tree(repo, tmp_path / "git")
+    assert result.snapshot is not None
+    assert {f.path for f in result.snapshot.files} == {
+        "big/sub1/f1.txt",
+        "big/new.txt",
+        "top.txt",
+        "src/util.py",
+        "bin/run.sh",
+    }
+
+
+def test_a_nested_repository_committed_to_after_the_index_was_written_is_recorded(
+    split: Split, store: SnapshotStore, repo: Path
+) -> None:
+    store.capture(session_id="s", reason="start")  # the threads' repository handles open here
+    nested = repo / "lib" / "vendored"
+    write(nested / "inner.txt", "one\n")
+    git(nested, "init", "-q", "-b", "main")
+    git(nested, "add", "-A")
+    git(nested, "commit", "-q", "-m", "one")
+    for i in range(70):  # more changes than the index keeps in memory: it is written now
+        write(repo / "gen" / f"f{i}.txt", f"{i}\n")
+    first = store.capture(session_id="s", reason="nested repository")
+    assert first.snapshot is not None and "lib/vendored" in {f.path for f in first.snapshot.files}
+
+    write(nested / "inner.txt", "two\n")
+    git(nested, "commit", "-q", "-am", "two")
+    used = split.used
+    second = store.capture(session_id="s", reason="nested commit")
+    assert split.used == used + 1
+    head = git(nested, "rev-parse", "HEAD").strip()
+    assert second.snapshot is not None
+    assert shadow_git(store, "ls-tree", second.tree, "lib/vendored").split()[2] == head
+
+
+def test_a_busy_machine_walks_on_one_thread(monkeypatch: pytest.MonkeyPatch, store: SnapshotStore, repo: Path) -> None:
+    monkeypatch.setattr(splitwalk, "MIN_ENTRIES", 0)
+    monkeypatch.setattr(splitwalk, "worker_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (3.5, 3.0, 2.5))  # both CPUs taken by other work
+    found: list[splitwalk.Found | None] = []
+    original = splitwalk.SplitWalk.find
+
+    def recording(walk: splitwalk.SplitWalk, *args: object, **kwargs: object) -> splitwalk.Found | None:
+        found.append(original(walk, *args, **kwargs))  # type: ignore[arg-type]
+        return found[-1]
+
+    monkeypatch.setattr(splitwalk.SplitWalk, "find", recording)
+    write(repo / "src" / "app.py", "changed\n")
+    result = store.capture(session_id="s", reason="walk")
+    assert found == [None]  # asked, declined: the walk ran on this thread
+    assert result.snapshot is not None and [f.path for f in result.snapshot.files] == ["src/app.py"]
+
+
+def test_a_walk_after_a_flood_of_events_watches_afresh_and_hints_still_work(
+    monkeypatch: pytest.MonkeyPatch, repo: Path, data_dir: Path, tmp_path: Path
+) -> None:
+    from agentcli.snapshots import watcher
+
+    fresh_watches: list[str] = []
+    original = watcher.TreeWatcher._watch_tree
+
+    def counting(self: watcher.TreeWatcher, top: str) -> None:
+        fresh_watches.append(top)
+        original(self, top)
+
+    monkeypatch.setattr(watcher.TreeWatcher, "_watch_tree", counting)
+    store = SnapshotStore(repo, data_dir, watch=True)
+    try:
+        store.capture(session_id="s", reason="start")
+        assert store.watching and fresh_watches == [""]
+        for i in range(40):  # far more queued events than the few directories are worth
+            write(repo / "src" / f"gen{i}.py", f"N = {i}\n")
+        walked = store.capture(session_id="s", reason="walk")
+        assert fresh_watches == ["", ""]  # the queue was dropped and every directory watched again
+        assert walked.snapshot is not None and len(walked.snapshot.files) == 40
+
+        write(repo / "src" / "gen7.py", "N = 'seven'\n")
+        write(repo / "docs" / "new.md", "in a directory made after the restart\n")
+        hinted = store.capture(session_id="s", reason="after bash", watched=True)
+        assert fresh_watches == ["", "", "docs"]  # the hints came from the new watches
+        assert hinted.tree == git_add_all_tree(repo, tmp_path / "git")
+    finally:
+        store.close()
+
+
+def test_ignored_directories_with_tracked_files_deleted_directories_and_links_match_a_single_walk(
+    monkeypatch: pytest.MonkeyPatch, repo: Path, data_dir: Path
+) -> None:
+    for i in range(6):
+        write(repo / "vendor" / f"lib{i % 2}" / f"m{i}.py", f"{i}\n")  # tracked, then ignored below
+        write(repo / "gone" / f"sub{i % 2}" / f"g{i}.txt", f"{i}\n")
+        write(repo / "linked" / f"l{i}.txt", f"{i}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "more")
+    write(repo / ".gitignore", "*.log\n__pycache__/\nvendor/\n")
+    split = Split(monkeypatch)
+    split.on()
+    stores = {
+        "split": SnapshotStore(repo, data_dir / "split"),
+        "single": SnapshotStore(repo, data_dir / "single"),
+    }
+
+    def capture_both(reason: str) -> str:
+        split.on()
+        used = split.used
+        tree = stores["split"].capture(session_id="s", reason=reason).tree
+        assert split.used == used + 1
+        split.off()
+        assert stores["single"].capture(session_id="s", reason=reason).tree == tree, reason
+        return tree
+
+    capture_both("start")
+    write(repo / "vendor" / "lib0" / "new.py", "ignored: vendor/ is ignored\n")
+    write(repo / "vendor" / "lib1" / "m1.py", "tracked files stay tracked\n")
+    shutil.rmtree(repo / "gone")
+    shutil.rmtree(repo / "linked")
+    os.symlink("src", repo / "linked")
+    tree = capture_both("changes")
+    entries = ls_tree(stores["split"], tree)
+    assert "vendor/lib1/m1.py" in entries and "vendor/lib0/new.py" not in entries
+    assert not any(path.startswith("gone/") for path in entries)
+    assert entries["linked"][0] == "120000"
+    for store in stores.values():
+        store.close()
+
+
+def test_a_seed_whose_cached_tree_git_never_wrote_still_captures(
+    split: Split, repo: Path, data_dir: Path, tmp_path: Path
+) -> None:
+    write(repo / "staged.txt", "staged, never committed\n")
+    git(repo, "add", "staged.txt")
+    root = git(repo, "write-tree").strip()  # the index's tree cache now names this tree
+    (repo / ".git" / "objects" / root[:2] / root[2:]).unlink()  # ... which is gone
+
+    store = SnapshotStore(repo, data_dir)
+    try:
+        result = store.capture(session_id="s", reason="start")
+    finally:
+        store.close()
+    assert result.tree == git_add_all_tree(repo, tmp_path / "git")
+
+
+def test_a_failing_split_walk_falls_back_to_the_single_walk(
+    split: Split, monkeypatch: pytest.MonkeyPatch, store: SnapshotStore, repo: Path, tmp_path: Path
+) -> None:
+    def failing(*args: object) -> tuple[list[str], int]:
+        raise pygit2.GitError("a directory vanished mid-walk")
+
+    monkeypatch.setattr(splitwalk, "_read_only_diff", failing)
+    write(repo / "src" / "app.py", "changed\n")
+    used = split.used
+    result = store.capture(session_id="s", reason="walk")
+    assert split.used == used  # asked, declined after the failure
+    assert result.tree == git_add_all_tree(repo, tmp_path / "git")
