@@ -101,10 +101,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(autouse=True)
 def isolated_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point agentcli's config and data directories at a fresh temporary folder."""
+    """Point agentcli's config, data and cache directories at a fresh temporary folder."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
     for name in list(os.environ):
         if name.startswith("AGENTCLI_"):
             monkeypatch.delenv(name)

@@ -27,6 +27,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
+from agentcli import startup_gc
 from agentcli.cli import run
 
 __all__ = ["app", "every_command", "main"]
@@ -119,7 +120,12 @@ def _interactive() -> bool:
 
 def main() -> None:
     """Console-script entry point."""
+    # No cyclic collection while the program starts (agentcli/startup_gc.py): the TUI resumes it
+    # after its first frame, other commands as they start; this ``finally`` covers the rest.
+    startup_gc.pause()
     try:
         app()
     except KeyboardInterrupt:
         sys.exit(130)
+    finally:
+        startup_gc.resume()

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn
 import typer
 
 import agentcli
+from agentcli import startup_gc
 from agentcli.cli.common import EXIT_USAGE, fail, find_session, interactive, load_settings, workspace
 from agentcli.cli.drive import drive
 from agentcli.cli.options import ROOT, CommonOptions, OutputFormat, shared_options
@@ -48,6 +49,7 @@ def root(
 ) -> None:
     """With no command, opens the TUI on a new session in the workspace."""
     if ctx.invoked_subcommand is not None:
+        startup_gc.resume()  # a command runs: start-up is over (the TUI resumes after its first frame)
         return
     if not interactive():
         typer.echo(ctx.get_help())

@@ -45,12 +45,13 @@ def run_tui(
     import gc
 
     from agentcli.tui.app import AgentApp
+    from agentcli.tui.css_cache import ParseCache
 
     # What is loaded by now lives as long as the app: keep it out of the collector's full
     # passes, which would otherwise scan it again (and one lands before the first frame).
     gc.freeze()
     app = AgentApp(workspace=workspace, settings=settings, overrides=overrides, session=session,
-                   initial_prompt=initial_prompt, theme=theme)
+                   initial_prompt=initial_prompt, theme=theme, css_cache=ParseCache())
     result = app.run()
     if app.return_code not in (None, 0):
         return int(app.return_code)

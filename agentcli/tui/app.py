@@ -34,10 +34,12 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Static
 
+from agentcli import startup_gc
 from agentcli.config_sources import ConfigError, Layer, read_layers
 from agentcli.tui import _strip_cycles as strip_cycles
 from agentcli.tui.calls import ToolCalls
 from agentcli.tui.commands import SessionsProvider, SnapshotsProvider, ThemesProvider, system_commands
+from agentcli.tui.css_cache import CachedStylesheet, ParseCache
 from agentcli.tui.messages import SessionEventPosted
 from agentcli.tui.themes import DEFAULT_THEME, ROLE_DEFAULTS, configured_theme, load_themes, remember_theme
 from agentcli.tui.widgets._conversation import Conversation
@@ -166,6 +168,7 @@ class AgentApp(App[int]):
         theme_dirs: Iterable[Path] | None = None,
         remember_themes: bool = True,
         warm_up: bool = True,
+        css_cache: ParseCache | None = None,
     ) -> None:
         """
         Args:
@@ -181,9 +184,14 @@ class AgentApp(App[int]):
             theme_dirs: Folders to load themes from (default: ``themes/`` and the user's folder).
             remember_themes: Write a theme picked in the palette into the user config.
             warm_up: Start litellm's background import after the first frame.
+            css_cache: Parsed stylesheets kept between runs (the command line gives one; tests
+                parse afresh unless they pass theirs). Saved after the session starts.
         """
         super().__init__()
         strip_cycles.install()
+        self._css_cache = css_cache
+        if css_cache is not None:
+            self.stylesheet = CachedStylesheet(css_cache, variables=self.get_css_variables())
         self.workspace = workspace.resolve()
         self._settings = settings
         # Without settings, the config sources are read now (no pydantic: the theme is needed for
@@ -444,12 +452,14 @@ class AgentApp(App[int]):
         if self._started:
             return  # a subclass that calls super().on_mount() would start twice
         self._started = True
+        startup_gc.resume()  # paused by the command line until the first frame is drawn
         await self._mount_panes()
         session, self._pending_session = self._pending_session, None
         if session is None and not await self._load_settings():
             return
         await self.commands.start(session)
         await self._load_prompt_aids()
+        await self._save_css_cache()
         if self._warm_up:
             from agentcli.session.factory import warm_up
 
@@ -457,6 +467,18 @@ class AgentApp(App[int]):
         if self.initial_prompt:
             prompt, self.initial_prompt = self.initial_prompt, None
             await self.commands.submit(prompt)
+
+    async def _save_css_cache(self) -> None:
+        """Keep what this start parsed for the next one (a cache that cannot be written is only
+        slower next time: logged, not shown)."""
+        if self._css_cache is None:
+            return
+        import asyncio
+
+        try:
+            await asyncio.to_thread(self._css_cache.save)
+        except Exception as error:  # noqa: BLE001 - pickling or writing: the cache only saves time
+            self.log.warning(f"stylesheet cache not written: {error!r}")
 
     async def _load_prompt_aids(self) -> None:
         """The prompt's history and custom commands, read off the event loop; a command file

@@ -45,10 +45,12 @@ async def test_keys_sent_before_the_panes_mount_reach_the_prompt(project: Path, 
 async def test_a_slash_typed_before_the_menu_is_mounted_opens_it_once_it_is(project: Path, tmp_path: Path) -> None:
     app = app_for(project, write_recording(tmp_path / "rec.json", REC))
     async with app.run_test(size=(80, 24)) as pilot:
-        menu_then = app.prompt.menu.is_mounted
+        menu_then = app.prompt.menu is not None  # made (and its module imported) just after the first frame
         for character in "/hel":
             app.post_message(events.Key(character, character))
-        await wait_for(pilot, lambda: app.prompt.menu.is_open, what="the completion menu")
+        await wait_for(pilot, lambda: app.prompt.menu is not None and app.prompt.menu.is_open,
+                       what="the completion menu")
+        assert app.prompt.menu is not None
         assert [choice.value for choice in app.prompt.menu.choices] == ["help"]
         assert app.prompt.input.text == "/hel"
         assert not menu_then, "the keys came too late to test anything: the menu was already mounted"

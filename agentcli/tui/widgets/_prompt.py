@@ -5,6 +5,9 @@ messages queued while the agent works, the completion menu (``/`` commands, ``@`
 ctrl+r history) and a hint line that says what submitting does now: start a task, answer,
 resume with guidance, queue. What it is for comes from the session view's ``waiting_for``,
 never from the names of chart states.
+
+Over 400 lines on purpose: the modes, the menu and the history all route the same keys of one
+input, and the menu's pieces are imported just after the first frame, each where it is used.
 """
 
 from __future__ import annotations
@@ -22,22 +25,17 @@ from textual.widget import Widget
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from agentcli.describe import describe
-from agentcli.prompt.slash import BUILT_IN, SlashCommand
-from agentcli.tui.call_details import approval_detail
 from agentcli.tui.widgets._prompt_input import PromptInput
-from agentcli.tui.widgets._prompt_menu import (
-    CompletionMenu,
-    history_choices,
-    mention_choices,
-    slash_choices,
-    token_at,
-)
 
+# The first frame has the input only: the completion menu and what it completes (the slash
+# commands, the workspace's paths), the describer of a turn's end and the approval's diff are
+# imported just after it (~5 ms before the first frame; bench/tui_startup.py).
 if TYPE_CHECKING:  # the session layer and the event classes come after the first frame
     from agentcli.events import ClarificationRequested, PermissionRequested, TurnEnded
     from agentcli.prompt.history import PromptHistory  # loaded after the first frame
+    from agentcli.prompt.slash import SlashCommand
     from agentcli.session.view import SessionView
+    from agentcli.tui.widgets._prompt_menu import CompletionMenu
 
 PromptMode = str
 """``task`` (idle), ``busy`` (running), ``answer`` (a question waits), ``permission`` (a tool call
@@ -112,13 +110,13 @@ class PromptArea(Vertical):
         # Attributes, not queries: the app may still set the mode while the screen closes.
         self.input = PromptInput(placeholder=_PLACEHOLDERS["task"], id="prompt-input")
         self.input.router = self
-        self.menu = CompletionMenu(id="completion")
+        self.menu: CompletionMenu | None = None
+        """The completion menu; None until ``mount_extras`` (just after the first frame)."""
         self._question_text = Static(id="question-text")
         self._options = OptionList(id="question-options")
         self._hint = Static(id="prompt-hint")
         self._queued = Static(id="queued")
-        self.commands: list[SlashCommand] = list(BUILT_IN)
-        """What ``/`` offers: the built-in commands and the custom ones (the app adds those)."""
+        self._commands: list[SlashCommand] | None = None
         self.paths: list[str] | None = None
         """What ``@`` offers; None until the app has listed the workspace."""
         self.paths_listed_at = 0.0
@@ -138,11 +136,31 @@ class PromptArea(Vertical):
         yield self._hint
         yield self.input
 
+    @property
+    def commands(self) -> list[SlashCommand]:
+        """What ``/`` offers: the built-in commands and the custom ones (the app adds those)."""
+        if self._commands is None:
+            from agentcli.prompt.slash import BUILT_IN
+
+            self._commands = list(BUILT_IN)
+        return self._commands
+
+    @commands.setter
+    def commands(self, commands: list[SlashCommand]) -> None:
+        self._commands = commands
+
     async def mount_extras(self) -> None:
         """Mount the question box, the queued list and the completion menu over the hint."""
+        from agentcli.tui.widgets._prompt_menu import CompletionMenu
+
+        self.menu = CompletionMenu(id="completion")
         await self.mount_all([Vertical(self._question_text, self._options, id="question"), self._queued, self.menu],
                              before=self._hint)
         self._update_menu()  # a "/" or "@" typed before the menu was there gets its menu now
+
+    def _close_menu(self) -> None:
+        if self.menu is not None:
+            self.menu.close()
 
     def reset(self) -> None:
         """Forget the last session's question, request and hints (a new or another session)."""
@@ -152,7 +170,7 @@ class PromptArea(Vertical):
         self.hint = ""
         self.mode = "task"
         self.show_queued([])
-        self.menu.close()
+        self._close_menu()
         self._update_menu()  # text typed while the session opened keeps its menu (a "/hel" its commands)
 
     def show_view(self, view: SessionView) -> None:
@@ -177,6 +195,8 @@ class PromptArea(Vertical):
     def show_turn_end(self, event: TurnEnded) -> None:
         """Say how the turn ended and what to do now; a completed turn clears the hint (the stream
         says it), a question or an approval says what to do itself."""
+        from agentcli.describe import describe
+
         description = describe(event)
         if description is None or description.role in ("turn-clarify", "turn-approval"):
             return
@@ -203,6 +223,8 @@ class PromptArea(Vertical):
         self.permission = request
         why = f"\n{request.reason}" if request.reason else ""
         text = Content(f"🔒 {request.tool}: {request.summary}{why}")
+        from agentcli.tui.call_details import approval_detail
+
         diff = approval_detail(request.tool, request.arguments)  # what the edit would change
         self._question_text.update(Content("\n").join([text, diff]) if diff is not None else text)
         rules = ", ".join(request.rules or [request.rule])
@@ -224,7 +246,7 @@ class PromptArea(Vertical):
         self.input.placeholder = _PLACEHOLDERS.get(new, "")
         self.input.disabled = new == "readonly"
         if new == "permission":
-            self.menu.close()
+            self._close_menu()
         if new != "answer":
             self.question = None
         if new != "permission":
@@ -257,7 +279,7 @@ class PromptArea(Vertical):
         if self.history is not None and text and self.mode != "permission":
             self.history.add(text)
         self._history_at = None
-        self.menu.close()
+        self._close_menu()
         self.post_message(self.Submitted(self.resolve(text), self.mode))
 
     # -- queued messages -----------------------------------------------------------------
@@ -286,8 +308,10 @@ class PromptArea(Vertical):
 
     def _update_menu(self) -> None:
         menu = self.menu
-        if not menu.is_mounted:
+        if menu is None or not menu.is_mounted:
             return  # the first instant: mount_extras offers what was typed once it is mounted
+        from agentcli.tui.widgets._prompt_menu import history_choices, mention_choices, slash_choices, token_at
+
         if menu.kind == "history":
             assert self.history is not None
             menu.show("history", None, history_choices(self.history, self.input.text))
@@ -314,13 +338,17 @@ class PromptArea(Vertical):
         if self.history is None or not self.history.entries:
             self.app.notify("No earlier messages in this workspace yet.")
             return
+        if self.menu is None:
+            return  # the history is loaded after the menu is mounted
+        from agentcli.tui.widgets._prompt_menu import history_choices
+
         self.menu.show("history", None, history_choices(self.history, self.input.text))
 
     def route_key(self, key: str) -> bool:
         """The menu takes up/down/tab/enter/escape while open; up/down walk the history at the
         first or last line of the text."""
         menu = self.menu
-        if menu.is_open:
+        if menu is not None and menu.is_open:
             if key in ("up", "down"):
                 menu.move(-1 if key == "up" else 1)
                 return True
@@ -339,6 +367,7 @@ class PromptArea(Vertical):
 
     def _accept(self, *, run: bool) -> bool:
         menu = self.menu
+        assert menu is not None  # only called while it is open
         choice = menu.current
         kind, token = menu.kind, menu.token
         menu.close()
