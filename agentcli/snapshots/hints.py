@@ -52,18 +52,26 @@ def widen_hints(workspace: Path, index: pygit2.Index, hinted: set[str]) -> set[s
     return out
 
 
-def index_has_prefix(index: pygit2.Index, prefix: str) -> bool:
-    """Tells whether any index entry starts with `prefix`, by binary search (entries are sorted)."""
+def index_lower_bound(index: pygit2.Index, key: str, lo: int = 0, hi: int | None = None) -> int:
+    """The first entry in [lo, hi) whose path is not below `key`, by binary search (entries are sorted)."""
     raw = index._index
-    key = os.fsencode(prefix)
-    lo, hi = 0, C.git_index_entrycount(raw)
+    target = os.fsencode(key)
+    if hi is None:
+        hi = C.git_index_entrycount(raw)
     while lo < hi:
         mid = (lo + hi) // 2
-        if ffi.string(C.git_index_get_byindex(raw, mid).path) < key:
+        if ffi.string(C.git_index_get_byindex(raw, mid).path) < target:
             lo = mid + 1
         else:
             hi = mid
+    return lo
+
+
+def index_has_prefix(index: pygit2.Index, prefix: str) -> bool:
+    """Tells whether any index entry starts with `prefix`."""
+    raw = index._index
+    lo = index_lower_bound(index, prefix)
     if lo == C.git_index_entrycount(raw):
         return False
     path: bytes = ffi.string(C.git_index_get_byindex(raw, lo).path)
-    return path.startswith(key)
+    return path.startswith(os.fsencode(prefix))

@@ -42,6 +42,7 @@ from pygit2.errors import check_error
 from pygit2.utils import StrArray
 
 from agentcli.snapshots._libgit2 import pathspec
+from agentcli.snapshots.hints import index_lower_bound
 
 MIN_ENTRIES = 5_000
 """Below this many index entries one walk is quick (under ~15 ms) and threads cost more than they save."""
@@ -268,8 +269,8 @@ def _groups(
             if not isinstance(child, pygit2.Tree):
                 units.append((1, rel))
                 continue
-            start = _lower_bound(index, rel + "/", lo, hi)
-            end = _lower_bound(index, rel + "0", start, hi)  # "0" sorts right after "/"
+            start = index_lower_bound(index, rel + "/", lo, hi)
+            end = index_lower_bound(index, rel + "0", start, hi)  # "0" sorts right after "/"
             if (
                 end - start > limit
                 and os.path.isdir(workspace / rel)
@@ -297,19 +298,6 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
     except OSError:
         return None
     return st.st_mtime_ns, st.st_size, st.st_ino
-
-
-def _lower_bound(index: pygit2.Index, key: str, lo: int, hi: int) -> int:
-    """The first entry in [lo, hi) whose path is not below `key` (entries are sorted by path)."""
-    raw = index._index
-    target = os.fsencode(key)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if ffi.string(C.git_index_get_byindex(raw, mid).path) < target:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
 
 
 def _read_only_diff(
