@@ -38,7 +38,13 @@ from agentcli import startup_gc
 from agentcli.config_sources import ConfigError, Layer, read_layers
 from agentcli.tui import _strip_cycles as strip_cycles
 from agentcli.tui.calls import ToolCalls
-from agentcli.tui.commands import SessionsProvider, SnapshotsProvider, ThemesProvider, system_commands
+from agentcli.tui.commands import (
+    RacesProvider,
+    SessionsProvider,
+    SnapshotsProvider,
+    ThemesProvider,
+    system_commands,
+)
 from agentcli.tui.css_cache import CachedStylesheet, ParseCache
 from agentcli.tui.messages import SessionEventPosted
 from agentcli.tui.themes import DEFAULT_THEME, ROLE_DEFAULTS, configured_theme, load_themes, remember_theme
@@ -114,7 +120,7 @@ class AgentApp(App[int]):
     HORIZONTAL_BREAKPOINTS: list[tuple[int, str]] | None = [(0, "-narrow"), (110, "-wide"), (170, "-roomy")]
     """Under 110 columns the side panes are hidden (the graph shows as one line over the prompt);
     from 170 they widen so the state graph is drawn in full."""
-    COMMANDS = App.COMMANDS | {SessionsProvider, SnapshotsProvider, ThemesProvider}
+    COMMANDS = App.COMMANDS | {SessionsProvider, SnapshotsProvider, ThemesProvider, RacesProvider}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "pause", "Pause", id="agentcli.pause",
                 tooltip="Stop the agent now: a reply being streamed or a running command is cut off cleanly"),
@@ -738,6 +744,14 @@ class AgentApp(App[int]):
     def open_session(self, entry: SessionEntry) -> None:
         """Open a logged session (palette ``session: open``) with its history."""
         self.switch_session(entry)
+
+    def open_race(self, race_id: str) -> None:
+        """Show a race of this workspace over the agent's screen (palette ``race: open``); q or
+        esc comes back. The session goes on meanwhile."""
+        from agentcli.config_sources import data_home
+        from agentcli.tui.race_screen import RaceScreen
+
+        self.push_screen(RaceScreen(data_home(), race_id))
 
     @work(group="session", exclusive=True, exit_on_error=False)
     async def switch_session(self, entry: SessionEntry | None) -> None:

@@ -97,6 +97,36 @@ class SessionsProvider(Provider):
                 yield Hit(score, matcher.highlight(title), callback)
 
 
+class RacesProvider(Provider):
+    """The races run in this workspace (``agentcli race``), newest first: pick one to see it."""
+
+    async def startup(self) -> None:
+        from agentcli.config_sources import data_home
+        from agentcli.fleet import records
+
+        app: AgentApp = self.app  # type: ignore[assignment]
+        races = await asyncio.to_thread(records.all_races, data_home(), app.workspace)
+        self.entries = [(_race_title(race), race.id) for race in races[:MAX_SESSIONS]]
+
+    async def discover(self) -> Hits:
+        app: AgentApp = self.app  # type: ignore[assignment]
+        for title, race_id in self.entries:
+            yield DiscoveryHit(title, partial(app.open_race, race_id))
+
+    async def search(self, query: str) -> Hits:
+        app: AgentApp = self.app  # type: ignore[assignment]
+        matcher = self.matcher(query)
+        for title, race_id in self.entries:
+            if (score := matcher.match(title)) > 0:
+                yield Hit(score, matcher.highlight(title), partial(app.open_race, race_id))
+
+
+def _race_title(race: Any) -> str:
+    passed = sum(1 for attempt in race.attempts if attempt.passed)
+    state = "running" if race.ended is None else f"{passed} of {len(race.attempts)} passed"
+    return f"race: open {race.id} · {' '.join(race.task.split())[:50]} · {state}"
+
+
 class SnapshotsProvider(Provider):
     """Every snapshot on the timeline: show its diff or restore it."""
 

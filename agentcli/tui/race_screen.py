@@ -48,7 +48,9 @@ class RaceScreen(Screen[None]):
         Binding("d", "diff", "Diff", id="agentcli.race.diff", tooltip="Show the selected attempt's change (or enter)"),
         Binding("a", "apply", "Apply", id="agentcli.race.apply",
                 tooltip="Write the selected attempt's change into the workspace (asks first)"),
-        Binding("q", "app.quit", "Quit", id="agentcli.race.quit", tooltip="Leave the race view"),
+        Binding("q", "quit_race", "Quit", id="agentcli.race.quit", tooltip="Leave the race view"),
+        Binding("q", "leave", "Back", id="agentcli.race.back", tooltip="Back to the agent"),
+        Binding("escape", "leave", "Back", id="agentcli.race.back.escape", show=False, tooltip="Back to the agent"),
     ]
 
     @dataclass
@@ -58,10 +60,18 @@ class RaceScreen(Screen[None]):
         race: Race
         """The record as it is on disk now."""
 
-    def __init__(self, data_dir: Path, race_id: str) -> None:
+    def __init__(self, data_dir: Path, race_id: str, *, standalone: bool = False) -> None:
+        """
+        Args:
+            data_dir: agentcli's data folder (the race records).
+            race_id: The race to show.
+            standalone: The screen is the whole app (``agentcli race show``): leaving it quits;
+                opened from the agent's screen (the palette), leaving goes back there.
+        """
         super().__init__()
         self.data_dir = data_dir
         self.race_id = race_id
+        self.standalone = standalone
         self.race: Race | None = None
         self._order: list[str] = []
         self._shown: list[tuple[str, tuple[str, ...], bool]] = []
@@ -80,6 +90,20 @@ class RaceScreen(Screen[None]):
     def on_mount(self) -> None:
         self._load()
         self._timer = self.set_interval(POLL_S, self._load)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # One q: Quit when the race view is the app, Back when it was opened over the agent.
+        if action == "quit_race":
+            return self.standalone
+        if action == "leave":
+            return not self.standalone
+        return True
+
+    def action_quit_race(self) -> None:
+        self.app.exit()
+
+    def action_leave(self) -> None:
+        self.dismiss()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="race-load")
     def _load(self) -> None:
@@ -300,4 +324,4 @@ class RaceApp(App[int]):
         return dict(ROLE_DEFAULTS)
 
     def on_mount(self) -> None:
-        self.push_screen(RaceScreen(self.data_dir, self.race_id))
+        self.push_screen(RaceScreen(self.data_dir, self.race_id, standalone=True))

@@ -126,3 +126,30 @@ def test_apply_takes_what_the_attempt_holds_now(finished_race: tuple[Path, Path]
     assert result.written == ["calc.py"]
     assert (project / "calc.py").read_text() == GOOD + "# improved after the race\n"
     assert records.load(data, RACE_ID).attempts[1].change.added == 2
+
+
+async def test_the_agents_palette_opens_a_race_of_this_workspace_and_q_comes_back(
+    finished_race: tuple[Path, Path], tmp_path: Path
+) -> None:
+    from agentcli.config import Settings
+    from agentcli.tui.commands import RacesProvider
+    from agentcli.tui.race_screen import RaceScreen
+    from tests.tui.helpers import make_app, recording, wait_for, write_recording
+
+    _, project = finished_race
+    model = write_recording(tmp_path / "rec.json", recording(("Done.", [("complete", {"summary": "done"})])))
+    app = make_app(project, None, settings=Settings(model=model))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.session_ready, what="the session")
+        main = app.screen
+        provider = RacesProvider(main)
+        await provider.startup()
+        [(title, race_id)] = provider.entries
+        assert race_id == RACE_ID and "make add() work" in title and "1 of 2 passed" in title
+        app.open_race(race_id)
+        await wait_for(pilot, lambda: isinstance(app.screen, RaceScreen) and app.screen.query(DataTable),
+                       what="the race view")
+        await _table_filled(app, pilot)  # type: ignore[arg-type]
+        await pilot.press("q")
+        await wait_for(pilot, lambda: app.screen is main, what="the agent's screen again")
+        assert app.is_running and app.session is not None
