@@ -600,6 +600,8 @@ class AgentApp(App[int]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # False hides a binding, None shows it dimmed: one ctrl+s reads Pause or Resume.
+        if action in ("toggle_sidebar", "toggle_pane", "new_session") and self._race_shown():
+            return False  # the session's panes are under the race view: its keys would act unseen
         view = self.view
         if action == "pause":
             if view is not None and view.allows("resume"):
@@ -744,6 +746,13 @@ class AgentApp(App[int]):
     def open_session(self, entry: SessionEntry) -> None:
         """Open a logged session (palette ``session: open``) with its history."""
         self.switch_session(entry)
+
+    def _race_shown(self) -> bool:
+        if len(self.screen_stack) < 2:
+            return False  # the usual case, and before the first frame: race_screen is not imported
+        from agentcli.tui.race_screen import ConfirmApply, DiffScreen, RaceScreen
+
+        return isinstance(self.screen, (RaceScreen, DiffScreen, ConfirmApply))
 
     def open_race(self, race_id: str) -> None:
         """Show a race of this workspace over the agent's screen (palette ``race: open``); q or

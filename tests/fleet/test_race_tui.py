@@ -150,6 +150,11 @@ async def test_the_agents_palette_opens_a_race_of_this_workspace_and_q_comes_bac
         await wait_for(pilot, lambda: isinstance(app.screen, RaceScreen) and app.screen.query(DataTable),
                        what="the race view")
         await _table_filled(app, pilot)  # type: ignore[arg-type]
+        shown = {binding.action for _, binding, enabled, _ in app.active_bindings.values() if enabled}
+        assert "leave" in shown and "quit_race" not in shown
+        assert not {"toggle_sidebar", "new_session"} & shown, "the session's pane keys would act unseen"
+        await pilot.press("ctrl+b")  # hidden: the side panes under the race view stay as they were
+        assert isinstance(app.screen, RaceScreen)
         await pilot.press("q")
         await wait_for(pilot, lambda: app.screen is main, what="the agent's screen again")
         assert app.is_running and app.session is not None
