@@ -145,15 +145,11 @@ class Connection:
     async def _listening(self, client: Client) -> AsyncIterator[None]:
         """Follow the server's tool changes on a ``subscriptions/listen`` stream where the
         protocol has one (2026-07-28); older servers send notifications instead."""
-        from mcp.client.subscriptions import ListenNotSupportedError
-
         async with contextlib.AsyncExitStack() as stack:
             follower: asyncio.Task[None] | None = None
             try:
                 subscription = await stack.enter_async_context(client.listen(tools_list_changed=True))
-            except ListenNotSupportedError:
-                pass
-            except Exception:  # noqa: BLE001 - a server that cannot listen still serves its tools
+            except Exception:  # noqa: BLE001 - an older protocol (ListenNotSupportedError) or a server that cannot listen: it still serves its tools
                 pass
             else:
                 if subscription.honored.tools_list_changed:
