@@ -33,6 +33,9 @@ from agentcli.session import factory
 from agentcli.session.log import find_session
 from agentcli.tui.app import AgentApp
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _gc_report import PolicyOff, report_end, state
+
 REPLY = ("Here is what I found in **{n}**:\n\n- the function splits on spaces\n- so runs of spaces make "
          "empty words\n\nThe fix is a regular expression.")
 MIXED_REPLY = ("## Finding {n}\n\nThe bug is in `words()`:\n\n```python\ndef words(text):\n"
@@ -82,7 +85,7 @@ class Timed(AgentApp):
         self.first_frame_at = time.perf_counter()
 
 
-async def open_and_scroll(session_id: str, *, scroll: bool) -> dict[str, float]:
+async def open_and_scroll(session_id: str, *, scroll: bool, gc_policy: bool = True) -> dict[str, float]:
     entry = find_session(data_home(), session_id)
     settings = Settings(model="replay:history.json")
     recording = Recording(turns=[RecordedTurn(text="more")])
@@ -90,6 +93,8 @@ async def open_and_scroll(session_id: str, *, scroll: bool) -> dict[str, float]:
     session = factory.resume_session(entry, settings, model_client=ReplayModel(recording))
     gc.freeze()  # as agentcli.tui.run does before starting the app
     app = Timed(workspace=Path(entry.meta.workspace), settings=settings, session=session, warm_up=False)
+    if not gc_policy:
+        app.gc_policy = PolicyOff()
     result: dict[str, float] = {}
     async with app.run_test(size=(120, 40)) as pilot:
         while not app.session_ready:
@@ -102,6 +107,7 @@ async def open_and_scroll(session_id: str, *, scroll: bool) -> dict[str, float]:
                       records=len(conversation.records), mounted=conversation.mounted_blocks,
                       widgets=len(list(app.screen.walk_children())))
         if scroll:
+            print(f"history shown: {state()}")
             conversation.focus()
             presses: list[float] = []
             cpu: list[float] = []  # the process's CPU time per press: the work without the idle waits
@@ -122,6 +128,7 @@ async def open_and_scroll(session_id: str, *, scroll: bool) -> dict[str, float]:
                 if len(presses) > 20_000:
                     break
             gc.callbacks.remove(gc_clock)
+            report_end(app.gc_policy, enabled=gc_policy)
             result.update(gc_p50=statistics.median(collecting), gc_p95=statistics.quantiles(collecting, n=20)[18],
                           gc_max=max(collecting), gc_full=gc_clock.full)
             result.update(presses=len(presses), press_p50=statistics.median(presses),
@@ -136,7 +143,7 @@ async def open_and_scroll(session_id: str, *, scroll: bool) -> dict[str, float]:
     return result
 
 
-async def run(messages: int, mixed: bool) -> None:
+async def run(messages: int, mixed: bool, gc_policy: bool = True) -> None:
     workspace = Path(tempfile.mkdtemp(prefix="agentcli-bench-"))
     (workspace / "textstats.py").write_text("def words(text):\n    return text.split(' ')\n")
     started = time.perf_counter()
@@ -144,7 +151,7 @@ async def run(messages: int, mixed: bool) -> None:
     small = await build_session(workspace, 10, mixed)
     print(f"built the logs in {time.perf_counter() - started:.1f} s ({messages:,} and 20 messages)")
     base = await open_and_scroll(small, scroll=False)
-    large = await open_and_scroll(big, scroll=True)
+    large = await open_and_scroll(big, scroll=True, gc_policy=gc_policy)
     print(f"20-message session:    first frame {base['first_frame'] * 1000:6.0f} ms, history shown "
           f"{base['loaded'] * 1000:6.0f} ms ({base['records']:.0f} blocks, {base['widgets']:.0f} widgets)")
     print(f"{messages:,}-message session: first frame {large['first_frame'] * 1000:6.0f} ms, history shown "
@@ -167,12 +174,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--messages", type=int, default=2000)
     parser.add_argument("--mixed", action="store_true", help="every other reply has a heading and code")
+    parser.add_argument("--no-gc-policy", action="store_true",
+                        help="run the app without its collector policy (agentcli/tui/gc_policy.py), for an A/B")
     options = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="agentcli-bench-home-"))
     os.environ["XDG_DATA_HOME"] = str(home / "data")
     os.environ["XDG_CONFIG_HOME"] = str(home / "config")
     print(f"python {sys.version.split()[0]}")
-    asyncio.run(run(options.messages, options.mixed))
+    asyncio.run(run(options.messages, options.mixed, gc_policy=not options.no_gc_policy))
 
 
 if __name__ == "__main__":

@@ -44,6 +44,9 @@ from agentcli.tui.app import AgentApp
 from agentcli.tui.widgets._prompt_input import PromptInput
 from agentcli.workflow import builtin_workflow
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _gc_report import PolicyOff, report_end, state
+
 
 def markdown_tokens(count: int, tables: bool = True) -> list[str]:
     """Word-sized tokens of a long, varied markdown document (a table per section unless not ``tables``)."""
@@ -177,7 +180,7 @@ class GcPauses:
         return sum(min(end, b) - max(start, a) for a, b in self.spans if a < end and b > start)
 
 
-async def run(tokens: list[str], rate: float, objects_report: bool = False) -> None:
+async def run(tokens: list[str], rate: float, objects_report: bool = False, gc_policy: bool = True) -> None:
     workspace = Path(tempfile.mkdtemp(prefix="agentcli-bench-"))
     base = await baseline(workspace, tokens, rate)
     total_chars = sum(len(t) for t in tokens)
@@ -187,10 +190,13 @@ async def run(tokens: list[str], rate: float, objects_report: bool = False) -> N
     gc.freeze()  # as agentcli.tui.run does before starting the app
     app = AgentApp(workspace=workspace, settings=Settings(model="replay:flood.json", theme="agentcli-dark"),
                    session=make_session(workspace, model), warm_up=False)
+    if not gc_policy:
+        app.gc_policy = PolicyOff()
     async with app.run_test(size=(120, 40)) as pilot:
         while not app.session_ready:
             await pilot.pause(0.01)
         gc.freeze()  # as the litellm warm-up does after its import, a second or so after start-up
+        print(f"before the stream: {state()}")
         probe = Probe(app)
         for _ in range(10):  # idle latency, the baseline for input
             await probe.type_once()
@@ -227,6 +233,9 @@ async def run(tokens: list[str], rate: float, objects_report: bool = False) -> N
             await asyncio.sleep(0.1)
         ui_done = time.perf_counter() - started
         gc.callbacks.remove(gc_pauses)
+        stop.set()
+        await ticker  # the reports below hold the loop: not the stream's stalls
+        report_end(app.gc_policy, enabled=gc_policy)
         if objects_report:
             # What a full collection has to walk: the objects the stream left alive, by type.
             import collections
@@ -243,8 +252,6 @@ async def run(tokens: list[str], rate: float, objects_report: bool = False) -> N
             freed = gc.collect()
             print(f"one full collection now: {(time.perf_counter() - collect_started) * 1000:.0f} ms, "
                   f"{freed:,} objects freed; widgets left: {sum(isinstance(o, Widget) for o in gc.get_objects()):,}")
-        stop.set()
-        await ticker
         model_done = (model.finished_at or time.perf_counter()) - started
 
     samples = backlog
@@ -277,6 +284,9 @@ async def run(tokens: list[str], rate: float, objects_report: bool = False) -> N
         rest = [b - a - 0.01 - c for (a, b), c in zip(probe.stalls, collected, strict=True)]
         print(f"  of those, {sum(c > 0 for c in collected)} had a garbage collection in them; without the collections "
               f"{sum(r > 0.1 for r in rest)} would still be over 100 ms (longest {max(rest) * 1000:.0f} ms)")
+        print("  when (s after the prompt, length in ms, collector's ms in it): " + ", ".join(
+            f"{a - started:.1f} s {(b - a - 0.01) * 1000:.0f}/{c * 1000:.0f}"
+            for (a, b), c in zip(probe.stalls, collected, strict=True)))
     full = [pause for generation, pause in gc_pauses.pauses if generation == 2]
     print(f"garbage collections: {len(gc_pauses.pauses)}, longest {max((p for _, p in gc_pauses.pauses), default=0) * 1000:.0f} ms; "
           f"full ones: {len(full)}, longest {max(full, default=0) * 1000:.0f} ms")
@@ -302,11 +312,21 @@ def main() -> None:
                         help="at the end, count the objects a full garbage collection walks and time one")
     parser.add_argument("--no-tables", action="store_true",
                         help="no table in the sections (finished chunks can then be drawn by one widget)")
+    parser.add_argument("--litellm", action="store_true",
+                        help="import litellm first, frozen as the app's warm-up does (a user's process holds it; "
+                             "the idle pass at the end then walks what it must walk there)")
+    parser.add_argument("--no-gc-policy", action="store_true",
+                        help="uninstall the app's collector policy (agentcli/tui/gc_policy.py), for an A/B")
     options = parser.parse_args()
     print(f"python {sys.version.split()[0]}")
+    if options.litellm:
+        from agentcli.llm.warmup import import_litellm
+
+        import_litellm()
     hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if options.hog else None
     try:
-        asyncio.run(run(markdown_tokens(options.tokens, tables=not options.no_tables), options.rate, options.objects))
+        asyncio.run(run(markdown_tokens(options.tokens, tables=not options.no_tables), options.rate, options.objects,
+                        gc_policy=not options.no_gc_policy))
     finally:
         if hog is not None:
             hog.kill()

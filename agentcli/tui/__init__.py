@@ -53,6 +53,9 @@ def run_tui(
     app = AgentApp(workspace=workspace, settings=settings, overrides=overrides, session=session,
                    initial_prompt=initial_prompt, theme=theme, css_cache=ParseCache())
     result = app.run()
+    # The app's collector policy unfroze everything as it closed (for apps inside a longer-lived
+    # process); this one ends now, and the interpreter's last collections skip frozen objects.
+    gc.freeze()
     if app.return_code not in (None, 0):
         return int(app.return_code)
     return int(result or 0)

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, InvalidThemeError, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, ScrollableContainer, Vertical
@@ -46,6 +46,7 @@ from agentcli.tui.commands import (
     system_commands,
 )
 from agentcli.tui.css_cache import CachedStylesheet, ParseCache
+from agentcli.tui.gc_policy import GcPolicy
 from agentcli.tui.messages import SessionEventPosted
 from agentcli.tui.themes import DEFAULT_THEME, ROLE_DEFAULTS, configured_theme, load_themes, remember_theme
 from agentcli.tui.widgets._conversation import Conversation
@@ -228,6 +229,8 @@ class AgentApp(App[int]):
         """The graph strip and the side panes are mounted (just after the first frame)."""
         self._theme_problems: list[tuple[str, str]] = []
         self._load_themes()
+        self.gc_policy = GcPolicy()
+        """Keeps full collections short while the app runs (``tui/gc_policy.py``)."""
 
     # -- the helpers, made on first use ----------------------------------------------------
 
@@ -442,6 +445,14 @@ class AgentApp(App[int]):
         if keymap:
             self.set_keymap(keymap)
 
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.InputEvent):
+            self.gc_policy.note_activity()  # the user is here: no long collection now
+        await super().on_event(event)
+
+    def on_unmount(self) -> None:
+        self.gc_policy.uninstall()
+
     # -- start-up ------------------------------------------------------------------------
 
     def on_mount(self) -> None:
@@ -459,6 +470,7 @@ class AgentApp(App[int]):
             return  # a subclass that calls super().on_mount() would start twice
         self._started = True
         startup_gc.resume()  # paused by the command line until the first frame is drawn
+        self.gc_policy.install()
         await self._mount_panes()
         session, self._pending_session = self._pending_session, None
         if session is None and not await self._load_settings():
@@ -574,6 +586,9 @@ class AgentApp(App[int]):
     def _tick(self) -> None:
         if not self._panes_mounted:
             return
+        # A turn waiting on the user (an approval, a question) counts as busy: a key is coming.
+        self.gc_policy.tick(busy=self.conversation.rendering or self.control_state not in ("idle", ""),
+                            away=not self.app_focus)
         if self.calls.running:
             self.conversation.refresh_running()
             self.tools.refresh_running()

@@ -1,0 +1,173 @@
+"""The cyclic garbage collector's policy while the TUI runs: full passes walk only what is new.
+
+Python 3.11 runs a full (generation 2) collection when the middle generation has been collected
+ten times and the objects promoted since the last full pass exceed a quarter of those that
+survived it. Such a pass walks every tracked object that is not frozen: while a reply streams,
+the mounted blocks, their styles and the lines they drew, 0.04-0.15 million objects. Each pass
+held the event loop for 60-130 ms, and they were the only stalls over 100 ms left while
+streaming (bench/README.md).
+
+The policy: right after a full pass (a ``gc.callbacks`` entry, phase "stop", generation 2)
+every object still tracked is reachable, so ``gc.freeze()`` then moves only live objects out of
+later passes, and each later pass walks only what was promoted since. Python sets the next
+pass's trigger from the survivors it counted before the freeze, so passes stay about as frequent
+as before and much shorter.
+
+The cost: an object frozen while alive that later becomes part of an unreachable cycle (an
+unmounted block and its styles, a dropped record) is not freed until it is unfrozen: ~110,000
+objects (~15 MB) per 20,000 streamed tokens. So once the app is idle (no turn running, nothing
+being drawn, no key or mouse event for ``idle_seconds``, or the terminal reports it lost focus)
+and the policy has frozen ``release_growth`` objects since the last release, ``release``
+unfreezes everything, collects once and freezes the survivors again. That pass walks every
+object, start-up's too: CPython 3.11 cannot unfreeze a part, and nothing but the permanent
+generation keeps an object out of a full pass. It held the loop ~0.5 s with litellm loaded,
+which is why it waits for idle. A turn that never ends (hundreds of steps) still has a bound:
+past ``hard_growth`` the release runs mid-turn, one long pass instead of memory without limit.
+
+Rejected, measured (bench/README.md): no automatic full passes at all during a turn and one
+at idle (``gc.set_threshold`` with a huge third value). Its idle pass skips start-up's frozen
+objects, but every piece of cyclic garbage waits for it: twice the memory held by the end of a
+20,000-token reply, and a longer idle pass than the release (it frees twice as much).
+
+Reference counting frees everything not in a cycle, frozen or not, as always.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+IDLE_SECONDS = 10.0
+"""How long the app must be idle (no turn, no key or mouse event) before frozen garbage is
+released: the release holds the loop ~0.5 s (bench/README.md), so it waits for a pause longer
+than the one between reading a reply and typing the next prompt."""
+RELEASE_GROWTH = 1_000_000
+"""Objects frozen since the last release that make a release worth its pass at idle: about one
+20,000-token reply, of which ~13% were garbage by its end (~110k objects; bench/README.md)."""
+HARD_GROWTH = 5_000_000
+"""Objects frozen since the last release past which it runs even mid-turn (~8 minutes of
+streaming at 200 tokens/s, ~0.6 million frozen garbage objects)."""
+
+
+@dataclass
+class GcStats:
+    """What the policy did, for benches and tests."""
+
+    full_passes: int = 0
+    """Full collections seen (the releases' own included)."""
+    freezes: int = 0
+    """Times the survivors of a full pass were frozen."""
+    releases: int = 0
+    """Times everything was unfrozen and collected."""
+    release_seconds: list[float] = field(default_factory=list)
+    """How long each release held the program (its collection and freeze)."""
+    released_objects: list[int] = field(default_factory=list)
+    """Unreachable objects each release freed."""
+
+
+class GcPolicy:
+    """Freezes the survivors of each full collection; releases them when the app is idle."""
+
+    def __init__(self, *, idle_seconds: float = IDLE_SECONDS, release_growth: int = RELEASE_GROWTH,
+                 hard_growth: int = HARD_GROWTH, clock: Callable[[], float] = time.monotonic) -> None:
+        self.idle_seconds = idle_seconds
+        self.release_growth = release_growth
+        self.hard_growth = hard_growth
+        self._clock = clock
+        self._installed = False
+        self._grown = 0
+        """Objects this policy froze since install or the last release. Counted here rather than
+        by ``gc.get_freeze_count()``, which walks the whole frozen list and also counts what others
+        froze (litellm's warm-up freezes ~300k objects of its import: not garbage to wait for)."""
+        self._last_activity = clock()
+        self.stats = GcStats()
+
+    @property
+    def installed(self) -> bool:
+        return self._installed
+
+    @property
+    def growth(self) -> int:
+        """Objects frozen since install or the last release (some may be garbage by now)."""
+        return self._grown
+
+    def install(self) -> None:
+        """Start freezing the survivors of full collections (idempotent)."""
+        if self._installed:
+            return
+        self._installed = True
+        self._grown = 0
+        self._last_activity = self._clock()
+        gc.callbacks.append(self._after_collection)
+
+    def uninstall(self) -> None:
+        """Stop, and hand what the policy froze back to the collector (an app closed inside a
+        longer-lived process, as in tests, leaves its garbage collectable)."""
+        if not self._installed:
+            return
+        self._installed = False
+        gc.callbacks.remove(self._after_collection)
+        if self._grown:
+            self._grown = 0
+            # Unfreezing cannot spare what start-up froze; the process is ending or moving on.
+            gc.unfreeze()
+
+    @property
+    def idle_for(self) -> float:
+        """Seconds since the last activity the app reported."""
+        return self._clock() - self._last_activity
+
+    def note_activity(self) -> None:
+        """The user did something (a key, the mouse): not idle now."""
+        self._last_activity = self._clock()
+
+    def tick(self, *, busy: bool, away: bool = False) -> bool:
+        """Called regularly by the app.
+
+        Args:
+            busy: A turn runs or a reply is still being drawn.
+            away: The terminal reported that it lost focus: nobody is typing here, so the
+                release need not wait for ``idle_seconds``.
+
+        Returns:
+            Whether a release ran.
+        """
+        now = self._clock()
+        if busy:
+            self._last_activity = now
+        growth = self.growth
+        idle = not busy and (away or now - self._last_activity >= self.idle_seconds)
+        if growth > self.hard_growth or (growth > self.release_growth and idle):
+            self.release()
+            return True
+        return False
+
+    def release(self) -> int:
+        """Unfreeze everything, collect once (the callback freezes the survivors again).
+
+        Returns:
+            The number of unreachable objects the collection found.
+        """
+        started = time.perf_counter()
+        gc.unfreeze()
+        found = gc.collect()
+        if not self._installed:
+            gc.freeze()  # the callback that would have is gone; keep start-up's objects out
+        self._grown = 0
+        self.stats.releases += 1
+        self.stats.release_seconds.append(time.perf_counter() - started)
+        self.stats.released_objects.append(found)
+        return found
+
+    def _after_collection(self, phase: str, info: dict[str, int]) -> None:
+        if phase != "stop" or info["generation"] != 2:
+            return
+        self.stats.full_passes += 1
+        # Everything still tracked survived this pass, so it is reachable now; the young
+        # generations are empty after a full pass, so only those survivors move. Listing them
+        # costs a fraction of the pass that just walked them.
+        self._grown += len(gc.get_objects(generation=2))
+        gc.freeze()
+        self.stats.freezes += 1
