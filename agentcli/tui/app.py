@@ -586,9 +586,10 @@ class AgentApp(App[int]):
     def _tick(self) -> None:
         if not self._panes_mounted:
             return
-        # A turn waiting on the user (an approval, a question) counts as busy: a key is coming.
-        self.gc_policy.tick(busy=self.conversation.rendering or self.control_state not in ("idle", ""),
-                            away=not self.app_focus)
+        # A turn waiting on the user (an approval, an answer) counts as busy: a key is coming.
+        view = self.view
+        self.gc_policy.tick(away=not self.app_focus, busy=self.conversation.rendering or (
+            view is not None and view.waiting_for in (None, "answer", "approval")))
         if self.calls.running:
             self.conversation.refresh_running()
             self.tools.refresh_running()
