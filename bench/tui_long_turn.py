@@ -27,7 +27,7 @@ from agentcli.workflow import builtin_workflow
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _gc_report import PolicyOff, report_end, state
 
-STEP = ("## Step {n}\n\nReading `notes.md` again to check the **{n}th** claim against the code; "
+STEP = ("## Step {n}\n\nReading `notes{n}.md` to check the **{n}th** claim against the code; "
         "the table lists what was checked so far.\n\n| file | status |\n|---|---|\n"
         "| a.py | ok |\n| b.py | {n} warnings |\n| c.py | failing |\n\n")
 
@@ -61,13 +61,14 @@ class FullPasses:
 
 async def run(steps: int, gc_policy: bool) -> None:
     workspace = Path(tempfile.mkdtemp(prefix="agentcli-bench-"))
-    (workspace / "notes.md").write_text("claims\n" * 200)
+    for n in range(steps):  # a file per step: reading the same one again would be stuck detection's
+        (workspace / f"notes{n}.md").write_text(f"claim {n}\n" * 200)
     turns = [RecordedTurn(text=STEP.format(n=n), tool_calls=[RecordedCall(name="read_file",
-                                                                          arguments={"path": "notes.md"})],
+                                                                          arguments={"path": f"notes{n}.md"})],
                           usage=(1000, 100)) for n in range(steps)]
     turns.append(RecordedTurn(text="Done.", tool_calls=[RecordedCall(name="complete", arguments={"summary": "ok"})]))
     model = ReplayModel(Recording(model="replay/long", chunk_chars=12, chunk_delay_s=0.004, turns=turns))
-    settings = Settings(model="replay:long.json", theme="agentcli-dark")
+    settings = Settings(model="replay:long.json", theme="agentcli-dark", max_steps=steps + 10)
     session = Session(workspace=workspace, settings=settings, workflow=builtin_workflow("single"), model_client=model)
     gc.freeze()  # as agentcli.tui.run does
     app = AgentApp(workspace=workspace, settings=settings, session=session, warm_up=False)
@@ -86,6 +87,8 @@ async def run(steps: int, gc_policy: bool) -> None:
         await app.session.send_user_message("check every claim")
         while model.position <= steps or app.control_state != "idle" or app.conversation.rendering:
             await asyncio.sleep(0.1)
+            if app.view is not None and app.view.waiting_for not in (None, "task"):
+                raise SystemExit(f"the turn stopped: waiting for {app.view.waiting_for} at step {model.position}")
         took = time.perf_counter() - started
         gc.callbacks.remove(passes)
         stop.set()

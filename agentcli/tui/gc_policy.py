@@ -2,32 +2,33 @@
 
 Python 3.11 runs a full (generation 2) collection when the middle generation has been collected
 ten times and the objects promoted since the last full pass exceed a quarter of those that
-survived it. Such a pass walks every tracked object that is not frozen: while a reply streams,
-the mounted blocks, their styles and the lines they drew, 0.04-0.15 million objects. Each pass
-held the event loop for 60-130 ms, and they were the only stalls over 100 ms left while
-streaming (bench/README.md).
+survived it. Such a pass walks every tracked object that is not frozen: the mounted blocks, their
+styles and drawn lines, the session's records. While a reply streamed those passes were the only
+stalls over 100 ms left (up to ~200 ms), and over a 300-step turn they reached ~700 ms.
 
 The policy: right after a full pass (a ``gc.callbacks`` entry, phase "stop", generation 2)
 every object still tracked is reachable, so ``gc.freeze()`` then moves only live objects out of
 later passes, and each later pass walks only what was promoted since. Python sets the next
 pass's trigger from the survivors it counted before the freeze, so passes stay about as frequent
-as before and much shorter.
+as before and much shorter (30-60 ms).
 
 The cost: an object frozen while alive that later becomes part of an unreachable cycle (an
 unmounted block and its styles, a dropped record) is not freed until it is unfrozen: ~110,000
-objects (~15 MB) per 20,000 streamed tokens. So once the app is idle (no turn running, nothing
-being drawn, no key or mouse event for ``idle_seconds``, or the terminal reports it lost focus)
-and the policy has frozen ``release_growth`` objects since the last release, ``release``
-unfreezes everything, collects once and freezes the survivors again. That pass walks every
-object, start-up's too: CPython 3.11 cannot unfreeze a part, and nothing but the permanent
-generation keeps an object out of a full pass. It held the loop ~0.5 s with litellm loaded,
-which is why it waits for idle. A turn that never ends (hundreds of steps) still has a bound:
-past ``hard_growth`` the release runs mid-turn, one long pass instead of memory without limit.
+objects (~15 MB) per 20,000 streamed tokens, ~385,000 (~60 MB) per 300-step turn. So once the
+app is idle (no turn running, nothing being drawn, no key or mouse event for ``idle_seconds``,
+or the terminal reports it lost focus) and the policy has frozen ``release_growth`` objects since
+the last release, ``release`` unfreezes everything, collects once and freezes the survivors
+again. That pass walks every object, start-up's too: CPython 3.11 cannot unfreeze a part, and
+nothing but the permanent generation keeps an object out of a full pass. It held the loop
+0.5-0.6 s after a 20,000-token reply (litellm loaded) and 1.6 s after a 300-step turn, which is
+why it waits for idle. A turn that never ends still has a bound: past ``hard_growth`` the release
+runs mid-turn, one long pass instead of memory without limit.
 
-Rejected, measured (bench/README.md): no automatic full passes at all during a turn and one
-at idle (``gc.set_threshold`` with a huge third value). Its idle pass skips start-up's frozen
-objects, but every piece of cyclic garbage waits for it: twice the memory held by the end of a
-20,000-token reply, and a longer idle pass than the release (it frees twice as much).
+Rejected, measured (bench/README.md): no automatic full passes at all during a turn and one at
+idle (``gc.set_threshold`` with a huge third value). Its idle pass skips start-up's frozen
+objects, but every piece of cyclic garbage waits for it: more memory held by the end of a
+20,000-token reply (138 MB against 103) and an idle pass as long as the release (it frees twice
+as much).
 
 Reference counting frees everything not in a cycle, frozen or not, as always.
 """
@@ -41,14 +42,16 @@ from dataclasses import dataclass, field
 
 IDLE_SECONDS = 10.0
 """How long the app must be idle (no turn, no key or mouse event) before frozen garbage is
-released: the release holds the loop ~0.5 s (bench/README.md), so it waits for a pause longer
-than the one between reading a reply and typing the next prompt."""
+released: the release holds the loop 0.5-1.6 s (bench/README.md), so it waits for a pause
+longer than the one between reading a reply and typing the next prompt."""
 RELEASE_GROWTH = 1_000_000
-"""Objects frozen since the last release that make a release worth its pass at idle: about one
-20,000-token reply, of which ~13% were garbage by its end (~110k objects; bench/README.md)."""
+"""Objects frozen since the last release (counted at each freeze; many die acyclically later)
+that make a release worth its pass at idle: a bit more than one 20,000-token reply (851k), less
+than a 300-step turn (2.4 million). Each release walks everything the process holds, so a lower
+bound means more of those pauses, not shorter ones (bench/README.md)."""
 HARD_GROWTH = 5_000_000
-"""Objects frozen since the last release past which it runs even mid-turn (~8 minutes of
-streaming at 200 tokens/s, ~0.6 million frozen garbage objects)."""
+"""Objects frozen since the last release past which it runs even mid-turn: a turn of ~600 steps
+or ~8 minutes of streaming at 200 tokens/s, by then ~0.8 million frozen garbage objects."""
 
 
 @dataclass
