@@ -36,6 +36,7 @@ BENCHES = (
     Bench("tui_streaming_200", ("--rate", "200"), ("--rate", "200", "--tokens", "4000")),
     Bench("tui_streaming_ceiling", (), ("--tokens", "4000")),
     Bench("tui_history", (), ("--messages", "500")),
+    Bench("tui_long_turn", ("--steps", "300"), ("--steps", "30")),
     Bench("step_cost", ("--pairs", "2"), ("--steps", "2", "50", "--pairs", "1")),
     Bench("snapshots", ("--sizes", "1000", "10000", "50000", "100000", "--repeat", "3"),
           ("--sizes", "1000", "10000", "--repeat", "2")),
