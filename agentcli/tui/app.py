@@ -113,9 +113,10 @@ class AgentApp(App[int]):
 
     CSS_PATH = Path(__file__).parent / "app.tcss"
     """Absolute, so subclasses defined elsewhere (tests, benchmarks) still find it."""
-    AUTO_FOCUS = "#prompt-input"
-    """The prompt has the focus from the first frame: keys typed while the rest starts (even
-    before the app reads the terminal) go into it. Other screens find no such widget here."""
+    AUTO_FOCUS = "#prompt-input, #prompt-first"
+    """The prompt has the focus from the first frame (its editor's stand-in, then the editor):
+    keys typed while the rest starts (even before the app reads the terminal) go into it. Other
+    screens find no such widget here."""
     TITLE = "agentcli"
     HORIZONTAL_BREAKPOINTS: list[tuple[int, str]] | None = [(0, "-narrow"), (110, "-wide"), (170, "-roomy")]
     """Under 110 columns the side panes are hidden (the graph shows as one line over the prompt);
@@ -459,6 +460,7 @@ class AgentApp(App[int]):
             return  # a subclass that calls super().on_mount() would start twice
         self._started = True
         startup_gc.resume()  # paused by the command line until the first frame is drawn
+        await self.prompt.upgrade()  # the editor first: the user may be typing already
         await self._mount_panes()
         session, self._pending_session = self._pending_session, None
         if session is None and not await self._load_settings():
