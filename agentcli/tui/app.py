@@ -324,6 +324,11 @@ class AgentApp(App[int]):
             yield self._sidebar
         yield Footer()
 
+    def get_default_screen(self) -> Screen[Any]:
+        from agentcli.tui.main_screen import MainScreen
+
+        return MainScreen(id="_default")
+
     def _set_breakpoint_class(self) -> None:
         """Give the screen its width class (``-narrow``, ``-wide``, ``-roomy``) before its widgets
         are styled.

@@ -110,6 +110,26 @@ async def test_the_first_frames_prompt_looks_like_the_editor_that_replaces_it(
         assert cells(editor) == before, "the editor's stand-in looks different from the editor"
 
 
+def styles_of(app: AgentApp) -> list[tuple[str, str | None, str, str, bool]]:
+    """Every node's rules as applied, its resolved colours and whether it shows."""
+    return [(type(node).__name__, node.id, node.styles.base.css, str(node.rich_style), node.display)
+            for node in app.screen.walk_children(with_self=True)]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+async def test_the_first_frame_is_styled_as_a_full_restyle_styles_it(
+        project: Path, tmp_path: Path, held_upgrade: asyncio.Event, size: tuple[int, int]) -> None:
+    # The first screen skips Textual's restyle of every widget as it first shows (main_screen.py).
+    app = app_for(project, write_recording(tmp_path / "rec.json", REC))
+    async with app.run_test(size=size) as pilot:
+        await wait_for(pilot, lambda: app.focused is app.prompt.first and app.screen.region.area > 0,
+                       what="the first frame")
+        as_shown = styles_of(app)
+        app.stylesheet.update_nodes(app.screen.walk_children(with_self=True), animate=False)
+        assert styles_of(app) == as_shown
+        held_upgrade.set()
+
+
 async def test_keys_typed_into_the_first_frames_prompt_edit_as_in_the_editor(
         project: Path, tmp_path: Path, held_upgrade: asyncio.Event) -> None:
     app = app_for(project, write_recording(tmp_path / "rec.json", REC))
