@@ -156,6 +156,25 @@ async def test_keys_typed_into_the_first_frames_prompt_edit_as_in_the_editor(
         assert not first.is_attached
 
 
+async def test_a_long_line_typed_into_the_first_frames_prompt_stays_inside_its_box(
+        project: Path, tmp_path: Path, held_upgrade: asyncio.Event) -> None:
+    app = app_for(project, write_recording(tmp_path / "rec.json", REC))
+    async with app.run_test(size=(80, 24)) as pilot:
+        first = app.prompt.first
+        await wait_for(pilot, lambda: app.focused is first, what="the stand-in focused")
+        line = "".join(str(n % 10) for n in range(150))
+        app.post_message(events.Paste(line))
+        await wait_for(pilot, lambda: first.typed == line, what="the paste kept")
+        await pilot.pause()
+        [top, middle, bottom] = cells(first)
+        assert len(middle) == len(top) == 80
+        shown = "".join(character for character, _ in middle)
+        assert shown.startswith("▊ ") and shown.endswith(" ▎"), shown  # the border and padding, whole
+        assert line.endswith(shown[2:-3].rstrip()), "the end of what was typed, then the cursor"
+        held_upgrade.set()
+        await wait_for(pilot, lambda: app.session_ready and app.prompt.input.text == line, what="the editor")
+
+
 def capture(session: str) -> str:
     return subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True,
                           check=True).stdout

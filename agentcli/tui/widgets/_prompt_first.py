@@ -95,16 +95,17 @@ class FirstFramePrompt(Widget, can_focus=True):
         # the cursor on its first cell; once keys are kept, what they typed and the cursor after it.
         if y != 0:
             return Strip.blank(self.content_size.width, self.visual_style.rich_style)
+        width = self.content_size.width
         cursor = Style.from_rich_style(self.get_component_rich_style("text-area--cursor"))
-        typed = self.typed.split("\n")[-1]
+        typed = self.typed.split("\n")[-1][-max(width - 1, 0):]  # its end, as the editor scrolls to it
         if typed or not self.placeholder:
             content = Content(typed + " ").stylize(cursor, len(typed), len(typed) + 1)
         else:
-            lines = Content.from_text(self.placeholder).wrap(self.content_size.width)
+            lines = Content.from_text(self.placeholder).wrap(width) or [Content()]
             content = lines[0].stylize(self.get_visual_style("text-area--placeholder"))
             if self.has_focus:
                 content = content.stylize(cursor, 0, 1)
-        return Strip(content.render_segments(self.visual_style), content.cell_length)
+        return Strip(content.render_segments(self.visual_style), content.cell_length).crop(0, width)
 
 
 def _copy(event: events.Key | events.Paste) -> events.Key | events.Paste:
