@@ -20,7 +20,7 @@ from textual import events
 from textual.geometry import Region
 from textual.widget import Widget
 
-from agentcli.tui.app import AgentApp
+from agentcli.tui.app import STARTUP_SWITCH_INTERVAL_S, AgentApp
 from agentcli.tui.widgets._prompt import PromptArea
 from tests.tui.helpers import recording, wait_for, write_recording
 
@@ -173,6 +173,24 @@ async def test_a_long_line_typed_into_the_first_frames_prompt_stays_inside_its_b
         assert line.endswith(shown[2:-3].rstrip()), "the end of what was typed, then the cursor"
         held_upgrade.set()
         await wait_for(pilot, lambda: app.session_ready and app.prompt.input.text == line, what="the editor")
+
+
+async def test_threads_switch_often_only_until_the_panes_are_mounted(
+        project: Path, tmp_path: Path, held_upgrade: asyncio.Event) -> None:
+    # So Textual's writer thread puts the first frame on the terminal at once (app.py).
+    default = sys.getswitchinterval()
+    app = app_for(project, write_recording(tmp_path / "rec.json", REC))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.focused is app.prompt.first, what="the first frame")
+        assert sys.getswitchinterval() == pytest.approx(STARTUP_SWITCH_INTERVAL_S)
+        held_upgrade.set()
+        await wait_for(pilot, lambda: app.session_ready, what="the session")
+        assert sys.getswitchinterval() == default
+    held_upgrade.clear()
+    ended_early = app_for(project, write_recording(tmp_path / "rec.json", REC))
+    async with ended_early.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: ended_early.focused is ended_early.prompt.first, what="the first frame")
+    assert sys.getswitchinterval() == default, "an app that ended before its panes were mounted"
 
 
 def capture(session: str) -> str:
