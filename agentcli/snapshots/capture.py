@@ -129,7 +129,7 @@ class IndexRefresher:
         if (
             paths is None
             and mostly_stale(index, shadow.workspace)
-            and refresh_touched(index, shadow.workspace, str(shadow.path))
+            and refresh_touched(index, shadow.workspace)
         ):
             # Written now: its timestamp must be newer than the refreshed mtimes (see restat.py).
             self._saved.write(force=True)

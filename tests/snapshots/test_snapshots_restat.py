@@ -8,7 +8,7 @@ from pathlib import Path
 from snaphelpers import commit_all, git, git_add_all_tree, write
 
 from agentcli.snapshots import SnapshotStore
-from agentcli.snapshots.restat import MIN_ENTRIES, mostly_stale
+from agentcli.snapshots.restat import MIN_ENTRIES, STREAM_BYTES, mostly_stale
 
 
 def _many_files(tmp_path: Path, count: int) -> Path:
@@ -61,3 +61,38 @@ def test_a_few_touched_files_are_left_to_libgit2(tmp_path: Path) -> None:
     index = store._shadow.index()
     assert not mostly_stale(index, ws)
     assert store.capture(session_id="s", reason="touched").snapshot is None
+
+
+def test_the_bulk_pass_hashes_the_bytes_as_git_does_big_files_and_links_included(tmp_path: Path) -> None:
+    """Each way the bulk pass reads a file (whole, or streamed past STREAM_BYTES) gives git's id:
+    unchanged ones are refreshed, same-size edits recorded, a link swapped in for a file left to
+    the diff."""
+    ws = _many_files(tmp_path, MIN_ENTRIES + 20)
+    big = bytes(range(256)) * ((STREAM_BYTES // 256) + 3)  # past the streaming threshold
+    write(ws / "big" / "same.bin", big)
+    write(ws / "big" / "edited.bin", big)
+    write(ws / "crlf.txt", b"one\r\ntwo\r\n")  # the raw bytes are recorded: no filter on the way
+    commit_all(ws, "big files")
+    store = SnapshotStore(ws, tmp_path / "data")
+    store.capture(session_id="s", reason="start")
+    _touch_all(ws, 1_700_000_000)
+    for path in (ws / "big").iterdir():
+        os.utime(path, (1_700_000_000, 1_700_000_000))
+    os.utime(ws / "crlf.txt", (1_700_000_000, 1_700_000_000))
+    edited = ws / "big" / "edited.bin"
+    edited.write_bytes(big[:-1] + b"\x00")  # same size, last byte differs
+    os.utime(edited, (1_700_000_000, 1_700_000_000))
+    linked = ws / "d5" / "f0005.txt"
+    linked.unlink()
+    linked.symlink_to("f0012.txt")
+    assert mostly_stale(store._shadow.index(), ws)
+
+    result = store.capture(session_id="s", reason="touched")
+
+    assert result.snapshot is not None
+    assert sorted(f.path for f in result.snapshot.files) == ["big/edited.bin", "d5/f0005.txt"]
+    assert result.tree == git_add_all_tree(ws, tmp_path / "x")
+    env = {"GIT_DIR": str(store.path), "GIT_WORK_TREE": str(ws), "GIT_INDEX_FILE": str(store.path / "index")}
+    store.close()
+    store.capture(session_id="s", reason="reopened")
+    assert git(ws, "diff-files", "--name-only", env=env) == ""  # big/same.bin and crlf.txt refreshed too
