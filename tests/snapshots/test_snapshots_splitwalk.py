@@ -173,7 +173,8 @@ def test_a_nested_repository_committed_to_after_the_index_was_written_is_recorde
 def test_a_busy_machine_walks_on_one_thread(monkeypatch: pytest.MonkeyPatch, store: SnapshotStore, repo: Path) -> None:
     monkeypatch.setattr(splitwalk, "MIN_ENTRIES", 0)
     monkeypatch.setattr(splitwalk, "worker_count", lambda: 2)
-    monkeypatch.setattr(os, "getloadavg", lambda: (3.5, 3.0, 2.5))  # both CPUs taken by other work
+    monkeypatch.setattr(splitwalk, "_cpu_count", lambda: 2)
+    monkeypatch.setattr(splitwalk, "running_tasks", lambda: 2)  # this thread and a CPU hog
     found: list[splitwalk.Found | None] = []
     original = splitwalk.SplitWalk.find
 
@@ -185,7 +186,26 @@ def test_a_busy_machine_walks_on_one_thread(monkeypatch: pytest.MonkeyPatch, sto
     write(repo / "src" / "app.py", "changed\n")
     result = store.capture(session_id="s", reason="walk")
     assert found == [None]  # asked, declined: the walk ran on this thread
+    assert store._refresher._split.outcomes == {"busy": 1}  # and the bench can tell why
     assert result.snapshot is not None and [f.path for f in result.snapshot.files] == ["src/app.py"]
+
+
+def test_the_gate_counts_tasks_running_now_not_the_lagging_load_average(monkeypatch: pytest.MonkeyPatch) -> None:
+    running = splitwalk.running_tasks()
+    assert running is not None and running >= 1  # this thread, at least
+    monkeypatch.setattr(splitwalk, "_cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (3.5, 3.0, 2.5))  # a minute of work just ended
+    monkeypatch.setattr(splitwalk, "running_tasks", lambda: 1)  # and now only this thread runs
+    assert splitwalk.cpus_idle(2)
+    monkeypatch.setattr(splitwalk, "running_tasks", lambda: 2)  # a busy process on the other CPU
+    assert not splitwalk.cpus_idle(2)
+    monkeypatch.setattr(splitwalk, "_cpu_count", lambda: 8)
+    assert splitwalk.cpus_idle(4) and not splitwalk.cpus_idle(8)
+    # Where the kernel does not say, the load average decides, this process included.
+    monkeypatch.setattr(splitwalk, "running_tasks", lambda: None)
+    assert not splitwalk.cpus_idle(2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.2, 1.0, 1.0))
+    assert splitwalk.cpus_idle(2)
 
 
 def test_a_walk_after_a_flood_of_events_watches_afresh_and_hints_still_work(
