@@ -118,23 +118,24 @@ def cpus_idle(workers: int) -> bool:
     (cutting the tree, the updating diff) made the capture 1.1-1.6x slower. So the walk is
     split only while `workers - 1` CPUs besides this thread are free.
 
-    On Linux that is judged by the tasks running at this moment (`/proc/loadavg`'s fourth field),
-    not by the 1-minute load average, which lags: after a `git gc` on both cores, or any burst
-    of work this process did itself, the average stayed above the threshold for a minute on a
-    machine that had gone quiet, and every walk in that minute ran on one thread. A busy
-    process (the CPU hog of the bench) is always counted; one sample can miss another job
-    between two bursts, and then one capture pays the split's overhead (at most ~1.6x, above).
-    Elsewhere the 1-minute load average, this process included, must leave about a CPU free.
+    The 1-minute load average, this process included, must leave about a CPU free, or, on
+    Linux, the tasks running at this moment (`/proc/loadavg`'s fourth field) must. The average
+    lags: after a `git gc` on both cores, or any burst of work this process did itself, it
+    stayed above the bound for a minute on a machine that had gone quiet, and every walk in that
+    minute ran on one thread. The count of running tasks does not lag, but one sample can catch
+    a kernel thread's moment of work, so it only adds splits to the average's: a busy process
+    (the CPU hog of the bench) is in both. One sample can also miss another job between two
+    bursts; then one capture pays the split's overhead (at most ~1.6x, above).
     """
-    running = running_tasks()
-    if running is not None:
-        # `running` includes this thread; the other workers need `workers - 1` more CPUs.
-        return running + workers - 1 <= _cpu_count()
     try:
-        load = os.getloadavg()[0]
+        load: float | None = os.getloadavg()[0]
     except (AttributeError, OSError):
+        load = None
+    if load is None or load <= workers - 0.5:
         return True
-    return load <= workers - 0.5
+    running = running_tasks()
+    # `running` includes this thread; the other workers need `workers - 1` more CPUs.
+    return running is not None and running + workers - 1 <= _cpu_count()
 
 
 def running_tasks() -> int | None:
