@@ -26,6 +26,7 @@ STREAM_BYTES = 1 << 20
 """Larger files go to libgit2, which hashes them in chunks instead of holding them in memory."""
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+_FLAGS |= getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 
 
 def add_files(repo: pygit2.Repository, index: pygit2.Index, workspace: Path, paths: list[str]) -> list[str]:

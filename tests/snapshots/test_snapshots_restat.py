@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from snaphelpers import commit_all, git, git_add_all_tree, write
 
-from agentcli.snapshots import SnapshotStore
+from agentcli.snapshots import SnapshotStore, restat
 from agentcli.snapshots.restat import MIN_ENTRIES, STREAM_BYTES, mostly_stale
 
 
@@ -96,3 +98,25 @@ def test_the_bulk_pass_hashes_the_bytes_as_git_does_big_files_and_links_included
     store.close()
     store.capture(session_id="s", reason="reopened")
     assert git(ws, "diff-files", "--name-only", env=env) == ""  # big/same.bin and crlf.txt refreshed too
+
+
+def test_a_file_swapped_for_a_fifo_after_its_lstat_neither_blocks_nor_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = _many_files(tmp_path, MIN_ENTRIES + 1)
+    store = SnapshotStore(ws, tmp_path / "data")
+    store.capture(session_id="s", reason="start")
+    _touch_all(ws, 1_700_000_000)
+    victim = ws / "d0" / "f0000.txt"
+    original = restat._stale_entries
+
+    def swapping(raw: object, root: bytes) -> Iterator[tuple[object, bytes, os.stat_result]]:
+        for entry, full, st in original(raw, root):
+            if full == os.fsencode(victim):  # between its lstat and its read
+                victim.unlink()
+                os.mkfifo(victim)
+            yield entry, full, st
+
+    monkeypatch.setattr(restat, "_stale_entries", swapping)
+    assert restat.refresh_touched(store._shadow.index(), ws) == MIN_ENTRIES  # all but the FIFO
+    store.close()
