@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import struct
 from collections.abc import Iterator
 from pathlib import Path
 
+import pygit2
 import pytest
 from snaphelpers import commit_all, git, git_add_all_tree, write
 
@@ -119,4 +121,36 @@ def test_a_file_swapped_for_a_fifo_after_its_lstat_neither_blocks_nor_counts(
 
     monkeypatch.setattr(restat, "_stale_entries", swapping)
     assert restat.refresh_touched(store._shadow.index(), ws) == MIN_ENTRIES  # all but the FIFO
+    store.close()
+
+
+@pytest.mark.parametrize("copy", [True, False], ids=["one-copy", "field-by-field"])
+def test_refreshed_entries_carry_every_stat_field_of_their_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, copy: bool
+) -> None:
+    if not copy:  # a layout the one copy does not fit: the fields are set one by one
+        monkeypatch.setattr(restat, "_STAT_HEAD", struct.Struct("=iIiIIIIII"))
+    ws = _many_files(tmp_path, MIN_ENTRIES + 3)
+    (ws / "d1" / "f0001.txt").chmod(0o755)
+    commit_all(ws, "an executable")
+    store = SnapshotStore(ws, tmp_path / "data")
+    store.capture(session_id="s", reason="start")
+    _touch_all(ws, 1_700_000_123)
+    index = store._shadow.index()
+    modes = {e.path: e.mode for e in index}
+    assert restat.refresh_touched(index, ws) == MIN_ENTRIES + 3
+    raw = index._index
+    for i in range(len(index)):
+        entry = pygit2.C.git_index_get_byindex(raw, i)
+        path = pygit2.ffi.string(entry.path).decode()
+        st = os.lstat(ws / path)
+        recorded = (
+            entry.ctime.seconds, entry.ctime.nanoseconds, entry.mtime.seconds, entry.mtime.nanoseconds,
+            entry.dev, entry.ino, entry.mode, entry.uid, entry.gid, entry.file_size,
+        )
+        assert recorded == (
+            st.st_ctime_ns // 10**9, st.st_ctime_ns % 10**9, 1_700_000_123, 0,
+            st.st_dev & 0xFFFFFFFF, st.st_ino & 0xFFFFFFFF, modes[path], st.st_uid, st.st_gid, st.st_size,
+        ), path
+    assert modes["d1/f0001.txt"] == 0o100755
     store.close()
