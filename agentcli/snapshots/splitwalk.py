@@ -120,9 +120,9 @@ def cpus_idle(workers: int) -> bool:
 
     The 1-minute load average, this process included, must leave about a CPU free, or, on
     Linux, the tasks running at this moment (`/proc/loadavg`'s fourth field) must. The average
-    lags: after a `git gc` on both cores, or any burst of work this process did itself, it
-    stayed above the bound for a minute on a machine that had gone quiet, and every walk in that
-    minute ran on one thread. The count of running tasks does not lag, but one sample can catch
+    lags: after a `git gc` on both cores, or any burst of work this process did itself, it can
+    stay above the bound for a minute on a machine that has gone quiet, and every walk in that
+    minute would run on one thread. The count of running tasks does not lag, but one sample can catch
     a kernel thread's moment of work, so it only adds splits to the average's: a busy process
     (the CPU hog of the bench) is in both. One sample can also miss another job between two
     bursts; then one capture pays the split's overhead (at most ~1.6x, above).
