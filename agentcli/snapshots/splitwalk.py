@@ -215,7 +215,13 @@ class SplitWalk:
         read_flags = (int(flags) & ~int(DiffOption.UPDATE_INDEX)) | int(DiffOption.DISABLE_PATHSPEC_MATCH)
 
         def walk(job: tuple[pygit2.Repository, list[str]]) -> tuple[list[str], int]:
-            return _read_only_diff(job[0], index, read_flags, job[1], perfdata)
+            try:
+                return _read_only_diff(job[0], index, read_flags, job[1], perfdata)
+            except (pygit2.GitError, OSError, KeyError, ValueError):
+                # E.g. "no submodule named 'd2'": a gitlink entry whose folder is now a plain
+                # one, which libgit2 looks up when the folder is named in the pathspec. The
+                # updating diff walks this group whole and meets whatever the single walk would.
+                return list(job[1]), sys.maxsize
 
         try:
             repos = self._worker_repos(len(groups) - 1)

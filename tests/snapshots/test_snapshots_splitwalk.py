@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from snaphelpers import git, git_add_all_tree, ls_tree, shadow_git, write
 from test_snapshots_watcher import _fresh_workspace, apply, ops
@@ -70,6 +70,9 @@ def test_libgit2_counters_are_reachable_so_the_split_walk_runs() -> None:
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(batches=st.lists(st.lists(ops, min_size=1, max_size=5), min_size=1, max_size=5))
+# A nested repository replaced by a plain folder: libgit2's read-only diff of a group naming it
+# fails ("no submodule named 'd2'"); that group is left whole to the updating diff.
+@example(batches=[[("nested_repo", "d2")], [("delete", "d2"), ("write", "d2/f0", b"")]])
 def test_split_walks_equal_single_walks(
     batches: list[list[tuple[object, ...]]], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -303,15 +306,22 @@ def test_a_seed_whose_cached_tree_git_never_wrote_still_captures(
     assert result.tree == git_add_all_tree(repo, tmp_path / "git")
 
 
-def test_a_failing_split_walk_falls_back_to_the_single_walk(
+def test_a_group_whose_read_only_diff_fails_is_walked_whole_by_the_updating_diff(
     split: Split, monkeypatch: pytest.MonkeyPatch, store: SnapshotStore, repo: Path, tmp_path: Path
 ) -> None:
-    def failing(*args: object) -> tuple[list[str], int]:
-        raise pygit2.GitError("a directory vanished mid-walk")
+    original = splitwalk._read_only_diff
+    failed: list[list[str]] = []
+
+    def failing(repo_: pygit2.Repository, index: pygit2.Index, flags: int, paths: list[str], perf: object) -> object:
+        if any(p == "src" or p.startswith("src/") for p in paths):
+            failed.append(paths)
+            raise pygit2.GitError("a directory vanished mid-walk")
+        return original(repo_, index, flags, paths, perf)  # type: ignore[arg-type]
 
     monkeypatch.setattr(splitwalk, "_read_only_diff", failing)
     write(repo / "src" / "app.py", "changed\n")
     used = split.used
     result = store.capture(session_id="s", reason="walk")
-    assert split.used == used  # asked, declined after the failure
+    assert failed and split.used == used + 1  # split; the failed group went to the updating diff
+    assert result.snapshot is not None and [f.path for f in result.snapshot.files] == ["src/app.py"]
     assert result.tree == git_add_all_tree(repo, tmp_path / "git")
