@@ -73,6 +73,29 @@ async def test_ctrl_j_and_a_trailing_backslash_start_new_lines_and_enter_sends(p
         assert [b.render().plain for b in app.query(UserBlock)] == ["one\ntwo\nthree"]
 
 
+async def test_keys_sent_faster_than_the_app_handles_them_apply_in_order(project: Path) -> None:
+    """A burst of keys (a fast typist, tmux send-keys, a paste without bracketed paste) lands as
+    typed: bound keys such as backspace and the arrows used to run after the characters that came
+    behind them (Textualize/textual#6605)."""
+    app = make_app(project, make_session(project, ReplayModel(DONE)))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.session_ready)
+        field = app.prompt.input
+        field.focus()
+        await drain(pilot)
+
+        def burst(*keys: str) -> None:
+            for key in keys:  # into the app's queue all at once, as a terminal delivers them
+                app.post_message(events.Key(key, key if len(key) == 1 else None))
+
+        burst(*"abcd", "left", "x", "backspace", "backspace", "y", "home", "z", "end", "!")
+        await wait_for(pilot, lambda: field.text.endswith("!"), what="the burst")
+        assert field.text == "zabyd!"
+        burst("ctrl+u", *"one", "ctrl+j", *"two", "up", "end", "s")
+        await wait_for(pilot, lambda: "ones" in field.text, what="the second burst")
+        assert field.text == "ones\ntwo"
+
+
 async def test_ctrl_o_expands_the_chips_in_place(project: Path) -> None:
     app = make_app(project, make_session(project, ReplayModel(DONE)))
     async with app.run_test(size=(100, 30)) as pilot:
