@@ -11,7 +11,7 @@ from textual.widget import Widget
 
 from agentcli.tui.themes import ROLE_DEFAULTS
 from agentcli.tui.widgets._agent_block import AgentBlock, FinishedAgentBlock, finished_block
-from tests.tui.helpers import drain
+from tests.tui.helpers import BlockHost, drain
 
 SAMPLES = [
     "Done.",
@@ -53,10 +53,11 @@ class Pair(App[None]):
         return dict(ROLE_DEFAULTS)
 
     def compose(self) -> Iterable[Widget]:
-        with VerticalScroll(id="left"):
-            yield AgentBlock(self.text, classes="-cont")
-        with VerticalScroll(id="right"):
-            yield finished_block(self.text, classes="-cont")
+        with BlockHost():
+            with VerticalScroll(id="left"):
+                yield AgentBlock(self.text, classes="-cont")
+            with VerticalScroll(id="right"):
+                yield finished_block(self.text, classes="-cont")
 
 
 def lines(app: App[None], column: str) -> list[list[tuple[str, str]]]:
@@ -119,10 +120,11 @@ class LivePair(Pair):
     def compose(self) -> Iterable[Widget]:
         from agentcli.tui.widgets._live_block import LiveAgentBlock
 
-        with VerticalScroll(id="left"):
-            yield AgentBlock(self.text, classes="-cont")
-        with VerticalScroll(id="right"):
-            yield LiveAgentBlock("", classes="-cont")
+        with BlockHost():
+            with VerticalScroll(id="left"):
+                yield AgentBlock(self.text, classes="-cont")
+            with VerticalScroll(id="right"):
+                yield LiveAgentBlock("", classes="-cont")
 
 
 @pytest.mark.parametrize("text", [*SAMPLES, "Intro\n\n> a quote that only Markdown draws\n\n| a |\n|---|\n| 1 |"])

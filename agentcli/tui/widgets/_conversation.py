@@ -29,6 +29,7 @@ from textual.widget import Widget
 
 from agentcli.tui.calls import ToolCalls
 from agentcli.tui.messages import SessionEventPosted
+from agentcli.tui.widgets._block_styles import BlockStyles
 from agentcli.tui.widgets._blocks import (
     EarlierMarker,
     NoticeBlock,
@@ -133,6 +134,8 @@ class Conversation(VerticalScroll, can_focus=True):
         self._marker.display = False
         self._later = EarlierMarker(later=True)
         self._later.display = False
+        self.block_styles = BlockStyles()
+        """The component styles of every finished agent message in the stream (``_block_styles``)."""
         self._call_records: dict[str, Record] = {}
         self._continuing = False
         """The reply being streamed goes on past a chunk boundary."""
@@ -341,6 +344,10 @@ class Conversation(VerticalScroll, can_focus=True):
         return record
 
     def _widget_for(self, record: Record) -> Widget:
+        if record.kind == "agent" and not self.block_styles.is_attached:
+            # Mounted with the first agent message, not in the first frame; mount() styles it at
+            # once, so the message mounted after it finds its styles.
+            self.mount(self.block_styles, before=0)
         if record.kind == "agent" and record is not self._streaming:
             # Finished text (history, a page scrolled back to): one widget, not Markdown's dozen.
             from agentcli.tui.widgets._agent_block import finished_block
