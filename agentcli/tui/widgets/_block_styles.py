@@ -8,13 +8,12 @@ headings, three for tables), so each page of history mounted made 375 nodes and 
 80 mounted messages were 1,200 nodes the garbage collector walked at every full collection, all
 with the same values. ``FinishedAgentBlock`` reads them from one hidden ``BlockStyles`` instead,
 found among its ancestors (``Conversation.block_styles``), so CSS still decides how they look.
+A theme switch restyles every node (each drops its cached visual styles) and repaints the
+screen, so the messages follow it (test_finished_blocks switches between two dark themes).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from textual.css.styles import RulesMap
 from textual.widget import Widget
 
 COMPONENTS = frozenset({"em", "strong", "s", "code_inline", "bullet", "fence", "h1", "h2", "h3", "h4", "h5", "h6",
@@ -49,27 +48,3 @@ class BlockStyles(Widget):
         & > .keyline { color: $foreground 20%; }
     }
     """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._seen: dict[str, RulesMap] = {}
-        """The component styles the blocks around were last drawn with."""
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        # Textual rebuilds the component styles just after this call (Stylesheet.apply): look
-        # once it has. A widget's own component styles changing repaints it; theirs must too.
-        self.call_next(self._repaint_users)
-
-    def _repaint_users(self) -> None:
-        current = {name: styles.get_rules() for name, styles in self._component_styles.items()}
-        if current == self._seen or self.parent is None:
-            return
-        first, self._seen = not self._seen, current
-        if first:
-            return
-        for child in self.parent.children:
-            user: Any = child
-            if getattr(user, "_style_host", None) is self:
-                user.notify_style_update()  # drops the visual styles it cached from these
-                user.refresh()  # a style changes no width, so no layout: its lines are drawn again
