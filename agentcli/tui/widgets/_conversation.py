@@ -40,6 +40,7 @@ from agentcli.tui.widgets._blocks import (
     render_call,
     status_mark,
 )
+from agentcli.tui.widgets._offscreen import drop_far_lines, forget_lines
 from agentcli.tui.widgets._records import (
     CHUNK_CHARS,
     STREAM_CHUNK_CHARS,
@@ -134,6 +135,8 @@ class Conversation(VerticalScroll, can_focus=True):
         self._marker.display = False
         self._later = EarlierMarker(later=True)
         self._later.display = False
+        self._dropping = False
+        """A pass over the blocks far from the view is queued (``_offscreen``)."""
         self.block_styles = BlockStyles()
         """The component styles of every finished agent message in the stream (``_block_styles``)."""
         self._call_records: dict[str, Record] = {}
@@ -177,7 +180,9 @@ class Conversation(VerticalScroll, can_focus=True):
         self._end_stream(interrupted=False)
         self._thought, self._thought_shown = None, False
         self._draining.clear()
-        await self.remove_children([r.widget for r in self.records if r.widget is not None])
+        doomed = [r.widget for r in self.records if r.widget is not None]
+        forget_lines(doomed)
+        await self.remove_children(doomed)
         self.records.clear()
         self._call_records.clear()
         self._first_mounted = self._last_mounted = 0
@@ -254,6 +259,7 @@ class Conversation(VerticalScroll, can_focus=True):
         self._window_at_end = self._last_mounted == len(self.records)
         widgets = [self._widget_for(r) for r in self.records[self._first_mounted : self._last_mounted]]
         self.release_anchor()
+        forget_lines(doomed)
         with self.app.batch_update():
             await self.remove_children(doomed)
             await self.mount_all(widgets, before=self._later)
@@ -562,6 +568,7 @@ class Conversation(VerticalScroll, can_focus=True):
             self._first_mounted += 1
             mounted -= 1
             total -= record.weight
+        forget_lines(doomed)
         await self.remove_children(doomed)
         self._update_marker()
 
@@ -578,6 +585,7 @@ class Conversation(VerticalScroll, can_focus=True):
             self._window_at_end = False
             mounted -= 1
             total -= record.weight
+        forget_lines(doomed)
         await self.remove_children(doomed)
         self._update_marker()
 
@@ -623,6 +631,7 @@ class Conversation(VerticalScroll, can_focus=True):
             self._window_at_end = True
             self._first_mounted = self._window_start(self._last_mounted, INITIAL)
             widgets = [self._widget_for(record) for record in self.records[self._first_mounted :]]
+            forget_lines(doomed)
             with self.app.batch_update():
                 await self.remove_children(doomed)
                 await self.mount_all(widgets, before=self._later)
@@ -648,10 +657,18 @@ class Conversation(VerticalScroll, can_focus=True):
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
+        if not self._dropping:
+            self._dropping = True
+            self.call_after_refresh(self._drop_far_lines)
         if new <= 0 < old and self._first_mounted > 0:
             self.run_worker(self.action_show_earlier(), group="window", exclusive=True)
         elif new >= self.max_scroll_y > old and not self.at_end:
             self.run_worker(self.action_show_later(), group="window", exclusive=True)
+
+    def _drop_far_lines(self) -> None:
+        """Once a scroll has been drawn: the blocks far from the view let go of their lines."""
+        self._dropping = False
+        drop_far_lines(self)
 
     @on(ToolCallBlock.Selected)
     def _call_focused(self, message: ToolCallBlock.Selected) -> None:

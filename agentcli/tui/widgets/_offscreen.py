@@ -1,0 +1,63 @@
+"""Letting go of the lines the stream's blocks drew while they are far from the screen.
+
+Every line Textual draws is a ``Strip`` with seven small caches (often with a reference to
+itself in one of them: a crop that leaves it as it was), and a widget keeps two sets of them:
+its content's lines (``_render_cache``, all of them, drawn at once) and its styled lines
+(``_styles_cache``, those shown). The blocks of the window that the user paged past keep
+theirs while they stay mounted: measured on a 2,000-message history, ~5,000 strips and 38,000
+caches, the larger part of what every full garbage collection walked. A widget's lines are drawn
+from its state, so a block scrolled back to draws the same lines again (test_offscreen_lines
+compares them cell for cell).
+
+Unloaded blocks are the other half: ``StylesCache`` keeps a method's ``lru_cache`` of 1,024
+entries keyed by the cache itself (textual 8.2), so a removed widget's styled lines stayed
+alive long after it was gone. They are cleared as the blocks are removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from textual.errors import NoWidget
+from textual.geometry import Region
+from textual.widget import Widget
+
+KEEP_SCREENS = 1
+"""Screens' height above and below the view whose blocks keep their lines (a page back and forth
+draws nothing again)."""
+
+
+def drop_lines(widget: Widget) -> bool:
+    """Let go of what a mounted widget drew; it is drawn anew when next shown. True if it held any."""
+    if not widget._styles_cache._cache and not widget._render_cache.lines:
+        return False
+    widget.refresh()  # all of it dirty, the styled lines cleared: drawn again when next shown
+    widget._render_cache = widget._render_cache._replace(lines=[])
+    return True
+
+
+def forget_lines(widgets: Iterable[Widget]) -> None:
+    """For widgets being removed: clear the styled lines Textual's ``lru_cache`` would keep alive."""
+    for widget in widgets:
+        for node in widget.walk_children(Widget, with_self=True):
+            node._styles_cache.clear()
+
+
+def drop_far_lines(container: Widget) -> int:
+    """Drop the lines of ``container``'s children far from its view; how many held some."""
+    height = container.scrollable_content_region.height
+    if not height:
+        return 0
+    keep = Region(0, round(container.scroll_y) - height * KEEP_SCREENS, 1 << 30, height * (1 + 2 * KEEP_SCREENS))
+    dropped = 0
+    for child in container.children:
+        if not child.display:
+            continue
+        try:
+            region = container.screen.find_widget(child).virtual_region
+        except NoWidget:
+            continue  # not laid out yet
+        if not region.overlaps(keep):
+            for node in child.walk_children(Widget, with_self=True):
+                dropped += drop_lines(node)
+    return dropped
