@@ -58,13 +58,17 @@ async def test_a_block_whose_lines_were_dropped_draws_the_same_lines_when_scroll
             assert lines(app, "stream") == before, f"{block!r} drew different lines after dropping them"
 
 
-async def test_dropping_lines_of_a_block_on_screen_repaints_it_the_same() -> None:
+async def test_a_block_dropped_while_on_screen_is_drawn_the_same_when_shown_again() -> None:
     app = Tall()
     async with app.run_test(size=(90, 30)) as pilot:
         await drain(pilot)
         before = lines(app, "stream")
-        block = app.query_one("#stream").children[0]
+        stream = app.query_one("#stream", VerticalScroll)
+        block = stream.children[0]
         assert drop_lines(block) and held(block) == 0
+        stream.scroll_to(y=block.outer_size.height + 40, animate=False)
+        await drain(pilot)
+        stream.scroll_home(animate=False)
         await drain(pilot)
         assert held(block) > 0 and lines(app, "stream") == before
         assert not drop_lines(Static("never drawn"))

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from textual.errors import NoWidget
-from textual.geometry import Region
 from textual.widget import Widget
 
 KEEP_SCREENS = 1
@@ -31,7 +29,10 @@ def drop_lines(widget: Widget) -> bool:
     """Let go of what a mounted widget drew; it is drawn anew when next shown. True if it held any."""
     if not widget._styles_cache._cache and not widget._render_cache.lines:
         return False
-    widget.refresh()  # all of it dirty, the styled lines cleared: drawn again when next shown
+    # All of it dirty and the styled lines cleared, so it is drawn again when next shown. Not
+    # ``refresh()``: that also drops the widget's measured height (each one is measured again,
+    # its text wrapped, at the next layout) and posts a screen update for it.
+    widget._set_dirty()
     widget._render_cache = widget._render_cache._replace(lines=[])
     return True
 
@@ -44,20 +45,27 @@ def forget_lines(widgets: Iterable[Widget]) -> None:
 
 
 def drop_far_lines(container: Widget) -> int:
-    """Drop the lines of ``container``'s children far from its view; how many held some."""
+    """Drop the lines of the children of ``container`` (a vertical stack) far from its view; how
+    many widgets held some.
+
+    Where each child is comes from its size and margins, stacked as the vertical layout stacks
+    them (adjacent margins collapse), not from the compositor: asking it (``find_widget``) built
+    the map of every widget, visible or not, on each pass. A screen kept on either side absorbs
+    any line this is off by.
+    """
     height = container.scrollable_content_region.height
     if not height:
         return 0
-    keep = Region(0, round(container.scroll_y) - height * KEEP_SCREENS, 1 << 30, height * (1 + 2 * KEEP_SCREENS))
-    dropped = 0
+    top = round(container.scroll_y) - height * KEEP_SCREENS
+    bottom = round(container.scroll_y) + height * (1 + KEEP_SCREENS)
+    dropped, y, below = 0, 0, 0
     for child in container.children:
         if not child.display:
             continue
-        try:
-            region = container.screen.find_widget(child).virtual_region
-        except NoWidget:
-            continue  # not laid out yet
-        if not region.overlaps(keep):
+        margin = child.styles.margin
+        start = y + max(below, margin.top)
+        y, below = start + child.outer_size.height, margin.bottom
+        if y <= top or start >= bottom:
             for node in child.walk_children(Widget, with_self=True):
                 dropped += drop_lines(node)
     return dropped
