@@ -11,7 +11,7 @@ from textual.widgets import Static
 
 from agentcli.tui.themes import ROLE_DEFAULTS
 from agentcli.tui.widgets._agent_block import AgentBlock, finished_block
-from agentcli.tui.widgets._offscreen import drop_far_lines, drop_lines, forget_lines
+from agentcli.tui.widgets._offscreen import KEEP_ABOVE, drop_far_lines, drop_lines, forget_lines
 from tests.tui.helpers import BlockHost, drain
 from tests.tui.test_finished_blocks import SAMPLES, lines
 
@@ -50,8 +50,11 @@ async def test_a_block_whose_lines_were_dropped_draws_the_same_lines_when_scroll
         stream.scroll_end(animate=False)
         await drain(pilot)
         assert drop_far_lines(stream) > 0
-        far = [block for block in blocks if block.region.height == 0 or not block.region.overlaps(stream.region)]
-        assert far and all(held(block) == 0 for block in far[:-3]), "the blocks far above let go of their lines"
+        kept = stream.region.height * KEEP_ABOVE
+        far = [block for block in blocks if block.region.bottom < stream.region.y - kept - 1]
+        near = [block for block in blocks if block.region.bottom > stream.region.y - kept + 1]
+        assert far and all(held(block) == 0 for block in far), "the blocks far above let go of their lines"
+        assert all(held(block) > 0 for block in near if block.region.overlaps(stream.region)), "those shown keep theirs"
         for block, before in zip(blocks, shown, strict=True):
             stream.scroll_to_widget(block, animate=False, top=True)
             await drain(pilot)

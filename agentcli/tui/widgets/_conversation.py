@@ -137,6 +137,8 @@ class Conversation(VerticalScroll, can_focus=True):
         self._later.display = False
         self._dropping = False
         """A pass over the blocks far from the view is queued (``_offscreen``)."""
+        self._settling = 0
+        """Pages mounted whose scroll back to the block being read has not been drawn yet."""
         self.block_styles = BlockStyles()
         """The component styles of every finished agent message in the stream (``_block_styles``)."""
         self._call_records: dict[str, Record] = {}
@@ -603,7 +605,8 @@ class Conversation(VerticalScroll, can_focus=True):
             await self.mount_all(widgets, after=self._marker)
             await self._unload_bottom()
         if anchor_widget is not None:
-            self.call_after_refresh(self.scroll_to_widget, anchor_widget, animate=False, top=True)
+            self._settling += 1
+            self.call_after_refresh(self._keep_in_view, anchor_widget, top=True)
 
     async def action_show_later(self) -> None:
         """Mount the next page under the window, keeping the view still; unload at the top."""
@@ -619,7 +622,8 @@ class Conversation(VerticalScroll, can_focus=True):
             await self.mount_all(widgets, before=self._later)
             await self._unload_top(count=MAX_MOUNTED, weight=MAX_WEIGHT)
         if anchor_widget is not None:
-            self.call_after_refresh(self.scroll_to_widget, anchor_widget, animate=False, top=False)
+            self._settling += 1
+            self.call_after_refresh(self._keep_in_view, anchor_widget, top=False)
 
     async def action_jump_to_end(self) -> None:
         """Show the newest blocks and follow the stream again."""
@@ -665,10 +669,22 @@ class Conversation(VerticalScroll, can_focus=True):
         elif new >= self.max_scroll_y > old and not self.at_end:
             self.run_worker(self.action_show_later(), group="window", exclusive=True)
 
+    def _keep_in_view(self, widget: Widget, *, top: bool) -> None:
+        """After a page was mounted: scroll back to the block the user was reading."""
+        self.scroll_to_widget(widget, animate=False, top=top)
+        self.call_after_refresh(self._settled)
+
+    def _settled(self) -> None:
+        self._settling -= 1
+        self._drop_far_lines()
+
     def _drop_far_lines(self) -> None:
         """Once a scroll has been drawn: the blocks far from the view let go of their lines."""
         self._dropping = False
-        drop_far_lines(self)
+        # Not while a page just mounted has moved the blocks and the view is not back on the one
+        # the user was reading: the blocks about to be shown would look far, and be drawn again.
+        if not self._settling:
+            drop_far_lines(self)
 
     @on(ToolCallBlock.Selected)
     def _call_focused(self, message: ToolCallBlock.Selected) -> None:

@@ -20,9 +20,12 @@ from collections.abc import Iterable
 
 from textual.widget import Widget
 
-KEEP_SCREENS = 1
-"""Screens' height above and below the view whose blocks keep their lines (a page back and forth
-draws nothing again)."""
+KEEP_ABOVE = 3
+"""Screens' height above the view whose blocks keep their lines. A page of older blocks mounted
+while paging back is drawn for a frame at its top before the view returns to the block being
+read, two or three screens below: those lines are shown by the next presses, not drawn again."""
+KEEP_BELOW = 1
+"""The same below the view (a page back and forth draws nothing again)."""
 
 
 def drop_lines(widget: Widget) -> bool:
@@ -50,14 +53,14 @@ def drop_far_lines(container: Widget) -> int:
 
     Where each child is comes from its size and margins, stacked as the vertical layout stacks
     them (adjacent margins collapse), not from the compositor: asking it (``find_widget``) built
-    the map of every widget, visible or not, on each pass. A screen kept on either side absorbs
+    the map of every widget, visible or not, on each pass. The screens kept on either side absorb
     any line this is off by.
     """
     height = container.scrollable_content_region.height
     if not height:
         return 0
-    top = round(container.scroll_y) - height * KEEP_SCREENS
-    bottom = round(container.scroll_y) + height * (1 + KEEP_SCREENS)
+    top = round(container.scroll_y) - height * KEEP_ABOVE
+    bottom = round(container.scroll_y) + height * (1 + KEEP_BELOW)
     dropped, y, below = 0, 0, 0
     for child in container.children:
         if not child.display:
