@@ -87,4 +87,5 @@ async def test_a_removed_block_keeps_no_styled_lines() -> None:
         assert any(block._styles_cache._cache for block in doomed)
         forget_lines(doomed)
         await stream.remove_children(doomed)
-        assert not any(node._styles_cache._cache for block in doomed for node in block.walk_children(Widget, with_self=True))
+        nodes = [node for block in doomed for node in block.walk_children(Widget, with_self=True)]
+        assert not any(node._styles_cache._cache for node in nodes)
