@@ -286,6 +286,28 @@ class ModelChanged(BaseEvent):
     model: str
 
 
+@dataclass(frozen=True, slots=True)
+class QueuedMessage:
+    """A message waiting in the queue, as :class:`UserMessage` will carry it (redacted)."""
+
+    text: str
+    attached: str = ""
+    files: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueueChanged(BaseEvent):
+    """The user queued a message while the agent worked, or took queued ones back.
+
+    ``messages`` is the whole queue after the change, oldest first, so a resumed session gets back
+    what was still waiting. A delivery at a step boundary logs no ``QueueChanged``: each message
+    delivered is a ``UserMessage`` with ``queued`` set, which takes the oldest off the queue.
+    """
+
+    type: Literal["queue_changed"] = "queue_changed"
+    messages: list[QueuedMessage]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ModelNote(BaseEvent):
     """Text the agent itself added to the conversation for the model, as a user message.
@@ -487,6 +509,7 @@ Event = (
     | RetryScheduled
     | Notice
     | ModelChanged
+    | QueueChanged
     | ModelNote
     | ErrorOccurred
     | ClarificationRequested

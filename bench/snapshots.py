@@ -43,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -179,6 +180,8 @@ class Row:
     goal: str = ""
     ours: list[float] = field(default_factory=list)
     base: list[float] = field(default_factory=list)
+    split: Counter[str] = field(default_factory=Counter)
+    """How our walks in this row went (`SplitWalk.outcomes`: split over threads, or why not)."""
 
     def pair(self, i: int, ours: Callable[[], object], base: Callable[[], object]) -> None:
         """One paired run; who goes first alternates, so neither always finds a warm cache."""
@@ -222,6 +225,17 @@ class Mutator:
             os.utime(self.workspace / rel, (stamp, stamp))
 
 
+def split_outcomes(store: SnapshotStore) -> Counter[str]:
+    """How the store's walks went so far: split over threads, or why not (`SplitWalk.outcomes`)."""
+    return Counter(store._refresher._split.outcomes)
+
+
+def describe_split(outcomes: Counter[str]) -> str:
+    total = sum(outcomes.values())
+    why = ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items()) if k != "split")
+    return f"{outcomes['split']} of {total}" + (f" ({why})" if why else "")
+
+
 def setup(files: int, base: Path) -> tuple[Path, list[str], float]:
     """Generates, commits and packs a tree of `files` files."""
     ws = base / "ws"
@@ -263,6 +277,7 @@ def bench_size(
             lambda s=fresh: s.capture(session_id="bench", reason="start"),
             lambda: GitShadow.create(ws, base).capture(),
         )
+        first.split.update(split_outcomes(fresh))
         fresh.close()
         store_size = fresh.size_bytes()
         shutil.rmtree(data)
@@ -280,9 +295,11 @@ def bench_size(
 
     for k in (0, 1, 100):
         row = Row(f"capture walking the tree, {k} changed", GIT_CAPTURE, "<= 1.0")
+        before = split_outcomes(store)
         for i in range(captures * 2 if k < 100 else captures):
             mutate.change(k)
             row.pair(i, ours_full, shadow.capture)
+        row.split = split_outcomes(store) - before
         rows.append(row)
     if split_ab and captures:
         # What splitting the walk over threads gains, paired against the one-thread walk.
@@ -304,9 +321,11 @@ def bench_size(
         rows.append(row)
     if touch_all and captures:
         row = Row("capture after every file touched, same content", GIT_CAPTURE, "<= 1.0")
+        before = split_outcomes(store)
         for i in range(max(2, repeat // 2)):
             mutate.touch_all()
             row.pair(i, ours_full, shadow.capture)
+        row.split = split_outcomes(store) - before
         rows.append(row)
 
     hinted = Row("write_file, 1 changed (path hint)", GIT_HINTED, "<= 1.0")
@@ -393,6 +412,10 @@ def bench_size(
             f"  store after a first capture, closed: {store_size / 1024:,.0f} KiB = "
             f"{100 * store_size / git_size:.1f}% of the repository's .git ({git_size / 1024 / 1024:,.1f} MiB)"
         )
+    split_rows = [f"{row.label.removeprefix('capture ')}: {describe_split(row.split)}" for row in rows if row.split]
+    if split_rows:
+        lines.append("  our walks split over threads (else why not: busy = no CPU free now, small, other):")
+        lines += [f"    {text}" for text in split_rows]
     lines.append("  baselines:")
     for row in rows:
         if row.ours:

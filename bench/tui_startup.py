@@ -24,7 +24,7 @@ earlier start of the same version does for a user. The very first start parses (
 
 Goals: first frame <= 1.3x the hello-world app; ``--help`` <= 1.2x ``import textual``.
 
-    python bench/tui_startup.py [--runs 10] [--cold]
+    python bench/tui_startup.py [--runs 10] [--cold] [--profile FILE]
 """
 
 from __future__ import annotations
@@ -51,6 +51,30 @@ Hello().run()
 """
 
 SESSION = "agentcli-startup-bench"
+
+PROFILED = """\
+import cProfile, sys
+import textual.app
+
+profile, show, out = cProfile.Profile(), textual.app.App._display, sys.argv[1]
+
+def first_display(app, *args, **kwargs):
+    # The frame is handed to the driver here: keep the profile first (the bench ends the
+    # process as soon as the frame shows), then draw.
+    if not getattr(first_display, "done", False):
+        first_display.done = True
+        profile.disable()
+        profile.dump_stats(out)
+    show(app, *args, **kwargs)
+
+textual.app.App._display = first_display
+sys.argv = ["agentcli", *sys.argv[2:]]
+profile.enable()
+from agentcli.cli import main
+main()
+"""
+"""``--profile``: agentcli's command line under cProfile from its entry (after Textual's import,
+which the hello-world app pays alike) until the first frame is handed to the driver."""
 
 
 def tmux(*args: str) -> str:
@@ -116,6 +140,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--cold", action="store_true",
                         help="also time agentcli's very first start (an empty stylesheet cache each run)")
+    parser.add_argument("--profile", metavar="FILE", type=Path,
+                        help="also write a CPU profile (cProfile) of one agentcli start, up to its first frame")
     options = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="agentcli-bench-"))
     workspace = home / "project"
@@ -149,8 +175,17 @@ def main() -> None:
             if options.cold:
                 empty = tempfile.mkdtemp(prefix="cache-", dir=home)
                 cold.append(first_frame(agent_cmd, {**env, "XDG_CACHE_HOME": empty}))
+        if options.profile:
+            runner = home / "profiled.py"
+            runner.write_text(PROFILED)
+            options.profile.unlink(missing_ok=True)
+            first_frame(f"{python} {runner} {options.profile.resolve()} --cwd {workspace} "
+                        "--model openai/gpt-4o-mini", env)
     finally:
         subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
+    if options.profile and options.profile.exists():
+        print(f"profile of one start up to its first frame: {options.profile} "
+              f"(python -m pstats {options.profile}; sort cumulative)")
     paired("first frame in tmux (hello-world app vs agentcli)", [b[0] for b in base], [o[0] for o in ours], 1.3)
     # The same runs in CPU time: what each process had used when its frame was read. Less
     # moved by other jobs than wall time on a shared machine (10 ms ticks; read the median).

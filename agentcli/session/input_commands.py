@@ -10,7 +10,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentcli.config import Settings
-from agentcli.events import ConversationRewound, Event, ModelChanged, ToolCallFinished, UserMessage
+from agentcli.events import (
+    ConversationRewound,
+    Event,
+    ModelChanged,
+    QueueChanged,
+    QueuedMessage,
+    ToolCallFinished,
+    UserMessage,
+)
 from agentcli.llm.types import Message
 from agentcli.session.errors import SessionStateError
 from agentcli.session.rewind import RewindPoint, RewindTracker
@@ -50,6 +58,7 @@ class InputCommands:
         boundary (before the next model call). A turn that ends first leaves it queued for the
         front end to send (:meth:`take_queued`)."""
         self.turn.queued.append(self.turn.user_message(text, attached, files, queued=True))
+        self._log_queue()
 
     @property
     def queued(self) -> list[str]:
@@ -58,7 +67,11 @@ class InputCommands:
 
     def unqueue(self) -> str | None:
         """Take back the newest queued message (``esc``); None if nothing is queued."""
-        return self.turn.queued.pop().text if self.turn.queued else None
+        if not self.turn.queued:
+            return None
+        text = self.turn.queued.pop().text
+        self._log_queue()
+        return text
 
     def take_queued(self) -> UserMessage | None:
         """Every queued message as one (the turn ended before a step boundary took them)."""
@@ -66,9 +79,19 @@ class InputCommands:
         self.turn.queued.clear()
         if not messages:
             return None
+        self._log_queue()
         return UserMessage(text="\n\n".join(m.text for m in messages),
                            attached="\n\n".join(m.attached for m in messages if m.attached),
                            files=[f for m in messages for f in m.files])
+
+    def restore_queue(self, messages: list[QueuedMessage]) -> None:
+        """Messages still queued when the session's process ended, as its log kept them."""
+        self.turn.queued.extend(UserMessage(text=m.text, attached=m.attached, files=list(m.files), queued=True)
+                                for m in messages)
+
+    def _log_queue(self) -> None:
+        # Logged so a session killed while messages wait gets them back on resume.
+        self._emit(QueueChanged(messages=[QueuedMessage(m.text, m.attached, list(m.files)) for m in self.turn.queued]))
 
     async def run_shell(self, command: str) -> ToolCallFinished:
         """``!command``: run a shell command for the user between turns (policy, sandbox and

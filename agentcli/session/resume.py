@@ -24,6 +24,8 @@ from agentcli.events import (
     PermissionRequested,
     PlanStep,
     PlanUpdated,
+    QueueChanged,
+    QueuedMessage,
     SessionStarted,
     SnapshotRestored,
     StateChanged,
@@ -74,6 +76,8 @@ class Rebuilt:
     its code restore replaced (for ``agentcli rewind --undo``)."""
     last_turn: TurnEnded | None = None
     """How the last turn ended, unless the user went on after it (a crash cut the next one)."""
+    queued: list[QueuedMessage] = field(default_factory=list)
+    """Messages typed while the agent worked that no step boundary had taken yet."""
 
 
 def rebuild(events: Iterable[Event]) -> Rebuilt:
@@ -88,6 +92,8 @@ def rebuild(events: Iterable[Event]) -> Rebuilt:
             state.started = state.started or event
         elif isinstance(event, UserMessage):
             state.messages.append({"role": "user", "content": event.model_text})
+            if event.queued and state.queued:
+                state.queued.pop(0)  # delivered at a step boundary, oldest first
             state.rewind_undo = None
             state.last_turn = None
         elif isinstance(event, ClarificationAnswered):
@@ -131,6 +137,8 @@ def rebuild(events: Iterable[Event]) -> Rebuilt:
         elif isinstance(event, TurnEnded):
             streamed.clear()
             state.last_turn = event
+        elif isinstance(event, QueueChanged):
+            state.queued = list(event.messages)
         elif isinstance(event, PlanUpdated):
             state.plan = list(event.steps)
         elif isinstance(event, PermissionRequested):

@@ -246,6 +246,7 @@ class Session(InputCommands, TimelineCommands, McpCommands):
         self.plan.replace(rebuilt.plan)
         self.rewind_points = rebuilt.rewind
         self._rewind_undo = rebuilt.rewind_undo
+        self.restore_queue(rebuilt.queued)
         states = self._chart_class.states_map
         known = [sid for sid in rebuilt.configuration if sid in states]
         if known:

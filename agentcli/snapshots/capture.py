@@ -34,6 +34,7 @@ from agentcli.snapshots.guards import safe_relative_path
 from agentcli.snapshots.hints import index_has_prefix, widen_hints
 from agentcli.snapshots.indexwrites import IndexWrites
 from agentcli.snapshots.models import SkippedPath, SkipReason
+from agentcli.snapshots.rawadd import add_files
 from agentcli.snapshots.restat import mostly_stale, refresh_touched
 from agentcli.snapshots.shadow import ShadowRepo
 from agentcli.snapshots.splitwalk import SplitWalk
@@ -129,7 +130,7 @@ class IndexRefresher:
         if (
             paths is None
             and mostly_stale(index, shadow.workspace)
-            and refresh_touched(index, shadow.workspace, str(shadow.path))
+            and refresh_touched(index, shadow.workspace)
         ):
             # Written now: its timestamp must be newer than the refreshed mtimes (see restat.py).
             self._saved.write(force=True)
@@ -259,7 +260,8 @@ class IndexRefresher:
                 skipped.append(SkippedPath(path=path, reason=SkipReason.NESTED_REPO_WITHOUT_COMMITS))
 
         workspace = self._shadow.workspace
-        for path in to_add:
+        # Regular files are read and entered here; libgit2 adds what remains (see rawadd.py).
+        for path in add_files(repo, index, workspace, to_add):
             try:
                 index.add(path)
             except PermissionError:

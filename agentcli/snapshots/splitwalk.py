@@ -30,6 +30,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -106,11 +107,7 @@ def _perfdata() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
 
 def worker_count() -> int:
     """Threads worth starting: the CPUs this process may run on, at most 4 (the walk is kernel-bound)."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    return min(cpus, 4)
+    return min(_cpu_count(), 4)
 
 
 def cpus_idle(workers: int) -> bool:
@@ -119,13 +116,43 @@ def cpus_idle(workers: int) -> bool:
     Measured at 10k files with the machine's two cores busy with other work (load average 3-4):
     each half of a split walk took as long as a whole walk does, and the split's own costs
     (cutting the tree, the updating diff) made the capture 1.1-1.6x slower. So the walk is
-    split only while the 1-minute load average, this process included, leaves about a CPU free.
+    split only while `workers - 1` CPUs besides this thread are free.
+
+    The 1-minute load average, this process included, must leave about a CPU free, or, on
+    Linux, the tasks running at this moment (`/proc/loadavg`'s fourth field) must. The average
+    lags: after a `git gc` on both cores, or any burst of work this process did itself, it can
+    stay above the bound for a minute on a machine that has gone quiet, and every walk in that
+    minute would run on one thread. The count of running tasks does not lag, but one sample can catch
+    a kernel thread's moment of work, so it only adds splits to the average's: a busy process
+    (the CPU hog of the bench) is in both. One sample can also miss another job between two
+    bursts; then one capture pays the split's overhead (at most ~1.6x, above).
     """
     try:
-        load = os.getloadavg()[0]
+        load: float | None = os.getloadavg()[0]
     except (AttributeError, OSError):
+        load = None
+    if load is None or load <= workers - 0.5:
         return True
-    return load <= workers - 0.5
+    running = running_tasks()
+    # `running` includes this thread; the other workers need `workers - 1` more CPUs.
+    return running is not None and running + workers - 1 <= _cpu_count()
+
+
+def running_tasks() -> int | None:
+    """Tasks (threads) running or ready to run on the whole machine now, this one included;
+    None where the kernel does not say (not Linux)."""
+    try:
+        with open("/proc/loadavg", "rb") as fh:
+            return int(fh.read().split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 class SplitWalk:
@@ -141,6 +168,10 @@ class SplitWalk:
         self._workspace = workspace
         self._repos: list[pygit2.Repository] = []
         self._stamp: tuple[tuple[int, int, int] | None, ...] = ()
+        self.outcomes: Counter[str] = Counter()
+        """How each `find` ended: "split", "busy" (no CPU free), "small" (or one CPU), "other"
+        (no counters, no tree, one group, an error). What the bench prints, so a run says
+        whether its walks were split."""
 
     def find(
         self,
@@ -168,18 +199,29 @@ class SplitWalk:
         workers = worker_count()
         count = C.git_index_entrycount(index._index)
         perfdata = _perfdata()
-        if workers < 2 or count < MIN_ENTRIES or perfdata is None or not cpus_idle(workers):
+        if workers < 2 or count < MIN_ENTRIES:
+            self.outcomes["small"] += 1
             return None
-        index_tree = tree()
-        if index_tree is None:
+        if not cpus_idle(workers):
+            self.outcomes["busy"] += 1
             return None
-        groups = _groups(self._workspace, index, index_tree, count, workers, is_ignored_dir)
+        index_tree = tree() if perfdata is not None else None
+        groups: list[list[str]] = []
+        if index_tree is not None:
+            groups = _groups(self._workspace, index, index_tree, count, workers, is_ignored_dir)
         if len(groups) < 2:
+            self.outcomes["other"] += 1
             return None
         read_flags = (int(flags) & ~int(DiffOption.UPDATE_INDEX)) | int(DiffOption.DISABLE_PATHSPEC_MATCH)
 
         def walk(job: tuple[pygit2.Repository, list[str]]) -> tuple[list[str], int]:
-            return _read_only_diff(job[0], index, read_flags, job[1], perfdata)
+            try:
+                return _read_only_diff(job[0], index, read_flags, job[1], perfdata)
+            except (pygit2.GitError, OSError, KeyError, ValueError):
+                # E.g. "no submodule named 'd2'": a gitlink entry whose folder is now a plain
+                # one, which libgit2 looks up when the folder is named in the pathspec. The
+                # updating diff walks this group whole and meets whatever the single walk would.
+                return list(job[1]), sys.maxsize
 
         try:
             repos = self._worker_repos(len(groups) - 1)
@@ -191,7 +233,9 @@ class SplitWalk:
             # Whatever failed here, the single walk meets again and reports as it always did:
             # splitting must never be why a capture fails.
             self.reset()
+            self.outcomes["other"] += 1
             return None
+        self.outcomes["split"] += 1
         pending_set = set(pending)
         paths: set[str] = set(pending_set)
         group_of = {unit: g for g, units in enumerate(groups) for unit in units}

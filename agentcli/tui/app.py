@@ -21,6 +21,7 @@ few lines here that delegate; spreading them over mixins would hide which object
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -107,15 +108,20 @@ EXIT_USAGE = 2
 
 _PANES = Binding.Group("Panes", compact=True)
 
+STARTUP_SWITCH_INTERVAL_S = 0.0005
+"""Python's thread switch interval from the app's mount until its panes are mounted, just after
+the first frame (``AgentApp._switch_threads_often``)."""
+
 
 class AgentApp(App[int]):
     """Watch, steer, answer and undo an agent session."""
 
     CSS_PATH = Path(__file__).parent / "app.tcss"
     """Absolute, so subclasses defined elsewhere (tests, benchmarks) still find it."""
-    AUTO_FOCUS = "#prompt-input"
-    """The prompt has the focus from the first frame: keys typed while the rest starts (even
-    before the app reads the terminal) go into it. Other screens find no such widget here."""
+    AUTO_FOCUS = "#prompt-input, #prompt-first"
+    """The prompt has the focus from the first frame (its editor's stand-in, then the editor):
+    keys typed while the rest starts (even before the app reads the terminal) go into it. Other
+    screens find no such widget here."""
     TITLE = "agentcli"
     HORIZONTAL_BREAKPOINTS: list[tuple[int, str]] | None = [(0, "-narrow"), (110, "-wide"), (170, "-roomy")]
     """Under 110 columns the side panes are hidden (the graph shows as one line over the prompt);
@@ -224,6 +230,8 @@ class AgentApp(App[int]):
         self._commands: Commands | None = None
         self._slash: SlashCommands | None = None
         self._started = False
+        self._switch_interval: float | None = None
+        """Python's switch interval to put back once the panes are mounted (``_switch_threads_often``)."""
         self._panes_mounted = False
         """The graph strip and the side panes are mounted (just after the first frame)."""
         self._theme_problems: list[tuple[str, str]] = []
@@ -322,6 +330,11 @@ class AgentApp(App[int]):
                 yield self.prompt
             yield self._sidebar
         yield Footer()
+
+    def get_default_screen(self) -> Screen[Any]:
+        from agentcli.tui.main_screen import MainScreen
+
+        return MainScreen(id="_default")
 
     def _set_breakpoint_class(self) -> None:
         """Give the screen its width class (``-narrow``, ``-wide``, ``-roomy``) before its widgets
@@ -444,7 +457,28 @@ class AgentApp(App[int]):
 
     # -- start-up ------------------------------------------------------------------------
 
+    def _switch_threads_often(self, often: bool) -> None:
+        """Lower Python's thread switch interval from mount until the panes are in, then put it back.
+
+        Textual writes each frame from a thread, which needs the GIL to do it. Right after the
+        first frame this thread is busy (Textual's own follow-ups, the editor's and the panes'
+        imports and mounts), and with the default interval (5 ms) the writer got the GIL a few
+        times 5 ms late: the first frame reached the terminal 3-24 ms after it was handed over
+        (median ~6 ms; the hello-world app's ~2 ms). Switching every 0.5 ms lets it through at
+        once; it costs nothing while no other thread wants the GIL.
+        """
+        if often and self._switch_interval is None:
+            self._switch_interval = sys.getswitchinterval()
+            sys.setswitchinterval(STARTUP_SWITCH_INTERVAL_S)
+        elif not often and self._switch_interval is not None:
+            sys.setswitchinterval(self._switch_interval)
+            self._switch_interval = None
+
+    def on_unmount(self) -> None:
+        self._switch_threads_often(False)  # an app that ends before its panes were mounted
+
     def on_mount(self) -> None:
+        self._switch_threads_often(True)
         for message, title in self._theme_problems:
             self.notify(message, title=title, severity="error", timeout=10)
         self._load_keymap()
@@ -459,7 +493,11 @@ class AgentApp(App[int]):
             return  # a subclass that calls super().on_mount() would start twice
         self._started = True
         startup_gc.resume()  # paused by the command line until the first frame is drawn
-        await self._mount_panes()
+        try:
+            await self.prompt.upgrade()  # the editor first: the user may be typing already
+            await self._mount_panes()
+        finally:
+            self._switch_threads_often(False)
         session, self._pending_session = self._pending_session, None
         if session is None and not await self._load_settings():
             return

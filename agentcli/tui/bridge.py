@@ -107,6 +107,11 @@ class SessionBridge:
         self.show_view()
         if session.last_turn is not None:
             app.prompt.show_turn_end(session.last_turn)
+        if session.queued:  # typed while the agent worked, before its process ended
+            if session.view.waiting_for in (None, "approval"):
+                app.prompt.show_queued(session.queued)  # the next step boundary takes them, as before
+            else:
+                app.commands.requeue_to_prompt()  # stopped mid-turn: as after a pause, the user decides
         totals = session.totals
         status.input_tokens, status.output_tokens = totals.input_tokens, totals.output_tokens
         status.cache_read_tokens = totals.cache_read_tokens

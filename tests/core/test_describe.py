@@ -29,6 +29,7 @@ from agentcli.events import (
     PlanStep,
     PlanUpdated,
     ProgressReported,
+    QueueChanged,
     ReasoningDelta,
     RetryScheduled,
     SessionStarted,
@@ -84,9 +85,10 @@ SHOWN: list[Event] = [
 ]
 """One of every kind of event a person reads about."""
 
-DRAWN_BY_EACH_FRONT_END = (TextDelta, ReasoningDelta, UserMessage, ClarificationAnswered, StateChanged, UsageReported)
+DRAWN_BY_EACH_FRONT_END = (TextDelta, ReasoningDelta, UserMessage, ClarificationAnswered, StateChanged, UsageReported,
+                           QueueChanged)
 """Events the front ends draw their own way (streamed text and reasoning, the user's words, the
-graph, totals)."""
+graph, totals, the queue above the prompt)."""
 
 
 def test_every_kind_of_event_is_described_or_left_to_the_front_ends() -> None:

@@ -89,6 +89,24 @@ def test_rebuild_pairs_interrupted_calls_and_keeps_streamed_text() -> None:
     assert mid_stream.interrupted == "a reply"
 
 
+async def test_the_log_keeps_the_queue_until_a_step_boundary_delivers_it(workspace: Path, isolated_dirs: Path) -> None:
+    data = isolated_dirs / "data" / "agentcli"
+    session = new_session(workspace, Settings(), data_dir=data, model_client=replay(
+        ("Reading.", [("list_files", {})]), ("", [("complete", {"summary": "done"})])))
+    session.queue("also the README", attached="README.md: hello", files=["README.md"])
+    session.queue("and the tests")
+    await session.run_turn("look around")
+    session.close()
+    events = list(read_events(find_session(data, session.id).directory))
+    delivered = [i for i, e in enumerate(events) if isinstance(e, UserMessage) and e.queued]
+    assert [events[i].text for i in delivered] == ["also the README", "and the tests"]  # type: ignore[attr-defined]
+    assert rebuild(events).queued == []
+    before = rebuild(events[:delivered[0]]).queued
+    assert [(m.text, m.attached, m.files) for m in before] == [("also the README", "README.md: hello", ["README.md"]),
+                                                               ("and the tests", "", [])]
+    assert [m.text for m in rebuild(events[:delivered[1]]).queued] == ["and the tests"], "delivered oldest first"
+
+
 async def test_resume_rebuilds_without_rerunning_anything(workspace: Path, isolated_dirs: Path) -> None:
     data = isolated_dirs / "data" / "agentcli"
     counter = workspace / "runs.txt"

@@ -73,6 +73,29 @@ async def test_ctrl_j_and_a_trailing_backslash_start_new_lines_and_enter_sends(p
         assert [b.render().plain for b in app.query(UserBlock)] == ["one\ntwo\nthree"]
 
 
+async def test_keys_sent_faster_than_the_app_handles_them_apply_in_order(project: Path) -> None:
+    """A burst of keys (a fast typist, tmux send-keys, a paste without bracketed paste) lands as
+    typed: bound keys such as backspace and the arrows used to run after the characters that came
+    behind them (Textualize/textual#6605)."""
+    app = make_app(project, make_session(project, ReplayModel(DONE)))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.session_ready)
+        field = app.prompt.input
+        field.focus()
+        await drain(pilot)
+
+        def burst(*keys: str) -> None:
+            for key in keys:  # into the app's queue all at once, as a terminal delivers them
+                app.post_message(events.Key(key, key if len(key) == 1 else None))
+
+        burst(*"abcd", "left", "x", "backspace", "backspace", "y", "home", "z", "end", "!")
+        await wait_for(pilot, lambda: field.text.endswith("!"), what="the burst")
+        assert field.text == "zabyd!"
+        burst("ctrl+u", *"one", "ctrl+j", *"two", "up", "end", "s")
+        await wait_for(pilot, lambda: "ones" in field.text, what="the second burst")
+        assert field.text == "ones\ntwo"
+
+
 async def test_ctrl_o_expands_the_chips_in_place(project: Path) -> None:
     app = make_app(project, make_session(project, ReplayModel(DONE)))
     async with app.run_test(size=(100, 30)) as pilot:
@@ -352,3 +375,46 @@ async def test_a_pause_puts_the_queued_message_back_into_the_prompt(project: Pat
         await pilot.press("enter")
         await wait_idle(pilot, app)
         assert "use the new API" in model.user_texts(-1)
+
+
+async def test_a_message_queued_when_the_app_quits_comes_back_when_the_session_is_resumed(project: Path) -> None:
+    from agentcli.config import Settings, data_home
+    from agentcli.events import QueueChanged
+    from agentcli.session import factory
+    from agentcli.session.log import find_session, read_events
+    from agentcli.session.resume import rebuild
+
+    gated = GatedModel(recording(("Working on it, reading files now.", [("list_files", {})])), gate_after=10)
+    session = make_session(project, gated, session_id="9e0e0e000000", record=True, data_dir=data_home())
+    app = make_app(project, session, initial_prompt="start")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: gated.reached_gate, what="the model mid-reply")
+        app.prompt.input.focus()
+        await pilot.press(*"use the new API", "enter")
+        await pilot.press(*"and keep the old one", "enter")
+        await wait_for(pilot, lambda: len(session.queued) == 2, what="two queued")
+        await pilot.press("escape")  # the newest comes back to the prompt: it is not queued anymore
+        await wait_for(pilot, lambda: session.queued == ["use the new API"], what="the take-back")
+        await pilot.press("ctrl+q")
+    entry = find_session(data_home(), "9e0e0e000000")
+    logged = [e for e in read_events(entry.directory) if isinstance(e, QueueChanged)]
+    assert [[m.text for m in e.messages] for e in logged] == [
+        ["use the new API"], ["use the new API", "and keep the old one"], ["use the new API"]]
+
+    model = Recorder(ReplayModel(recording(("Switched.", [("complete", {"summary": "ok"})]))))
+    resumed = factory.resume_session(entry, Settings(**factory.resume_settings_overrides(entry, {})),
+                                     model_client=model)
+    assert resumed.queued == ["use the new API"]
+    app = make_app(project, resumed)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.session_ready, what="the session")
+        assert app.view is not None and app.view.waiting_for == "guidance", "killed mid-turn: resumed paused"
+        await wait_for(pilot, lambda: app.prompt.input.text == "use the new API", what="the message back")
+        assert resumed.queued == [] and not model.requests, "back in the prompt, not sent: the user decides"
+        app.prompt.input.focus()
+        await pilot.press("enter")
+        await wait_idle(pilot, app)
+        assert "use the new API" in model.user_texts(-1)
+    resumed.close()
+    entry = find_session(data_home(), "9e0e0e000000")
+    assert rebuild(read_events(entry.directory)).queued == [], "sent: a later resume has nothing queued"

@@ -25,16 +25,18 @@ from textual.widget import Widget
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from agentcli.tui.widgets._prompt_input import PromptInput
+from agentcli.tui.widgets._prompt_first import FirstFramePrompt
 
-# The first frame has the input only: the completion menu and what it completes (the slash
-# commands, the workspace's paths), the describer of a turn's end and the approval's diff are
-# imported just after it (~5 ms before the first frame; bench/tui_startup.py).
+# The first frame has a stand-in for the editor only (``_prompt_first``): the editor itself (a
+# ``TextArea``), the completion menu and what it completes (the slash commands, the workspace's
+# paths), the describer of a turn's end and the approval's diff are imported just after it
+# (~17 ms before the first frame; bench/tui_startup.py).
 if TYPE_CHECKING:  # the session layer and the event classes come after the first frame
     from agentcli.events import ClarificationRequested, PermissionRequested, TurnEnded
     from agentcli.prompt.history import PromptHistory  # loaded after the first frame
     from agentcli.prompt.slash import SlashCommand
     from agentcli.session.view import SessionView
+    from agentcli.tui.widgets._prompt_input import PromptInput
     from agentcli.tui.widgets._prompt_menu import CompletionMenu
 
 PromptMode = str
@@ -108,8 +110,11 @@ class PromptArea(Vertical):
         self.question: ClarificationRequested | None = None
         self.permission: PermissionRequested | None = None
         # Attributes, not queries: the app may still set the mode while the screen closes.
-        self.input = PromptInput(placeholder=_PLACEHOLDERS["task"], id="prompt-input")
-        self.input.router = self
+        self.first = FirstFramePrompt(placeholder=_PLACEHOLDERS["task"], id="prompt-first")
+        """What the first frame shows for the editor; replaced by it in ``upgrade``."""
+        self._input: PromptInput | None = None
+        self._upgraded = False
+        """The editor has replaced the stand-in."""
         self.menu: CompletionMenu | None = None
         """The completion menu; None until ``mount_extras`` (just after the first frame)."""
         self._question_text = Static(id="question-text")
@@ -130,11 +135,45 @@ class PromptArea(Vertical):
         """How the last turn ended and what to do next; shown while the agent waits for a task or guidance."""
 
     def compose(self) -> Iterable[Widget]:
-        # The first frame has the hint and the input only. The question box, the queued list and
-        # the completion menu (two OptionLists, with their stylesheets to parse and apply) show
-        # nothing before a session exists; ``mount_extras`` mounts them just after that frame.
+        # The first frame has the hint and the editor's stand-in only. The question box, the
+        # queued list and the completion menu (two OptionLists, with their stylesheets to parse
+        # and apply) show nothing before a session exists; ``mount_extras`` mounts them, and
+        # ``upgrade`` the editor, just after that frame.
         yield self._hint
-        yield self.input
+        yield self.first
+
+    @property
+    def input(self) -> PromptInput:
+        """The editor, made on first use: in the app that is ``upgrade``, just after the first
+        frame and before any session (tests may ask for it sooner, to stop its cursor blinking).
+        Until it is mounted, what is typed is in ``first``."""
+        if self._input is None:
+            from agentcli.tui.widgets._prompt_input import PromptInput
+
+            editor = PromptInput(placeholder=self.first.placeholder, id="prompt-input")
+            editor.router = self
+            editor.disabled = self.first.disabled
+            self._input = editor
+        return self._input
+
+    async def upgrade(self) -> None:
+        """Replace the first frame's stand-in by the editor, which gets every key and paste the
+        stand-in kept (in order, before any typed later) and the focus if the stand-in had it."""
+        if self._upgraded:
+            return
+        self._upgraded = True
+        editor = self.input
+        editor.display = False  # one frame with both would move the screen by three rows
+        await self.mount(editor, before=self.first)
+        # From here to the end no await: keys the app routes meanwhile go to the stand-in and are
+        # in what it hands over, or come after the focus moved and go to the editor.
+        had_focus = self.screen.focused is self.first
+        editor.display = True
+        self.first.display = False
+        if had_focus:
+            self.screen.set_focus(editor, scroll_visible=False)
+        self.first.hand_over(editor)
+        await self.first.remove()
 
     @property
     def commands(self) -> list[SlashCommand]:
@@ -243,8 +282,11 @@ class PromptArea(Vertical):
         self.set_class(new == "answer", "-answer")
         self.set_class(new == "permission", "-permission")
         self.set_class(new == "guidance", "-guidance")
-        self.input.placeholder = _PLACEHOLDERS.get(new, "")
-        self.input.disabled = new == "readonly"
+        for field in (self.first, self._input):
+            if field is not None:
+                field.placeholder = _PLACEHOLDERS.get(new, "")
+                field.disabled = new == "readonly"
+        self.first.refresh()
         if new == "permission":
             self._close_menu()
         if new != "answer":
@@ -270,8 +312,9 @@ class PromptArea(Vertical):
                 return self.question.options[number - 1]
         return text
 
-    @on(PromptInput.Submitted, "#prompt-input")
-    def _submitted(self, event: PromptInput.Submitted) -> None:
+    def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
+        # Handlers by name, not ``@on(PromptInput.Submitted)``: that would import the editor
+        # with this module, before the first frame. The editor is this prompt's only one.
         event.stop()
         text = event.text.strip()
         if not text and self.mode not in ("guidance",):
@@ -297,10 +340,10 @@ class PromptArea(Vertical):
     class PathsWanted(Message):
         """``@`` was typed and the workspace's paths are not listed yet."""
 
-    @on(PromptInput.Changed, "#prompt-input")
-    def _changed(self, event: PromptInput.Changed) -> None:
+    def on_text_area_changed(self, event: PromptInput.Changed) -> None:
         event.stop()
-        self._update_menu()
+        if event.text_area is self._input:
+            self._update_menu()
 
     def refresh_menu(self) -> None:
         """Offer again what the text at the cursor asks for (the paths have just been listed)."""
@@ -332,8 +375,7 @@ class PromptArea(Vertical):
                 return
             menu.show("mention", token, mention_choices(self.paths, token.typed))
 
-    @on(PromptInput.HistorySearched)
-    def _search_history(self, event: PromptInput.HistorySearched) -> None:
+    def on_prompt_input_history_searched(self, event: PromptInput.HistorySearched) -> None:
         event.stop()
         if self.history is None or not self.history.entries:
             self.app.notify("No earlier messages in this workspace yet.")

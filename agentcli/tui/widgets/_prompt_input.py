@@ -117,7 +117,25 @@ class PromptInput(TextArea):
                 return
             self.post_message(self.Submitted(self, self.expanded))
             return
+        if await self._run_own_binding(event):
+            return
         await super()._on_key(event)
+
+    async def _run_own_binding(self, event: events.Key) -> bool:
+        """Run the editor's own binding for the key (backspace, arrows, ctrl+k, …) here and now.
+
+        Textual runs a widget's bindings only once the key has bubbled up to the app, through the
+        message queues, while printable keys are inserted where they arrive: keys sent faster than
+        that round trip (a fast typist, a paste without bracketed paste, a terminal multiplexer's
+        send-keys) were applied out of order — ``abcd``, left, ``x`` gave ``abcdx``
+        (Textualize/textual#6605). Priority bindings ran before the key got here, as before.
+        """
+        for binding in self._bindings.key_to_bindings.get(event.key, ()):
+            if not binding.priority and await self.app.run_action(binding.action, self):
+                event.stop()
+                event.prevent_default()
+                return True
+        return False
 
     async def _on_paste(self, event: events.Paste) -> None:
         if self.read_only:
