@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from textual.app import App
+from textual.containers import Vertical
 from textual.pilot import Pilot
+from textual.widget import Widget
 from textual.widgets import Static
 
 from agentcli.config import RetrySettings, Settings, data_home
@@ -19,6 +21,7 @@ from agentcli.llm.types import ModelRequest, ModelResponse, ReasoningChunk, Stre
 from agentcli.session import Session
 from agentcli.session.log import SessionLog
 from agentcli.tui.app import AgentApp
+from agentcli.tui.widgets._block_styles import BlockStyles
 from agentcli.workflow import builtin_workflow
 from tests.support.waiting import DEADLINE_S, POLL_S
 
@@ -339,3 +342,14 @@ __all__ = [
     "wait_idle",
     "wait_streamed_text_shown",
 ]
+
+
+class BlockHost(Vertical):
+    """A column that styles the finished agent messages in it, as the Conversation does
+    (``FinishedAgentBlock`` reads its component classes from the nearest ``block_styles``)."""
+
+    DEFAULT_CSS = "BlockHost { height: 1fr; }"
+
+    def __init__(self, *children: Widget, id: str | None = None) -> None:
+        self.block_styles = BlockStyles()
+        super().__init__(self.block_styles, *children, id=id)

@@ -11,7 +11,7 @@ from textual.widget import Widget
 
 from agentcli.tui.themes import ROLE_DEFAULTS
 from agentcli.tui.widgets._agent_block import AgentBlock, FinishedAgentBlock, finished_block
-from tests.tui.helpers import drain
+from tests.tui.helpers import BlockHost, drain
 
 SAMPLES = [
     "Done.",
@@ -53,10 +53,11 @@ class Pair(App[None]):
         return dict(ROLE_DEFAULTS)
 
     def compose(self) -> Iterable[Widget]:
-        with VerticalScroll(id="left"):
-            yield AgentBlock(self.text, classes="-cont")
-        with VerticalScroll(id="right"):
-            yield finished_block(self.text, classes="-cont")
+        with BlockHost():
+            with VerticalScroll(id="left"):
+                yield AgentBlock(self.text, classes="-cont")
+            with VerticalScroll(id="right"):
+                yield finished_block(self.text, classes="-cont")
 
 
 def lines(app: App[None], column: str) -> list[list[tuple[str, str]]]:
@@ -119,10 +120,11 @@ class LivePair(Pair):
     def compose(self) -> Iterable[Widget]:
         from agentcli.tui.widgets._live_block import LiveAgentBlock
 
-        with VerticalScroll(id="left"):
-            yield AgentBlock(self.text, classes="-cont")
-        with VerticalScroll(id="right"):
-            yield LiveAgentBlock("", classes="-cont")
+        with BlockHost():
+            with VerticalScroll(id="left"):
+                yield AgentBlock(self.text, classes="-cont")
+            with VerticalScroll(id="right"):
+                yield LiveAgentBlock("", classes="-cont")
 
 
 @pytest.mark.parametrize("text", [*SAMPLES, "Intro\n\n> a quote that only Markdown draws\n\n| a |\n|---|\n| 1 |"])
@@ -150,3 +152,21 @@ async def test_a_finished_table_looks_like_the_markdown_widget_under_an_ansi_the
         await drain(pilot)
         assert isinstance(app.query_one("#right").children[0], FinishedAgentBlock)
         assert lines(app, "right") == lines(app, "left")
+
+
+@pytest.mark.parametrize("text", [sample for sample in SAMPLES if "#" in sample or "```" in sample or "|---" in sample])
+async def test_styles_read_from_the_shared_host_follow_a_theme_switch(text: str) -> None:
+    """A finished block's component classes live on the stream's one ``BlockStyles``: after a
+    switch between two dark themes (its pseudo-classes unchanged) and to a light one, it is drawn
+    with the new styles, as the Markdown widget beside it is, and has none of its own."""
+    app = Pair(text)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await drain(pilot)
+        right = app.query_one("#right").children[0]
+        assert isinstance(right, FinishedAgentBlock) and not right._component_styles
+        before = lines(app, "right")
+        for theme in ("gruvbox", "textual-light"):
+            app.theme = theme
+            await drain(pilot)
+            assert lines(app, "right") == lines(app, "left"), theme
+        assert lines(app, "right") != before

@@ -14,7 +14,7 @@ from textual.widgets import Markdown
 from agentcli.tui.themes import ROLE_DEFAULTS
 from agentcli.tui.widgets._agent_block import finished_block
 from agentcli.tui.widgets._live_block import LiveAgentBlock
-from tests.tui.helpers import drain
+from tests.tui.helpers import BlockHost, drain
 from tests.tui.test_finished_blocks import SAMPLES, lines
 
 STREAMED = [
@@ -32,9 +32,10 @@ class Side(App[None]):
         return dict(ROLE_DEFAULTS)
 
     def compose(self) -> Iterable[Widget]:
-        yield VerticalScroll(id="left")
-        with VerticalScroll(id="right"):
-            yield LiveAgentBlock("", classes="-cont")
+        with BlockHost():
+            yield VerticalScroll(id="left")
+            with VerticalScroll(id="right"):
+                yield LiveAgentBlock("", classes="-cont")
 
 
 @pytest.mark.parametrize("text", STREAMED)

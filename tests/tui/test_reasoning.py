@@ -15,6 +15,7 @@ from agentcli.session import factory
 from agentcli.session.log import find_session
 from agentcli.tui.messages import SessionEventPosted
 from agentcli.tui.widgets import AgentBlock, Conversation, ReasoningBlock
+from agentcli.tui.widgets._block_styles import BlockStyles
 from agentcli.tui.widgets._blocks import _WrappedLines
 from agentcli.tui.widgets._conversation import MAX_MOUNTED
 from tests.support.anthropic_server import AnthropicServer, Call, Reply
@@ -192,18 +193,22 @@ async def test_streamed_reasoning_mounts_one_block_and_appends_to_it() -> None:
     app = StreamApp()
     async with app.run_test(size=(100, 30)) as pilot:
         conversation = app.query_one(Conversation)
-        before = len(conversation.children)
+
+        def blocks() -> int:  # the stream's hidden BlockStyles comes with the first agent text
+            return sum(not isinstance(child, BlockStyles) for child in conversation.children)
+
+        before = blocks()
         pieces = [f"step {n} of a long thought, " + ("\n" if n % 7 == 0 else "") for n in range(300)]
         for piece in pieces:
             conversation.post_message(SessionEventPosted(ReasoningDelta(text=piece)))
         await wait_for(pilot, lambda: bool(conversation.query(ReasoningBlock))
                        and conversation.query_one(ReasoningBlock).text == "".join(pieces), what="the deltas")
-        assert len(conversation.children) == before + 1
+        assert blocks() == before + 1
         block = conversation.query_one(ReasoningBlock)
         assert block.expanded and block.live
         conversation.post_message(SessionEventPosted(TextDelta(text="The answer.")))
         await wait_for(pilot, lambda: not block.expanded, what="the reply to fold the reasoning")
-        assert len(conversation.children) == before + 2
+        assert blocks() == before + 2
 
 
 def test_an_append_wraps_again_only_the_line_it_grows() -> None:

@@ -13,8 +13,10 @@ from collections.abc import Callable
 
 from textual.await_complete import AwaitComplete
 from textual.color import Color
+from textual.css.styles import RenderStyles
 from textual.widgets import Markdown
 
+from agentcli.tui.widgets._block_styles import BlockStyles
 from agentcli.tui.widgets._flat_markdown import FlatMarkdown, Part, flat_parts
 from agentcli.tui.widgets._flat_table import TableStyles
 from agentcli.tui.widgets._part_cache import PartCache
@@ -149,31 +151,8 @@ class FinishedAgentBlock(AgentBlock):
     are drawn this way; ``finished_block`` keeps ``AgentBlock`` for anything else (quotes, rules).
     """
 
-    COMPONENT_CLASSES = {"em", "strong", "s", "code_inline", "bullet", "fence", "h1", "h2", "h3", "h4", "h5", "h6",
-                         "table", "table-header", "keyline"}
-    DEFAULT_CSS = """
-    FinishedAgentBlock {
-        &:dark > .code_inline { background: $warning 10%; color: $text-warning 95%; }
-        &:light > .code_inline { background: $error 5%; color: $text-error 95%; }
-        &:ansi > .code_inline { background: ansi_default; }
-        & > .em { text-style: italic; }
-        & > .strong { text-style: bold; }
-        & > .s { text-style: strike; }
-        & > .bullet { color: $text-primary; }
-        &:light > .bullet { color: $text-secondary; }
-        & > .fence { color: rgb(210,210,210); background: black 10%; }
-        &:light > .fence { background: white 30%; }
-        & > .h1 { color: $markdown-h1-color; background: $markdown-h1-background; text-style: $markdown-h1-text-style; }
-        & > .h2 { color: $markdown-h2-color; background: $markdown-h2-background; text-style: $markdown-h2-text-style; }
-        & > .h3 { color: $markdown-h3-color; background: $markdown-h3-background; text-style: $markdown-h3-text-style; }
-        & > .h4 { color: $markdown-h4-color; background: $markdown-h4-background; text-style: $markdown-h4-text-style; }
-        & > .h5 { color: $markdown-h5-color; background: $markdown-h5-background; text-style: $markdown-h5-text-style; }
-        & > .h6 { color: $markdown-h6-color; background: $markdown-h6-background; text-style: $markdown-h6-text-style; }
-        &:light > .table { background: white 30%; }
-        & > .table-header { color: $primary; }
-        & > .keyline { color: $foreground 20%; }
-    }
-    """
+    # Its component classes (em, strong, code, bullet, fence, headings, tables) are not its own:
+    # it reads them from the stream's one ``BlockStyles`` (``_block_styles``), which styles them.
 
     def __init__(self, markdown: str, parts: list[Part], *, classes: str | None = None) -> None:
         super().__init__(markdown, classes=classes)
@@ -181,6 +160,19 @@ class FinishedAgentBlock(AgentBlock):
         self._parts = parts
         self._part_cache: PartCache | None = None
         """Lines of parts drawn before, while the chunk is streamed into (``LiveAgentBlock``)."""
+        self._style_host: BlockStyles | None = None
+        """Where its component classes are styled: the nearest ``block_styles`` of its ancestors."""
+
+    def get_component_styles(self, *names: str) -> RenderStyles:
+        host = self._style_host
+        if host is None or not host.is_attached:
+            hosts = (getattr(node, "block_styles", None) for node in self.ancestors)
+            host = self._style_host = next(
+                (found for found in hosts if isinstance(found, BlockStyles) and found.is_attached), None)
+            if host is None:
+                raise LookupError("a finished agent message is drawn inside a container with a mounted "
+                                  "`block_styles` (BlockStyles), such as the Conversation")
+        return host.get_component_styles(*names)
 
     @property
     def is_container(self) -> bool:
@@ -197,6 +189,7 @@ class FinishedAgentBlock(AgentBlock):
         # are freed at once by reference counting, and the garbage is a few hundred objects.
         self._parts = []
         self._part_cache = None
+        self._style_host = None
         self._styles_cache.clear()
         self._layout_cache.clear()
 

@@ -29,6 +29,7 @@ from textual.widget import Widget
 
 from agentcli.tui.calls import ToolCalls
 from agentcli.tui.messages import SessionEventPosted
+from agentcli.tui.widgets._block_styles import BlockStyles
 from agentcli.tui.widgets._blocks import (
     EarlierMarker,
     NoticeBlock,
@@ -39,6 +40,7 @@ from agentcli.tui.widgets._blocks import (
     render_call,
     status_mark,
 )
+from agentcli.tui.widgets._offscreen import drop_far_lines, forget_lines
 from agentcli.tui.widgets._records import (
     CHUNK_CHARS,
     STREAM_CHUNK_CHARS,
@@ -133,6 +135,12 @@ class Conversation(VerticalScroll, can_focus=True):
         self._marker.display = False
         self._later = EarlierMarker(later=True)
         self._later.display = False
+        self._dropping = False
+        """A pass over the blocks far from the view is queued (``_offscreen``)."""
+        self._settling = 0
+        """Pages mounted whose scroll back to the block being read has not been drawn yet."""
+        self.block_styles = BlockStyles()
+        """The component styles of every finished agent message in the stream (``_block_styles``)."""
         self._call_records: dict[str, Record] = {}
         self._continuing = False
         """The reply being streamed goes on past a chunk boundary."""
@@ -174,7 +182,9 @@ class Conversation(VerticalScroll, can_focus=True):
         self._end_stream(interrupted=False)
         self._thought, self._thought_shown = None, False
         self._draining.clear()
-        await self.remove_children([r.widget for r in self.records if r.widget is not None])
+        doomed = [r.widget for r in self.records if r.widget is not None]
+        forget_lines(doomed)
+        await self.remove_children(doomed)
         self.records.clear()
         self._call_records.clear()
         self._first_mounted = self._last_mounted = 0
@@ -251,6 +261,7 @@ class Conversation(VerticalScroll, can_focus=True):
         self._window_at_end = self._last_mounted == len(self.records)
         widgets = [self._widget_for(r) for r in self.records[self._first_mounted : self._last_mounted]]
         self.release_anchor()
+        forget_lines(doomed)
         with self.app.batch_update():
             await self.remove_children(doomed)
             await self.mount_all(widgets, before=self._later)
@@ -341,6 +352,10 @@ class Conversation(VerticalScroll, can_focus=True):
         return record
 
     def _widget_for(self, record: Record) -> Widget:
+        if record.kind == "agent" and not self.block_styles.is_attached:
+            # Mounted with the first agent message, not in the first frame; mount() styles it at
+            # once, so the message mounted after it finds its styles.
+            self.mount(self.block_styles, before=0)
         if record.kind == "agent" and record is not self._streaming:
             # Finished text (history, a page scrolled back to): one widget, not Markdown's dozen.
             from agentcli.tui.widgets._agent_block import finished_block
@@ -555,6 +570,7 @@ class Conversation(VerticalScroll, can_focus=True):
             self._first_mounted += 1
             mounted -= 1
             total -= record.weight
+        forget_lines(doomed)
         await self.remove_children(doomed)
         self._update_marker()
 
@@ -571,6 +587,7 @@ class Conversation(VerticalScroll, can_focus=True):
             self._window_at_end = False
             mounted -= 1
             total -= record.weight
+        forget_lines(doomed)
         await self.remove_children(doomed)
         self._update_marker()
 
@@ -588,7 +605,8 @@ class Conversation(VerticalScroll, can_focus=True):
             await self.mount_all(widgets, after=self._marker)
             await self._unload_bottom()
         if anchor_widget is not None:
-            self.call_after_refresh(self.scroll_to_widget, anchor_widget, animate=False, top=True)
+            self._settling += 1
+            self.call_after_refresh(self._keep_in_view, anchor_widget, top=True)
 
     async def action_show_later(self) -> None:
         """Mount the next page under the window, keeping the view still; unload at the top."""
@@ -604,7 +622,8 @@ class Conversation(VerticalScroll, can_focus=True):
             await self.mount_all(widgets, before=self._later)
             await self._unload_top(count=MAX_MOUNTED, weight=MAX_WEIGHT)
         if anchor_widget is not None:
-            self.call_after_refresh(self.scroll_to_widget, anchor_widget, animate=False, top=False)
+            self._settling += 1
+            self.call_after_refresh(self._keep_in_view, anchor_widget, top=False)
 
     async def action_jump_to_end(self) -> None:
         """Show the newest blocks and follow the stream again."""
@@ -616,6 +635,7 @@ class Conversation(VerticalScroll, can_focus=True):
             self._window_at_end = True
             self._first_mounted = self._window_start(self._last_mounted, INITIAL)
             widgets = [self._widget_for(record) for record in self.records[self._first_mounted :]]
+            forget_lines(doomed)
             with self.app.batch_update():
                 await self.remove_children(doomed)
                 await self.mount_all(widgets, before=self._later)
@@ -641,10 +661,30 @@ class Conversation(VerticalScroll, can_focus=True):
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
+        if not self._dropping:
+            self._dropping = True
+            self.call_after_refresh(self._drop_far_lines)
         if new <= 0 < old and self._first_mounted > 0:
             self.run_worker(self.action_show_earlier(), group="window", exclusive=True)
         elif new >= self.max_scroll_y > old and not self.at_end:
             self.run_worker(self.action_show_later(), group="window", exclusive=True)
+
+    def _keep_in_view(self, widget: Widget, *, top: bool) -> None:
+        """After a page was mounted: scroll back to the block the user was reading."""
+        self.scroll_to_widget(widget, animate=False, top=top)
+        self.call_after_refresh(self._settled)
+
+    def _settled(self) -> None:
+        self._settling -= 1
+        self._drop_far_lines()
+
+    def _drop_far_lines(self) -> None:
+        """Once a scroll has been drawn: the blocks far from the view let go of their lines."""
+        self._dropping = False
+        # Not while a page just mounted has moved the blocks and the view is not back on the one
+        # the user was reading: the blocks about to be shown would look far, and be drawn again.
+        if not self._settling:
+            drop_far_lines(self)
 
     @on(ToolCallBlock.Selected)
     def _call_focused(self, message: ToolCallBlock.Selected) -> None:
