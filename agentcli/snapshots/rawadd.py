@@ -5,8 +5,9 @@ attribute lookup of ~80 µs in system calls — although the shadow repository t
 off (`info/attributes`), so the blob is always the file's raw bytes. Here a regular file is read
 with `os.read`, stored with `Repository.create_blob` (no filter) and entered with the stat data
 of the descriptor it was read from, which is what `git_index_add_bypath` records too. Anything
-else (a link, a nested repository, a file past `STREAM_BYTES`, an index that folds case, a file
-that changed while it was read) goes to `Index.add` as before.
+else (a link, a nested repository, a file past `STREAM_BYTES`, an index that folds case or
+distrusts file modes, a system without `O_NOFOLLOW`, a file that changed while it was read) goes to
+`Index.add` as before.
 
 The stat data are taken before the read: a file written after them carries a newer mtime or
 size than the entry, so the next walk hashes it again (libgit2 itself `lstat`s, then reads).
@@ -41,8 +42,8 @@ def add_files(repo: pygit2.Repository, index: pygit2.Index, workspace: Path, pat
     Returns:
         The paths not added here, in their order.
     """
-    if not paths or _folds_case(repo):
-        return paths
+    if not paths or not hasattr(os, "O_NOFOLLOW") or _folds_case(repo) or not _trusts_modes(repo):
+        return paths  # libgit2 then decides a link from a file, and which mode to keep
     root = os.fsencode(workspace) + b"/"
     raw = index._index
     centry = ffi.new("git_index_entry *")
@@ -81,6 +82,15 @@ def _folds_case(repo: pygit2.Repository) -> bool:
         return bool(repo.config.get_bool("core.ignorecase"))
     except (KeyError, pygit2.GitError):
         return False
+
+
+def _trusts_modes(repo: pygit2.Repository) -> bool:
+    """`core.filemode` (true unless set false): without it libgit2 keeps the mode the index had,
+    which the entry built here would not."""
+    try:
+        return bool(repo.config.get_bool("core.filemode"))
+    except (KeyError, pygit2.GitError):
+        return True
 
 
 def _fill(centry: object, st: os.stat_result, c_path: object, oid: pygit2.Oid) -> None:

@@ -123,11 +123,16 @@ class TreeWatcher:
         """
         inotify = self._inotify
         if inotify is not None and inotify.queued_bytes() > DROP_BYTES_PER_DIR * max(1, len(self._wds)):
+            watches = len(self._wds)
             self._inotify = None
             self.close()
+            if watches * 2 > _watch_limit():
+                inotify.close()  # its watches must be gone before `start` adds as many again
+                return
             # Closing an inotify descriptor waits for the kernel to tear its watches down (a
             # grace period: 4-20 ms idle, measured with 27 watches), most of a 1k-file walk.
-            # Nothing reads it any more, so the capture need not wait.
+            # Nothing reads it any more, so the capture need not wait, unless the new watches
+            # could hit the kernel's limit while the old ones still count (above).
             threading.Thread(target=inotify.close, name="inotify-close", daemon=True).start()
 
     def close(self) -> None:
@@ -368,3 +373,11 @@ class _INotify:
 
     def close(self) -> None:
         self._fd.close()
+
+
+def _watch_limit() -> int:
+    """The kernel's per-user inotify watch limit (``fs.inotify.max_user_watches``)."""
+    try:
+        return int(Path("/proc/sys/fs/inotify/max_user_watches").read_text())
+    except (OSError, ValueError):
+        return 8192  # the kernel's smallest default

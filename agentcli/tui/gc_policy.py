@@ -84,6 +84,9 @@ class GcPolicy:
         """Objects this policy froze since install or the last release. Counted here rather than
         by ``gc.get_freeze_count()``, which walks the whole frozen list and also counts what others
         froze (litellm's warm-up freezes ~300k objects of its import: not garbage to wait for)."""
+        self._froze = False
+        """Whether anything this policy froze may still be frozen: a release's own pass freezes
+        its survivors again, so ``growth`` being 0 after it does not mean nothing is."""
         self._last_activity = clock()
         self.stats = GcStats()
 
@@ -112,8 +115,9 @@ class GcPolicy:
             return
         self._installed = False
         gc.callbacks.remove(self._after_collection)
-        if self._grown:
+        if self._froze:
             self._grown = 0
+            self._froze = False
             # Unfreezing cannot spare what start-up froze; the process is ending or moving on.
             gc.unfreeze()
 
@@ -173,4 +177,5 @@ class GcPolicy:
         # costs a fraction of the pass that just walked them.
         self._grown += len(gc.get_objects(generation=2))
         gc.freeze()
+        self._froze = True
         self.stats.freezes += 1

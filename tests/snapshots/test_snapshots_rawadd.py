@@ -98,3 +98,16 @@ def test_raw_adds_keep_exec_bits_and_leave_links_big_files_and_repositories_to_l
     # The stat data recorded let git itself find every entry unchanged.
     env = {"GIT_DIR": str(store.path), "GIT_WORK_TREE": str(ws), "GIT_INDEX_FILE": str(store.path / "index")}
     assert git(ws, "diff-files", "--name-only", env=env) == ""
+
+
+def test_a_shadow_that_distrusts_file_modes_leaves_every_path_to_libgit2(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    write(ws / "a.txt", "a\n")
+    git(ws, "init", "-q", "-b", "main")
+    commit_all(ws, "base")
+    store = SnapshotStore(ws, tmp_path / "data")
+    store.capture(session_id="s", reason="start")
+    write(ws / "run.sh", "#!/bin/sh\n", mode=0o755)
+    shadow = store._shadow
+    shadow.repo.config["core.filemode"] = False  # as on a file system without exec bits
+    assert add_files(shadow.repo, shadow.index(), ws, ["run.sh", "a.txt"]) == ["run.sh", "a.txt"]

@@ -330,3 +330,29 @@ def test_hinted_captures_of_two_processes_keep_each_others_changes(repo: Path, d
     result = one.capture(session_id="a", reason="after write_file", paths_hint=["README.md"])
 
     assert result.tree == git_add_all_tree(repo, tmp_path / "x")
+
+
+def test_a_flooded_watcher_near_the_kernel_limit_closes_before_watching_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    import agentcli.snapshots.watcher as watcher_module
+    from agentcli.snapshots.watcher import TreeWatcher
+
+    for n in range(6):
+        write(tmp_path / f"d{n}" / "f.txt", "x\n")
+    watcher = TreeWatcher(tmp_path)
+    assert watcher.start(), watcher.unavailable_reason
+    for n in range(6):
+        for k in range(200):
+            write(tmp_path / f"d{n}" / f"new{k}.txt", "y\n")
+    closers: list[threading.Thread] = []
+    real_start = threading.Thread.start
+    monkeypatch.setattr(threading.Thread, "start",
+                        lambda self: (closers.append(self), real_start(self))[1])
+    monkeypatch.setattr(watcher_module, "_watch_limit", lambda: 8)  # 7 watches: over half the limit
+    watcher.drop_if_cheaper()
+    assert watcher._inotify is None, "the flood made watching afresh cheaper"
+    assert not [t for t in closers if t.name == "inotify-close"], "closed at once, not on a thread"
+    assert watcher.start()

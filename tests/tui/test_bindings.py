@@ -57,3 +57,23 @@ async def test_a_remapped_key_pauses(project: Path) -> None:
         await pilot.press("f5")
         await wait_for(pilot, lambda: app.control_state == "paused", what="paused by f5")
     assert isinstance(app, AgentApp)
+
+
+async def test_a_remapped_prompt_key_moves_and_the_old_key_no_longer_runs_it(project: Path) -> None:
+    from textual import events
+
+    keymap_file().parent.mkdir(parents=True)
+    keymap_file().write_text('"agentcli.prompt.expand" = "f7"\n')
+    app = make_app(project, make_session(project, ReplayModel(recording(("Done.", [])))))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.session_ready, what="the session")
+        field = app.prompt.input
+        field.focus()
+        field.post_message(events.Paste("\n".join(f"line {n}" for n in range(12))))
+        await wait_for(pilot, lambda: "[pasted 12 lines #1]" in field.text, what="the chip")
+        await pilot.press("ctrl+o")
+        await pilot.press("x")
+        await wait_for(pilot, lambda: field.text.endswith("x"), what="the key after ctrl+o")
+        assert "[pasted 12 lines #1]" in field.text, "ctrl+o was moved away by the keymap"
+        await pilot.press("f7")
+        await wait_for(pilot, lambda: "line 11" in field.text, what="the chip expanded by f7")

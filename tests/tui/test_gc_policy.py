@@ -176,3 +176,17 @@ def test_a_terminal_that_lost_focus_need_not_wait(policy: GcPolicy) -> None:
     assert not policy.tick(busy=True, away=True), "a running turn still comes first"
     assert policy.tick(busy=False, away=True)
     assert died() is None
+
+
+def test_uninstall_right_after_a_release_still_hands_frozen_objects_back(policy: GcPolicy, clock: Clock) -> None:
+    record = Node()
+    gc.collect()
+    clock.now += 10
+    assert policy.tick(busy=False)  # the release's own pass froze its survivors again
+    assert frozen(record) and policy.growth == 0
+    policy.uninstall()
+    assert not frozen(record), "an app closed just after a release leaves nothing of its own frozen"
+    died = weakref.ref(record)
+    del record
+    gc.collect()
+    assert died() is None

@@ -128,9 +128,16 @@ class PromptInput(TextArea):
         message queues, while printable keys are inserted where they arrive: keys sent faster than
         that round trip (a fast typist, a paste without bracketed paste, a terminal multiplexer's
         send-keys) were applied out of order — ``abcd``, left, ``x`` gave ``abcdx``
-        (Textualize/textual#6605). Priority bindings ran before the key got here, as before.
+        (Textualize/textual#6605). Priority bindings ran before the key got here, as before. The
+        user's keymap applies as it does on Textual's own path (a binding moved off this key does
+        not run for it).
         """
-        for binding in self._bindings.key_to_bindings.get(event.key, ()):
+        bindings = self._bindings
+        keymap = self.app._keymap  # Textual's; its binding chain applies it the same way
+        if keymap:
+            bindings = bindings.copy()
+            bindings.apply_keymap(keymap)
+        for binding in bindings.key_to_bindings.get(event.key, ()):
             if not binding.priority and await self.app.run_action(binding.action, self):
                 event.stop()
                 event.prevent_default()
