@@ -68,13 +68,19 @@ def test_raw_adds_enter_what_libgit2_enters(
         shutil.rmtree(root, ignore_errors=True)
 
 
-def test_raw_adds_keep_exec_bits_and_leave_links_big_files_and_repositories_to_libgit2(tmp_path: Path) -> None:
+def _captured_workspace(tmp_path: Path) -> tuple[Path, SnapshotStore]:
+    """A committed one-file workspace and a store that has captured it once."""
     ws = tmp_path / "ws"
     write(ws / "a.txt", "a\n")
     git(ws, "init", "-q", "-b", "main")
     commit_all(ws, "base")
     store = SnapshotStore(ws, tmp_path / "data")
     store.capture(session_id="s", reason="start")
+    return ws, store
+
+
+def test_raw_adds_keep_exec_bits_and_leave_links_big_files_and_repositories_to_libgit2(tmp_path: Path) -> None:
+    ws, store = _captured_workspace(tmp_path)
     write(ws / "run.sh", "#!/bin/sh\n", mode=0o755)
     write(ws / "a.txt", "b\n")  # same size, new bytes
     os.symlink("a.txt", ws / "link")
@@ -101,12 +107,7 @@ def test_raw_adds_keep_exec_bits_and_leave_links_big_files_and_repositories_to_l
 
 
 def test_a_shadow_that_distrusts_file_modes_leaves_every_path_to_libgit2(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    write(ws / "a.txt", "a\n")
-    git(ws, "init", "-q", "-b", "main")
-    commit_all(ws, "base")
-    store = SnapshotStore(ws, tmp_path / "data")
-    store.capture(session_id="s", reason="start")
+    ws, store = _captured_workspace(tmp_path)
     write(ws / "run.sh", "#!/bin/sh\n", mode=0o755)
     shadow = store._shadow
     shadow.repo.config["core.filemode"] = False  # as on a file system without exec bits
