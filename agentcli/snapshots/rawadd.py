@@ -42,8 +42,11 @@ def add_files(repo: pygit2.Repository, index: pygit2.Index, workspace: Path, pat
     Returns:
         The paths not added here, in their order.
     """
-    if not paths or not hasattr(os, "O_NOFOLLOW") or _folds_case(repo) or not _trusts_modes(repo):
-        return paths  # libgit2 then decides a link from a file, and which mode to keep
+    # libgit2 decides instead: a link from a file without O_NOFOLLOW; each path's case against
+    # the index's with core.ignorecase; the mode to keep when core.filemode is false.
+    if (not paths or not hasattr(os, "O_NOFOLLOW") or _flag(repo, "core.ignorecase", False)
+            or not _flag(repo, "core.filemode", True)):
+        return paths
     root = os.fsencode(workspace) + b"/"
     raw = index._index
     centry = ffi.new("git_index_entry *")
@@ -76,21 +79,11 @@ def add_files(repo: pygit2.Repository, index: pygit2.Index, workspace: Path, pat
     return rest
 
 
-def _folds_case(repo: pygit2.Repository) -> bool:
-    """`core.ignorecase`: libgit2 must then match each path's case to the index's itself."""
+def _flag(repo: pygit2.Repository, name: str, default: bool) -> bool:
     try:
-        return bool(repo.config.get_bool("core.ignorecase"))
+        return bool(repo.config.get_bool(name))
     except (KeyError, pygit2.GitError):
-        return False
-
-
-def _trusts_modes(repo: pygit2.Repository) -> bool:
-    """`core.filemode` (true unless set false): without it libgit2 keeps the mode the index had,
-    which the entry built here would not."""
-    try:
-        return bool(repo.config.get_bool("core.filemode"))
-    except (KeyError, pygit2.GitError):
-        return True
+        return default
 
 
 def _fill(centry: object, st: os.stat_result, c_path: object, oid: pygit2.Oid) -> None:
