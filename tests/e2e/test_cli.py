@@ -5,20 +5,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support import agentcli_process
 from tests.support.openai_server import Call, OpenAIServer, Reply
-
-AGENTCLI = [sys.executable, "-m", "agentcli"]
 
 
 def agentcli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*AGENTCLI, *args], cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=timeout
-    )
+    """``python -m agentcli ARGS`` to its end (forked with agentcli imported: tests/support/agentcli_process.py)."""
+    return agentcli_process.run(list(args), cwd=cwd, env=env, timeout=timeout)
 
 
 def recording(path: Path, *turns: dict[str, object]) -> str:

@@ -10,7 +10,9 @@ import time
 import uuid
 from pathlib import Path
 
-from tests.e2e.test_cli import AGENTCLI, agentcli, events
+from tests.e2e.test_cli import agentcli, events
+from tests.support import agentcli_process
+from tests.support.agentcli_process import ForkedProcess
 from tests.support.openai_server import Call, OpenAIServer, Reply
 from tests.support.waiting import eventually_sync, processes_with
 
@@ -23,11 +25,11 @@ def _session_dir(session_id: str) -> Path:
     return Path(os.environ["XDG_DATA_HOME"]) / "agentcli" / "sessions" / session_id
 
 
-def _start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen([*AGENTCLI, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def _start(args: list[str], cwd: Path) -> ForkedProcess | subprocess.Popen[str]:
+    return agentcli_process.start(args, cwd=cwd)
 
 
-def _read_until(proc: subprocess.Popen[str], event_type: str, timeout: float = 60) -> list[dict[str, object]]:
+def _read_until(proc: ForkedProcess | subprocess.Popen[str], event_type: str, timeout: float = 60) -> list[dict[str, object]]:
     """Read JSON lines from a running agentcli until an event of ``event_type`` arrives."""
     seen: list[dict[str, object]] = []
     deadline = time.monotonic() + timeout

@@ -12,7 +12,6 @@ import hashlib
 import os
 import re
 import subprocess
-import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -21,15 +20,13 @@ from typing import Any
 
 import pytest
 
+from tests.support import agentcli_process
 from tests.support.openai_server import Call, Fail, Reply
-
-AGENTCLI = [sys.executable, "-m", "agentcli"]
 
 
 def agentcli(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
     # Wide enough that rich never folds a table cell: the tests read rows by line.
-    return subprocess.run([*AGENTCLI, *args], cwd=cwd, env={**os.environ, "COLUMNS": "200"}, capture_output=True,
-                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    return agentcli_process.run(list(args), cwd=cwd, env={"COLUMNS": "200"}, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
 class Router:

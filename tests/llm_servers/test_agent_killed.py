@@ -13,8 +13,9 @@ import signal
 import subprocess
 from pathlib import Path
 
-from tests.e2e.test_cli import AGENTCLI, events
+from tests.e2e.test_cli import events
 from tests.llm_servers.conftest import API_KEY
+from tests.support.agentcli_process import AGENTCLI
 from tests.support.anthropic_server import AnthropicServer, Call, Reply
 
 CLAUDE = "anthropic/claude-sonnet-4-5-20250929"

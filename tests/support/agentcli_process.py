@@ -1,0 +1,198 @@
+"""Start ``python -m agentcli`` for a test: forked from a server that has imported it, when that is the same.
+
+``start`` and ``run`` stand for ``subprocess.Popen`` and ``subprocess.run`` of ``python -m agentcli``
+with text pipes. The process is forked from :mod:`tests.support.agentcli_forkserver` (one per pytest
+worker, started on first use), which saves each process the interpreter's start and litellm's
+import. It is still a process of its own: pid, signals, pipes, working folder, environment,
+arguments and exit code are its own, as are its shutdown and what it leaves behind.
+
+What a fork cannot reproduce is an import made under another environment: litellm and agentcli
+read some variables when imported. So a process whose environment differs from the server's
+other than in :data:`READ_AT_RUN_TIME` starts as a fresh interpreter, as do tests about start-up
+itself (``fresh=True``), which measure or inspect what the interpreter imports.
+``TESTS_FRESH_AGENTCLI=1`` in the environment starts every process fresh: to tell whether a
+failure has to do with the fork, and for bench/suite_launch.py's comparison.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import IO
+
+AGENTCLI = [sys.executable, "-m", "agentcli"]
+
+READ_AT_RUN_TIME = frozenset({"XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "PYTEST_CURRENT_TEST", "COLUMNS"})
+"""Variables that differ from test to test and that nothing reads at import: agentcli reads its
+folders when it opens them (``tests/conftest.py`` sets them per test), rich reads ``COLUMNS``
+when it makes a console."""
+
+SERVER = Path(__file__).with_name("agentcli_forkserver.py")
+
+
+class ForkedProcess:
+    """The parts of ``subprocess.Popen`` the tests use, for a process forked by the server."""
+
+    def __init__(self, args: list[str], conn: socket.socket, stdout: IO[str] | None, stderr: IO[str] | None) -> None:
+        self.args = args
+        self._conn = conn
+        self._reply = conn.makefile("r", encoding="ascii")
+        self.pid = int(self._reply.readline())
+        self.stdout = stdout
+        self.stderr = stderr
+        self.returncode: int | None = None
+
+    def _read_code(self, timeout: float | None) -> int | None:
+        if self.returncode is None:
+            selector = selectors.DefaultSelector()
+            selector.register(self._conn, selectors.EVENT_READ)
+            ready = selector.select(timeout)
+            selector.close()
+            if not ready:
+                return None
+            line = self._reply.readline()
+            if not line:
+                raise RuntimeError(f"the fork server lost process {self.pid}")
+            self.returncode = int(line)
+            self._reply.close()
+            self._conn.close()
+        return self.returncode
+
+    def poll(self) -> int | None:
+        return self._read_code(0)
+
+    def wait(self, timeout: float | None = None) -> int:
+        code = self._read_code(timeout)
+        if code is None:
+            raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        return code
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:  # not a pid reused since
+            os.kill(self.pid, sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def communicate(self, timeout: float | None = None) -> tuple[str, str]:
+        """Read both pipes to their end, then wait for the exit; ``TimeoutExpired`` past ``timeout``."""
+        read: dict[str, str] = {}
+
+        def drain(name: str, stream: IO[str] | None) -> None:
+            read[name] = stream.read() if stream is not None else ""
+
+        readers = [threading.Thread(target=drain, args=(name, stream), daemon=True)
+                   for name, stream in (("out", self.stdout), ("err", self.stderr))]
+        for reader in readers:
+            reader.start()
+        for reader in readers:
+            reader.join(timeout)
+            if reader.is_alive():
+                raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        self.wait(timeout)
+        for stream in (self.stdout, self.stderr):
+            if stream is not None:
+                stream.close()
+        return read["out"], read["err"]
+
+
+class _ForkServer:
+    def __init__(self) -> None:
+        self._folder = tempfile.mkdtemp(prefix="agentcli-fork-")
+        self.path = os.path.join(self._folder, "socket")
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTCLI_")}
+        self._process = subprocess.Popen([sys.executable, str(SERVER), self.path], env=self.env,
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
+        assert self._process.stdout is not None
+        if self._process.stdout.readline().strip() != "ready":
+            raise RuntimeError(f"the agentcli fork server did not start (exit {self._process.wait()})")
+        atexit.register(self.stop)
+
+    def serves(self, env: dict[str, str]) -> bool:
+        """Whether a process with ``env`` behaves as if forked from this server."""
+        keys = (set(env) | set(self.env)) - READ_AT_RUN_TIME
+        return all(env.get(key) == self.env.get(key) for key in keys)
+
+    def start(self, args: list[str], cwd: Path, env: dict[str, str], stdin: int | None) -> ForkedProcess:
+        stdin_fd = os.open(os.devnull, os.O_RDONLY) if stdin == subprocess.DEVNULL else 0
+        stdout_r, stdout_w = os.pipe()
+        stderr_r, stderr_w = os.pipe()
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            conn.connect(self.path)
+            request = json.dumps({"args": args, "cwd": str(cwd), "env": env}).encode() + b"\n"
+            socket.send_fds(conn, [request], [stdin_fd, stdout_w, stderr_w])
+        finally:
+            if stdin_fd != 0:
+                os.close(stdin_fd)
+            os.close(stdout_w)
+            os.close(stderr_w)
+        return ForkedProcess([*AGENTCLI, *args], conn, open(stdout_r), open(stderr_r))  # the process object closes them
+
+    def stop(self) -> None:
+        if self._process.poll() is None:
+            self._process.kill()
+            self._process.wait()
+        for name in (self.path, self._folder):
+            try:
+                os.remove(name) if name == self.path else os.rmdir(name)
+            except OSError:
+                pass
+
+
+_server: _ForkServer | None = None
+
+
+def _fork_server() -> _ForkServer:
+    global _server
+    if _server is None:
+        _server = _ForkServer()
+    return _server
+
+
+def start(args: list[str], *, cwd: Path, env: dict[str, str] | None = None, stdin: int | None = None,
+          fresh: bool = False) -> ForkedProcess | subprocess.Popen[str]:
+    """``subprocess.Popen([python, -m, agentcli, *args], stdout=PIPE, stderr=PIPE, text=True)``.
+
+    Args:
+        env: Variables set over the test's environment.
+        stdin: None (the test's own) or ``subprocess.DEVNULL``.
+        fresh: Start a fresh interpreter whatever the environment.
+    """
+    if stdin not in (None, subprocess.DEVNULL):
+        raise ValueError("stdin is the test's own or subprocess.DEVNULL")
+    environment = {**os.environ, **(env or {})}
+    fresh = fresh or os.environ.get("TESTS_FRESH_AGENTCLI") == "1"
+    if not fresh and _fork_server().serves(environment):
+        return _fork_server().start(args, cwd, environment, stdin)
+    return subprocess.Popen([*AGENTCLI, *args], cwd=cwd, env=environment, stdin=stdin, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def run(args: list[str], *, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120,
+        stdin: int | None = None, fresh: bool = False) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run([python, -m, agentcli, *args], capture_output=True, text=True, timeout=...)``."""
+    process = start(args, cwd=cwd, env=env, stdin=stdin, fresh=fresh)
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise
+    assert process.returncode is not None
+    return subprocess.CompletedProcess([*AGENTCLI, *args], process.returncode, out, err)
+
+
+__all__ = ["AGENTCLI", "READ_AT_RUN_TIME", "ForkedProcess", "run", "start"]
