@@ -81,6 +81,15 @@ SLOW_FIRST = (
     "tests/llm_servers/test_prompt_cache_bench.py",
     "tests/mcp/test_mcp_servers.py",
     "tests/tui/test_stream.py",
+    # Modules without agentcli processes whose longest test takes 5-17 s (a run with --durations).
+    "tests/permissions/test_sandbox.py",
+    "tests/tui/test_offscreen_lines.py",
+    "tests/tui/test_sessions.py",
+    "tests/tui/test_prompt_input.py",
+    "tests/snapshots/test_snapshots_watcher.py",
+    "tests/snapshots/test_snapshots_splitwalk.py",
+    "tests/mcp/test_mcp_session.py",
+    "tests/tui/test_restore.py",
 )
 """Test paths that start agentcli processes or run long, most expensive first.
 
