@@ -10,6 +10,8 @@ What a fork cannot reproduce is an import made under another environment: litell
 read some variables when imported. So a process whose environment differs from the server's
 other than in :data:`READ_AT_RUN_TIME` starts as a fresh interpreter, as do tests about start-up
 itself (``fresh=True``), which measure or inspect what the interpreter imports.
+The one visible difference: the process's command line (``/proc/PID/cmdline``) is the server's;
+no test looks for agentcli by its command line (markers are the commands it runs).
 ``TESTS_FRESH_AGENTCLI=1`` in the environment starts every process fresh: to tell whether a
 failure has to do with the fork, and for bench/suite_launch.py's comparison.
 """
@@ -46,7 +48,10 @@ class ForkedProcess:
         self.args = args
         self._conn = conn
         self._reply = conn.makefile("r", encoding="ascii")
-        self.pid = int(self._reply.readline())
+        line = self._reply.readline()
+        if not line.strip().isdigit():
+            raise RuntimeError(f"the agentcli fork server did not start {args}: it answered {line!r}")
+        self.pid = int(line)
         self.stdout = stdout
         self.stderr = stderr
         self.returncode: int | None = None
@@ -141,6 +146,9 @@ class _ForkServer:
             os.close(stderr_w)
         return ForkedProcess([*AGENTCLI, *args], conn, open(stdout_r), open(stderr_r))  # the process object closes them
 
+    def alive(self) -> bool:
+        return self._process.poll() is None
+
     def stop(self) -> None:
         if self._process.poll() is None:
             self._process.kill()
@@ -157,7 +165,7 @@ _server: _ForkServer | None = None
 
 def _fork_server() -> _ForkServer:
     global _server
-    if _server is None:
+    if _server is None or not _server.alive():  # a server killed meanwhile is replaced
         _server = _ForkServer()
     return _server
 

@@ -1,0 +1,61 @@
+"""The suite's forked agentcli processes (tests/support/agentcli_process.py) behave as fresh ones do.
+
+The end-to-end tests trust them to: same output, exit codes, working folder and environment,
+signals that reach the process itself, and a fresh interpreter whenever a variable read at
+import differs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+from tests.support import agentcli_process
+from tests.support.agentcli_process import ForkedProcess
+from tests.support.openai_server import Call, OpenAIServer, Reply
+
+
+def _both(args: list[str], cwd: Path) -> tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]:
+    return agentcli_process.run(args, cwd=cwd), agentcli_process.run(args, cwd=cwd, fresh=True)
+
+
+def test_output_and_exit_codes_are_those_of_a_fresh_process(workspace: Path) -> None:
+    for args in (["--version"], ["sessions"], ["sessions", "show", "nosuchsession"], ["run", "--no-such-flag"]):
+        forked, fresh = _both(args, workspace)
+        assert (forked.returncode, forked.stdout, forked.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr), args
+    assert fresh.returncode == 2 and "No such option" in fresh.stderr
+
+
+def test_the_process_runs_in_the_tests_folder_and_environment(workspace: Path, server: OpenAIServer) -> None:
+    server.add(Reply(calls=[Call("write_file", {"path": "here.txt", "content": "x"})]),
+               Reply(calls=[Call("complete", {"summary": "written"})]))
+    process = agentcli_process.start(["run", "go", "--model", "openai/m", "--api-base", server.base_url, "-o", "jsonl"],
+                                     cwd=workspace)
+    assert isinstance(process, ForkedProcess) and process.pid != os.getpid()
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert (workspace / "here.txt").read_text() == "x"  # relative paths: the test's folder
+    sessions = Path(os.environ["XDG_DATA_HOME"]) / "agentcli" / "sessions"  # this test's, not the server's
+    assert [p.name for p in sessions.iterdir()] == [json.loads(out.splitlines()[0])["session_id"]]
+
+
+def test_a_signal_reaches_the_process_and_its_exit_says_so(workspace: Path, server: OpenAIServer) -> None:
+    server.add(Reply(text="slow " * 400, chunk_size=5, delay_s=0.05))
+    process = agentcli_process.start(["run", "go", "--model", "openai/m", "--api-base", server.base_url, "-o", "jsonl"],
+                                     cwd=workspace)
+    assert process.stdout is not None
+    assert process.stdout.readline()  # running: the session has started
+    process.send_signal(signal.SIGKILL)
+    assert process.wait(timeout=60) == -signal.SIGKILL
+    process.communicate(timeout=60)
+
+
+def test_an_environment_read_at_import_gets_a_fresh_interpreter(workspace: Path) -> None:
+    litellm_reads_at_import = {"EXPERIMENTAL_OPENAI_BASE_LLM_HTTP_HANDLER": "false"}
+    changed = agentcli_process.start(["--version"], cwd=workspace, env=litellm_reads_at_import)
+    same = agentcli_process.start(["--version"], cwd=workspace, env={"XDG_DATA_HOME": str(workspace)})
+    assert isinstance(changed, subprocess.Popen) and isinstance(same, ForkedProcess)
+    assert changed.communicate(timeout=60)[0] == same.communicate(timeout=60)[0]
