@@ -59,3 +59,12 @@ def test_an_environment_read_at_import_gets_a_fresh_interpreter(workspace: Path)
     same = agentcli_process.start(["--version"], cwd=workspace, env={"XDG_DATA_HOME": str(workspace)})
     assert isinstance(changed, subprocess.Popen) and isinstance(same, ForkedProcess)
     assert changed.communicate(timeout=60)[0] == same.communicate(timeout=60)[0]
+
+
+def test_a_test_process_that_imported_litellm_through_agentcli_still_gets_forks(workspace: Path) -> None:
+    from agentcli.llm import warmup
+
+    warmup.import_litellm()  # in this process: sets litellm's defaults in os.environ, as a session would
+    process = agentcli_process.start(["--version"], cwd=workspace)
+    assert isinstance(process, ForkedProcess)
+    assert process.communicate(timeout=60)[0].strip()

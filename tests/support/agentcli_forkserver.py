@@ -31,8 +31,11 @@ PR_SET_PDEATHSIG = 1
 
 
 HEADLESS = ("agentcli.headless", "agentcli.fleet", "agentcli.mcp.manager", "agentcli.session.factory",
-            "agentcli.snapshots.store", "agentcli.tools.registry", "tiktoken_ext.openai_public")
-"""What a headless command imports once it runs (~0.5 s more per process); the TUI is left out."""
+            "agentcli.snapshots.store", "agentcli.tools.registry", "tiktoken_ext.openai_public",
+            "litellm.litellm_core_utils.default_encoding")
+"""What a headless command imports once it runs (~0.5 s more per process); the TUI is left out.
+litellm's tokenizer module sets ``TIKTOKEN_CACHE_DIR`` whatever it was (so a test process that
+counted tokens in-process has it): imported here, the server's environment has it too."""
 
 
 def _import() -> None:
@@ -75,7 +78,9 @@ def _serve(path: str) -> None:
     listener.bind(path)
     listener.listen(16)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
-    print("ready", flush=True)
+    # The environment the imports ran under, with what they set (litellm's defaults): the test
+    # process compares each request's with it.
+    print(json.dumps(dict(os.environ)), flush=True)
     while True:
         conn, _ = listener.accept()
         data, fds, _flags, _addr = socket.recv_fds(conn, 1 << 16, 3)

@@ -117,18 +117,28 @@ class _ForkServer:
     def __init__(self) -> None:
         self._folder = tempfile.mkdtemp(prefix="agentcli-fork-")
         self.path = os.path.join(self._folder, "socket")
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTCLI_")}
-        self._process = subprocess.Popen([sys.executable, str(SERVER), self.path], env=self.env,
+        given = {k: v for k, v in os.environ.items() if not k.startswith("AGENTCLI_")}
+        self._process = subprocess.Popen([sys.executable, str(SERVER), self.path], env=given,
                                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
         assert self._process.stdout is not None
-        if self._process.stdout.readline().strip() != "ready":
+        ready = self._process.stdout.readline()
+        if not ready.startswith("{"):
             raise RuntimeError(f"the agentcli fork server did not start (exit {self._process.wait()})")
+        self.env: dict[str, str] = json.loads(ready)
+        """The environment its imports ran under, defaults they set included."""
+        self._defaults = {k: v for k, v in self.env.items() if k not in given}
         atexit.register(self.stop)
 
     def serves(self, env: dict[str, str]) -> bool:
-        """Whether a process with ``env`` behaves as if forked from this server."""
-        keys = (set(env) | set(self.env)) - READ_AT_RUN_TIME
-        return all(env.get(key) == self.env.get(key) for key in keys)
+        """Whether a process with ``env`` behaves as if forked from this server.
+
+        The defaults agentcli sets before importing litellm (``agentcli.llm.warmup``) count as
+        set: a fresh process sets them too, and a test process that ran agentcli in-process
+        has them already.
+        """
+        seen = {**self._defaults, **env}
+        keys = (set(seen) | set(self.env)) - READ_AT_RUN_TIME
+        return all(seen.get(key) == self.env.get(key) for key in keys)
 
     def start(self, args: list[str], cwd: Path, env: dict[str, str], stdin: int | None) -> ForkedProcess:
         stdin_fd = os.open(os.devnull, os.O_RDONLY) if stdin == subprocess.DEVNULL else 0
