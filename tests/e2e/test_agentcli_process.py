@@ -61,10 +61,14 @@ def test_an_environment_read_at_import_gets_a_fresh_interpreter(workspace: Path)
     assert changed.communicate(timeout=60)[0] == same.communicate(timeout=60)[0]
 
 
-def test_a_test_process_that_imported_litellm_through_agentcli_still_gets_forks(workspace: Path) -> None:
-    from agentcli.llm import warmup
+async def test_a_worker_that_ran_a_session_in_process_still_gets_forks(workspace: Path, server: OpenAIServer) -> None:
+    """A turn through litellm in this process leaves the variables litellm sets in os.environ
+    (most workers run such tests first): the processes started afterwards are still forked."""
+    from tests.e2e.test_litellm_stream import _session
 
-    warmup.import_litellm()  # in this process: sets litellm's defaults in os.environ, as a session would
+    server.add(Reply(text="Counting.", calls=[Call("complete", {"summary": "done"})]))
+    session, _ = _session(workspace, server)
+    assert (await session.run_turn("count the tokens")).outcome == "completed"
     process = agentcli_process.start(["--version"], cwd=workspace)
     assert isinstance(process, ForkedProcess)
     assert process.communicate(timeout=60)[0].strip()
