@@ -13,9 +13,17 @@ import signal
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.support import agentcli_process
 from tests.support.agentcli_process import ForkedProcess
 from tests.support.openai_server import Call, OpenAIServer, Reply
+
+
+@pytest.fixture(autouse=True)
+def forking(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about the forked processes: forked even in a run that asks for fresh ones."""
+    monkeypatch.delenv("TESTS_FRESH_AGENTCLI", raising=False)
 
 
 def _both(args: list[str], cwd: Path) -> tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]:
