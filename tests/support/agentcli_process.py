@@ -28,15 +28,17 @@ import subprocess
 import sys
 import tempfile
 import threading
+import warnings
 from pathlib import Path
 from typing import IO
 
 AGENTCLI = [sys.executable, "-m", "agentcli"]
 
-READ_AT_RUN_TIME = frozenset({"XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "PYTEST_CURRENT_TEST", "COLUMNS"})
+READ_AT_RUN_TIME = frozenset({"XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "PYTEST_CURRENT_TEST", "COLUMNS",
+                              "TESTS_FRESH_AGENTCLI"})
 """Variables that differ from test to test and that nothing reads at import: agentcli reads its
 folders when it opens them (``tests/conftest.py`` sets them per test), rich reads ``COLUMNS``
-when it makes a console."""
+when it makes a console, and only this module reads ``TESTS_FRESH_AGENTCLI``."""
 
 SERVER = Path(__file__).with_name("agentcli_forkserver.py")
 
@@ -136,9 +138,13 @@ class _ForkServer:
         set: a fresh process sets them too, and a test process that ran agentcli in-process
         has them already.
         """
+        return not self.differences(env)
+
+    def differences(self, env: dict[str, str]) -> set[str]:
+        """The variables of ``env`` that make a forked process differ from a fresh one."""
         seen = {**self._defaults, **env}
         keys = (set(seen) | set(self.env)) - READ_AT_RUN_TIME
-        return all(seen.get(key) == self.env.get(key) for key in keys)
+        return {key for key in keys if seen.get(key) != self.env.get(key)}
 
     def start(self, args: list[str], cwd: Path, env: dict[str, str], stdin: int | None) -> ForkedProcess:
         stdin_fd = os.open(os.devnull, os.O_RDONLY) if stdin == subprocess.DEVNULL else 0
@@ -193,8 +199,16 @@ def start(args: list[str], *, cwd: Path, env: dict[str, str] | None = None, stdi
         raise ValueError("stdin is the test's own or subprocess.DEVNULL")
     environment = {**os.environ, **(env or {})}
     fresh = fresh or os.environ.get("TESTS_FRESH_AGENTCLI") == "1"
-    if not fresh and _fork_server().serves(environment):
-        return _fork_server().start(args, cwd, environment, stdin)
+    if not fresh:
+        differences = _fork_server().differences(environment)
+        if not differences:
+            return _fork_server().start(args, cwd, environment, stdin)
+        if not differences <= set(env or {}):
+            # Not the test's own choice: a variable the test process changed since the server
+            # started (an in-process run, a fixture). Fresh is still right, but slow for every
+            # process of the worker from now on: say so, so that it gets fixed.
+            warnings.warn(f"agentcli started fresh, not forked: {sorted(differences - set(env or {}))} changed "
+                          "in the test process since the fork server started", stacklevel=2)
     return subprocess.Popen([*AGENTCLI, *args], cwd=cwd, env=environment, stdin=stdin, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
