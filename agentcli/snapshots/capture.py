@@ -31,11 +31,12 @@ from pygit2.enums import DeltaStatus, DiffOption, FileMode
 from agentcli.ignore import IgnoreRules, IgnoreSources, discover
 from agentcli.snapshots._libgit2 import diff_index_to_workdir
 from agentcli.snapshots.guards import safe_relative_path
+from agentcli.snapshots.hashworker import HashWorker
 from agentcli.snapshots.hints import index_has_prefix, widen_hints
 from agentcli.snapshots.indexwrites import IndexWrites
 from agentcli.snapshots.models import SkippedPath, SkipReason
 from agentcli.snapshots.rawadd import add_files
-from agentcli.snapshots.restat import mostly_stale, refresh_touched
+from agentcli.snapshots.restat import WORKER_MIN_ENTRIES, mostly_stale, refresh_touched
 from agentcli.snapshots.shadow import ShadowRepo
 from agentcli.snapshots.splitwalk import SplitWalk
 
@@ -88,6 +89,9 @@ class IndexRefresher:
         self._rules_key: tuple[str, tuple[int, int] | None] | None = None
         self._split = SplitWalk(shadow.path, shadow.workspace)
         self._split_repo: pygit2.Repository | None = None
+        self.hash_worker = HashWorker()
+        """Hashes part of a bulk refresh on the second core; started after the first walk of a
+        tree big enough to need it (see hashworker.py)."""
 
     def refresh(self, paths_hint: list[str] | None = None, *, walk_if_rules_changed: bool = False) -> Refreshed:
         """Updates the index from the working tree and writes the tree.
@@ -130,7 +134,7 @@ class IndexRefresher:
         if (
             paths is None
             and mostly_stale(index, shadow.workspace)
-            and refresh_touched(index, shadow.workspace)
+            and refresh_touched(index, shadow.workspace, self.hash_worker)
         ):
             # Written now: its timestamp must be newer than the refreshed mtimes (see restat.py).
             self._saved.write(force=True)
@@ -158,6 +162,8 @@ class IndexRefresher:
             shadow.reseed_from_head()
             return self.refresh(None)
         self._saved.changed(changed)
+        if paths_hint is None and len(index) >= WORKER_MIN_ENTRIES:
+            self.hash_worker.start()  # in the background, after the walk: it never slows this one
         return Refreshed(tree=tree, skipped=skipped, before=before, changed=changed)
 
     def _split_walk(self, index: pygit2.Index, tree_id: pygit2.Oid) -> list[str] | None:
@@ -199,6 +205,11 @@ class IndexRefresher:
         """Drops the index held in memory for the one on disk (after a failed update)."""
         self._shadow.index().read(True)
         self._saved.forget_pending()
+
+    def close(self) -> None:
+        """Ends the hashing process (the store's session is over; a later refresh starts it again)."""
+        self.hash_worker.close()
+        self.hash_worker = HashWorker()
 
     def flush_index(self) -> None:
         """Writes the index held in memory (before it is packed, or the repository reopened)."""

@@ -595,6 +595,7 @@ class SnapshotStore:
                 self._watcher.close()
                 self._watch_synced = False
             self._refresher.flush_index()
+            self._refresher.close()
             self._shadow.pack_index()
 
     # -- size and gc ----------------------------------------------------------------------------
