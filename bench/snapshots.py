@@ -183,13 +183,24 @@ class Row:
     split: Counter[str] = field(default_factory=Counter)
     """How our walks in this row went (`SplitWalk.outcomes`: split over threads, or why not)."""
 
-    def pair(self, i: int, ours: Callable[[], object], base: Callable[[], object]) -> None:
-        """One paired run; who goes first alternates, so neither always finds a warm cache."""
+    def pair(
+        self,
+        i: int,
+        ours: Callable[[], object],
+        base: Callable[[], object],
+        after_ours: Callable[[], object] | None = None,
+    ) -> None:
+        """One paired run; who goes first alternates, so neither always finds a warm cache.
+        `after_ours` runs untimed right after ours (what ours left running in the background)."""
         if i % 2:
             self.base.append(timed(base))
             self.ours.append(timed(ours))
+            if after_ours is not None:
+                after_ours()
         else:
             self.ours.append(timed(ours))
+            if after_ours is not None:
+                after_ours()
             self.base.append(timed(base))
 
     def line(self) -> str:
@@ -228,6 +239,28 @@ class Mutator:
 def split_outcomes(store: SnapshotStore) -> Counter[str]:
     """How the store's walks went so far: split over threads, or why not (`SplitWalk.outcomes`)."""
     return Counter(store._refresher._split.outcomes)
+
+
+def settle(store: SnapshotStore) -> None:
+    """Waits, untimed, until the hashing process a capture started is up (or gave up), so its
+    start (~80 ms of CPU in another process) never lands in a timed run of either side."""
+    worker = store._refresher.hash_worker
+    deadline = time.monotonic() + 30
+    while worker.pid() is not None and not worker.usable() and worker.failed is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def worker_rss_mib(store: SnapshotStore) -> float | None:
+    """The hashing process's resident memory, when it runs."""
+    pid = store._refresher.hash_worker.pid()
+    try:
+        status = Path(f"/proc/{pid}/status").read_text() if pid is not None else ""
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return None
 
 
 def describe_split(outcomes: Counter[str]) -> str:
@@ -276,6 +309,7 @@ def bench_size(
             i,
             lambda s=fresh: s.capture(session_id="bench", reason="start"),
             lambda: GitShadow.create(ws, base).capture(),
+            after_ours=lambda s=fresh: settle(s),
         )
         first.split.update(split_outcomes(fresh))
         fresh.close()
@@ -286,6 +320,7 @@ def bench_size(
     # From here on one store (watching, as in a session) and one git shadow, both warm.
     store = SnapshotStore(ws, base / "data", watch=True)
     store.capture(session_id="bench", reason="start")
+    settle(store)
     shadow = GitShadow.create(ws, base)
     shadow.capture()
     mutate = Mutator(ws, paths)
@@ -319,14 +354,23 @@ def bench_size(
                 mutate.change(1)  # untimed: each side captures one fresh change
                 times.append(timed(capture))
         rows.append(row)
+    worker_note = ""
     if touch_all and captures:
         row = Row("capture after every file touched, same content", GIT_CAPTURE, "<= 1.0")
         before = split_outcomes(store)
-        for i in range(max(2, repeat // 2)):
+        worker = store._refresher.hash_worker
+        answered = worker.answered
+        runs = max(2, repeat // 2)
+        for i in range(runs):
             mutate.touch_all()
             row.pair(i, ours_full, shadow.capture)
         row.split = split_outcomes(store) - before
         rows.append(row)
+        rss = worker_rss_mib(store)
+        worker_note = (
+            f"  every file touched: the hashing process took part in {worker.answered - answered} of {runs}"
+            + (f" (resident {rss:.0f} MiB)" if rss is not None else f" ({worker.failed or 'not started'})")
+        )
 
     hinted = Row("write_file, 1 changed (path hint)", GIT_HINTED, "<= 1.0")
     for i in range(captures * 2):
@@ -412,6 +456,8 @@ def bench_size(
             f"  store after a first capture, closed: {store_size / 1024:,.0f} KiB = "
             f"{100 * store_size / git_size:.1f}% of the repository's .git ({git_size / 1024 / 1024:,.1f} MiB)"
         )
+    if worker_note:
+        lines.append(worker_note)
     split_rows = [f"{row.label.removeprefix('capture ')}: {describe_split(row.split)}" for row in rows if row.split]
     if split_rows:
         lines.append("  our walks split over threads (else why not: busy = no CPU free now, small, other):")
