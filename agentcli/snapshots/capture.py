@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -89,11 +90,15 @@ class IndexRefresher:
         self._rules_key: tuple[str, tuple[int, int] | None] | None = None
         self._split = SplitWalk(shadow.path, shadow.workspace)
         self._split_repo: pygit2.Repository | None = None
-        self.hash_worker = HashWorker()
-        """Hashes part of a bulk refresh on the second core; started after the first walk of a
-        tree big enough to need it (see hashworker.py)."""
+        self.hash_worker = HashWorker()  # started after the first walk of a big enough tree
 
-    def refresh(self, paths_hint: list[str] | None = None, *, walk_if_rules_changed: bool = False) -> Refreshed:
+    def refresh(
+        self,
+        paths_hint: list[str] | None = None,
+        *,
+        walk_if_rules_changed: bool = False,
+        before_walk: Callable[[], object] | None = None,
+    ) -> Refreshed:
         """Updates the index from the working tree and writes the tree.
 
         Args:
@@ -102,6 +107,8 @@ class IndexRefresher:
             walk_if_rules_changed: Ignore the hint and walk the tree when the exclude files
                 outside the tree (`info/exclude`, the global excludes) changed since the last
                 refresh: what they ignore may have changed anywhere.
+            before_walk: Called once the index is loaded and any bulk refresh done, just before
+                the working tree is diffed (the store waits there for its watcher's arming).
 
         Returns:
             The tree id and the paths left out.
@@ -138,6 +145,8 @@ class IndexRefresher:
         ):
             # Written now: its timestamp must be newer than the refreshed mtimes (see restat.py).
             self._saved.write(force=True)
+        if before_walk is not None:
+            before_walk()
         try:
             # New blobs and trees stay in memory until the end, then go to disk as one pack.
             with shadow.objects.batch():

@@ -268,12 +268,16 @@ class SnapshotStore:
             self._watch_synced = False
             layout.invalidate()
             return self._refresher.refresh(paths_hint)
-        # A walk of the tree. The watcher starts (or restarts) first, so a change made while
-        # the walk runs is queued for the next capture rather than lost.
+        # A walk of the tree. The watcher starts (or restarts) before the walk, so a change
+        # made while the walk runs is queued for the next capture rather than lost; its arming
+        # overlaps loading the index and any bulk refresh (changes then are the walk's to see).
         self._watch_synced = False
         layout.invalidate()
-        running = watcher.start()
-        refreshed = self._refresher.refresh(None)
+        armed = watcher.start_in_background()
+        try:
+            refreshed = self._refresher.refresh(None, before_walk=armed)
+        finally:
+            running = armed()  # no thread left touching the watcher, whatever happened
         self._watch_synced = running
         return refreshed
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from snaphelpers import commit_all, git, git_add_all_tree, write
+from snaphelpers import commit_all, git, git_add_all_tree, ls_tree, write
 
 import agentcli.snapshots.capture as capture
 from agentcli.snapshots import SnapshotStore, restat
@@ -195,4 +195,36 @@ def test_records_are_the_same_built_field_by_field(tmp_path: Path, monkeypatch: 
     copied = entry_records(raw, 0, FILES)
     monkeypatch.setattr(restat, "_RECORD_FITS", False)
     assert entry_records(raw, 0, FILES) == copied
+    store.close()
+
+
+def test_the_watcher_is_armed_before_the_walk_and_misses_nothing_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watcher arms on a thread while the index loads and the bulk refresh runs; the walk
+    waits for it, so a change made just after the walk is queued for the next capture."""
+    ws = _workspace(tmp_path)
+    store = SnapshotStore(ws, tmp_path / "data", watch=True)
+    original = capture.diff_index_to_workdir
+    armed_at_walk: list[bool] = []
+
+    def walk(repo: pygit2.Repository, index: pygit2.Index, flags: int, paths: list[str] | None = None) -> pygit2.Diff:
+        if paths is None:
+            assert store._watcher is not None
+            armed_at_walk.append(store._watcher.running)
+        diff = original(repo, index, flags, paths)
+        if len(armed_at_walk) == 1:
+            write(ws / "late" / "after-the-walk.txt", "late\n")
+        return diff
+
+    monkeypatch.setattr(capture, "diff_index_to_workdir", walk)
+    _touch_and_edit(ws, 1_700_000_000)  # the first capture's seed is stale: the bulk pass runs too
+    first = store.capture(session_id="s", reason="start")
+    assert armed_at_walk == [True]
+    assert "late/after-the-walk.txt" not in ls_tree(store, first.tree)
+
+    after = store.capture(session_id="s", reason="after bash", watched=True)
+    assert armed_at_walk == [True]  # the watcher vouched: no second walk
+    assert "late/after-the-walk.txt" in ls_tree(store, after.tree)
+    assert after.tree == git_add_all_tree(ws, tmp_path / "x")
     store.close()
