@@ -16,6 +16,9 @@ Choices, so the next reader need not rediscover them:
   `max_untracked_dir_files` files are left out and reported. Files already tracked (by the
   user's repository or by an earlier snapshot) are always captured.
 - A path hint refreshes exactly those paths (`DISABLE_PATHSPEC_MATCH`): no tree walk.
+
+Over 400 lines because each kind of delta and the corrections of libgit2's ignore verdicts
+are applied where the diff is read; split apart they would pass the same state around.
 """
 
 from __future__ import annotations

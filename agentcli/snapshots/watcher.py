@@ -20,6 +20,9 @@ New directories are hinted whole (files created in them before their watch exist
 by walking them), and so are directories moved in. Inside `.git` nothing is watched; nested
 repositories are not watched inside either, and are hinted on every take so a commit made in
 one is seen.
+
+Over 400 lines because starting, reading and tearing down the watches share the watch tables
+and their invariants; the inotify bindings at the end are the few calls used.
 """
 
 from __future__ import annotations
