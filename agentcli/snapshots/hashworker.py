@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import agentcli
-from agentcli.snapshots.restat import Record, Refreshed
+from agentcli.snapshots.restat import Records, Refreshed
 
 READY = b"R"
 """Sent by the process once it can hash."""
@@ -95,7 +95,7 @@ class HashWorker:
             self._ready = True
         return True
 
-    def submit(self, root: bytes, records: list[Record]) -> bool:
+    def submit(self, root: bytes, records: Records) -> bool:
         """Hands the process records to judge; False when it cannot take them."""
         proc = self._proc
         if proc is None or proc.stdin is None or self._pending:
@@ -108,7 +108,7 @@ class HashWorker:
         self._pending = True
         return True
 
-    def result(self) -> list[Refreshed] | None:
+    def result(self) -> Refreshed | None:
         """The new stat data of the files the process found unchanged; None when it failed."""
         proc = self._proc
         self._pending = False
@@ -119,7 +119,7 @@ class HashWorker:
         except (OSError, EOFError, TimeoutError, pickle.UnpicklingError) as error:
             self._give_up(f"lost: {error!r}")
             return None
-        if not isinstance(reply, list):
+        if not isinstance(reply, bytes):
             return None
         self.answered += 1
         return reply
@@ -193,7 +193,7 @@ def _serve() -> None:
         except EOFError:
             return
         try:
-            reply: list[Refreshed] | None = hash_records(root, records)
+            reply: Refreshed | None = hash_records(root, records)
         except Exception:  # noqa: BLE001 - any failure: the capture hashes this part itself
             reply = None
         _send(out, reply)

@@ -112,7 +112,7 @@ def test_a_file_swapped_for_a_fifo_after_its_lstat_neither_blocks_nor_counts(
     victim = ws / "d0" / "f0000.txt"
     original = restat._stale_records
 
-    def swapping(records: list[restat.Record], root: bytes) -> Iterator[restat._Candidate]:
+    def swapping(records: restat.Records, root: bytes) -> Iterator[restat._Candidate]:
         for candidate in original(records, root):
             if candidate[1] == os.fsencode(victim):  # between its lstat and its read
                 victim.unlink()
