@@ -29,6 +29,7 @@ import signal
 import struct
 import subprocess
 import sys
+import weakref
 from pathlib import Path
 from typing import IO, Any
 
@@ -51,6 +52,7 @@ class HashWorker:
         self._proc: subprocess.Popen[bytes] | None = None
         self._ready = False
         self._pending = False
+        self._finalizer: weakref.finalize[[subprocess.Popen[bytes]], HashWorker] | None = None
         self.answered = 0
         """Parts of a refresh the process hashed (for the bench and tests)."""
         self.failed: str | None = None
@@ -73,6 +75,8 @@ class HashWorker:
             )
         except OSError as error:
             self.failed = f"could not start: {error}"
+            return
+        self._finalizer = weakref.finalize(self, _end, self._proc)
 
     def usable(self) -> bool:
         """Tells whether the process is ready now (never waits).
@@ -130,25 +134,30 @@ class HashWorker:
 
     def close(self) -> None:
         """Ends the process: its input closes, and it exits."""
-        proc, self._proc = self._proc, None
+        self._proc = None
         self._ready = False
-        if proc is None:
-            return
-        for stream in (proc.stdin, proc.stdout):
-            if stream is not None:
-                try:
-                    stream.close()
-                except OSError:
-                    pass
-        try:
-            proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        if self._finalizer is not None:
+            self._finalizer()  # runs `_end` once; also run if this object is dropped, or at exit
+            self._finalizer = None
 
     def _give_up(self, why: str) -> None:
         self.close()
         self.failed = why
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    """Closes the process's pipes (it exits on end of input) and reaps it."""
+    for stream in (proc.stdin, proc.stdout):
+        if stream is not None:
+            try:
+                stream.close()
+            except OSError:
+                pass
+    try:
+        proc.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def _send(stream: IO[bytes], message: Any) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import subprocess
@@ -228,3 +229,18 @@ def test_the_watcher_is_armed_before_the_walk_and_misses_nothing_after_it(
     assert "late/after-the-walk.txt" in ls_tree(store, after.tree)
     assert after.tree == git_add_all_tree(ws, tmp_path / "x")
     store.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_worker_dropped_without_close_ends_its_process() -> None:
+    worker = HashWorker()
+    worker.start()
+    _wait_ready(worker)
+    pid = worker.pid()
+    assert pid is not None
+    del worker
+    gc.collect()
+    deadline = time.monotonic() + 30
+    while not _gone(pid):
+        assert time.monotonic() < deadline, "the dropped worker's process still runs"
+        time.sleep(0.02)
