@@ -33,7 +33,6 @@ import weakref
 from pathlib import Path
 from typing import IO, Any
 
-import agentcli
 from agentcli.snapshots.restat import Records, Refreshed
 
 READY = b"R"
@@ -62,7 +61,7 @@ class HashWorker:
         """Starts the process in the background (returns at once); a no-op when it runs."""
         if self._proc is not None or self.failed is not None:
             return
-        package_root = str(Path(agentcli.__file__).resolve().parent.parent)
+        package_root = str(Path(__file__).resolve().parents[2])  # where `agentcli` is importable from
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
         try:
