@@ -83,9 +83,12 @@ class IndexRefresher:
     Args:
         shadow: The shadow repository.
         limits: Size and file-count guards for untracked content.
+        hashing_process: Start a second process for bulk refreshes (hashworker.py) after the
+            first walk of a big enough tree: for a session's store, which lives long enough to
+            use it; a one-shot command never pays its start.
     """
 
-    def __init__(self, shadow: ShadowRepo, limits: Limits) -> None:
+    def __init__(self, shadow: ShadowRepo, limits: Limits, *, hashing_process: bool = False) -> None:
         self._shadow = shadow
         self._limits = limits
         self._rules: IgnoreRules | None = None
@@ -93,7 +96,8 @@ class IndexRefresher:
         self._rules_key: tuple[str, tuple[int, int] | None] | None = None
         self._split = SplitWalk(shadow.path, shadow.workspace)
         self._split_repo: pygit2.Repository | None = None
-        self.hash_worker = HashWorker()  # started after the first walk of a big enough tree
+        self._hashing_process = hashing_process
+        self.hash_worker = HashWorker()
 
     def refresh(
         self,
@@ -174,7 +178,7 @@ class IndexRefresher:
             shadow.reseed_from_head()
             return self.refresh(None)
         self._saved.changed(changed)
-        if paths_hint is None and len(index) >= WORKER_MIN_ENTRIES:
+        if self._hashing_process and paths_hint is None and len(index) >= WORKER_MIN_ENTRIES:
             self.hash_worker.start()  # in the background, after the walk: it never slows this one
         return Refreshed(tree=tree, skipped=skipped, before=before, changed=changed)
 

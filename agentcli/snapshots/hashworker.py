@@ -8,9 +8,9 @@ path: `restat.entry_records`), judges and hashes them exactly as the capture's o
 (`restat.hash_records`, the same function), and sends back the new stat data of the files it
 found unchanged; the capture applies them. It never touches the index or the repository.
 
-Its start (an interpreter and pygit2, ~80 ms of CPU) is paid off the capture's path: the store
-starts it after a walk of a tree big enough to need it (`start`, which does not wait), and a
-refresh uses it only once it said it is ready and a CPU is free (`usable`); until then the
+Its start (an interpreter and pygit2, ~80 ms of CPU) is paid off the capture's path: a session's
+store (one that watches) starts it after a walk of a tree big enough to need it (`start`, which
+does not wait), and a refresh uses it only once it said it is ready (`usable`); until then the
 refresh runs on one thread, as before. A plain subprocess rather than `multiprocessing`: a
 spawned `multiprocessing` child re-imports the parent's `__main__` (the whole CLI), and a
 forked one would copy a threaded process. It dies with its parent: it exits when its input
@@ -153,7 +153,7 @@ def _end(proc: subprocess.Popen[bytes]) -> None:
             except OSError:
                 pass
     try:
-        proc.wait(timeout=2)
+        proc.wait(timeout=1)  # idle, it exits at once; still importing, it holds no state: killed
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()

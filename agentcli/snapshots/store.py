@@ -110,7 +110,8 @@ class SnapshotStore:
         self._shadow = ShadowRepo(self.path, self.workspace, [e for e in excludes if e != "."])
         self._lock = StoreLock(self.path.with_name(self.path.name + ".lock"))
         self._timeline = Timeline(self.path / "agentcli" / "timeline")
-        self._refresher = IndexRefresher(self._shadow, self.limits)
+        # A watching store is a session's: the one worth a hashing process (capture.py).
+        self._refresher = IndexRefresher(self._shadow, self.limits, hashing_process=watch)
         self._layouts = LayoutRecords(self.path / "agentcli" / "layout")
         self._layout_now = LayoutCache(self.workspace)
         self._watcher = TreeWatcher(self.workspace) if watch else None

@@ -82,8 +82,8 @@ def _touch_and_edit(ws: Path, stamp: int) -> None:
 
 def test_a_split_refresh_records_the_trees_and_entries_one_thread_does(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
-    split = SnapshotStore(ws, tmp_path / "split")
-    single = SnapshotStore(ws, tmp_path / "single")
+    split = SnapshotStore(ws, tmp_path / "split", watch=True)
+    single = SnapshotStore(ws, tmp_path / "single", watch=True)
     single._refresher.hash_worker.failed = "off for the comparison"  # never starts
     split.capture(session_id="s", reason="start")
     single.capture(session_id="s", reason="start")
@@ -119,7 +119,7 @@ def test_a_split_refresh_records_the_trees_and_entries_one_thread_does(tmp_path:
 
 def test_a_dead_process_costs_speed_not_correctness(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
-    store = SnapshotStore(ws, tmp_path / "data")
+    store = SnapshotStore(ws, tmp_path / "data", watch=True)
     store.capture(session_id="s", reason="start")
     worker = store._refresher.hash_worker
     _wait_ready(worker)
@@ -149,7 +149,7 @@ def _gone(pid: int) -> bool:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_the_process_dies_with_the_store_and_with_its_parent(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
-    store = SnapshotStore(ws, tmp_path / "data")
+    store = SnapshotStore(ws, tmp_path / "data", watch=True)
     store.capture(session_id="s", reason="start")
     worker = store._refresher.hash_worker
     _wait_ready(worker)
@@ -166,7 +166,7 @@ def test_the_process_dies_with_the_store_and_with_its_parent(tmp_path: Path) -> 
         import agentcli.snapshots.capture as capture, agentcli.snapshots.restat as restat
         restat.WORKER_MIN_ENTRIES = capture.WORKER_MIN_ENTRIES = 100
         from agentcli.snapshots import SnapshotStore
-        store = SnapshotStore(Path({str(ws)!r}), Path({str(tmp_path / "other")!r}))
+        store = SnapshotStore(Path({str(ws)!r}), Path({str(tmp_path / "other")!r}), watch=True)
         store.capture(session_id="s", reason="start")
         worker = store._refresher.hash_worker
         while not worker.usable():
@@ -228,6 +228,17 @@ def test_the_watcher_is_armed_before_the_walk_and_misses_nothing_after_it(
     assert armed_at_walk == [True]  # the watcher vouched: no second walk
     assert "late/after-the-walk.txt" in ls_tree(store, after.tree)
     assert after.tree == git_add_all_tree(ws, tmp_path / "x")
+    store.close()
+
+
+def test_a_store_that_does_not_watch_never_starts_one(tmp_path: Path) -> None:
+    """A one-shot command's store (no watcher) would pay the process's start for nothing."""
+    ws = _workspace(tmp_path)
+    store = SnapshotStore(ws, tmp_path / "data")
+    store.capture(session_id="s", reason="start")
+    _touch_and_edit(ws, 1_700_000_000)
+    assert store.capture(session_id="s", reason="touched").tree == git_add_all_tree(ws, tmp_path / "x")
+    assert store._refresher.hash_worker.pid() is None
     store.close()
 
 
