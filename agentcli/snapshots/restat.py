@@ -128,7 +128,13 @@ def refresh_touched(index: pygit2.Index, workspace: Path, worker: HashWorker | N
         sent = worker.submit(root, entry_records(raw, split, count))
         if not sent:
             split = count
-    unchanged = [hash_records(root, entry_records(raw, 0, split))]
+    try:
+        unchanged = [hash_records(root, entry_records(raw, 0, split))]
+    except BaseException:
+        if sent:
+            assert worker is not None
+            worker.close()  # nobody will read its reply; the next walk starts a fresh one
+        raise
     if sent:
         assert worker is not None
         theirs = worker.result()

@@ -255,3 +255,37 @@ def test_a_worker_dropped_without_close_ends_its_process() -> None:
     while not _gone(pid):
         assert time.monotonic() < deadline, "the dropped worker's process still runs"
         time.sleep(0.02)
+
+
+def test_a_refresh_that_fails_midway_ends_the_process_and_the_next_walk_starts_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its reply to a refresh that raised would be read by nobody, and then taken for the next
+    refresh's: the process is ended instead, and a fresh one serves later captures."""
+    ws = _workspace(tmp_path)
+    store = SnapshotStore(ws, tmp_path / "data", watch=True)
+    store.capture(session_id="s", reason="start")
+    worker = store._refresher.hash_worker
+    _wait_ready(worker)
+    first_pid = worker.pid()
+    original = restat.hash_records
+
+    def failing(root: bytes, records: restat.Records) -> restat.Refreshed:
+        raise OSError("the disk went away")
+
+    monkeypatch.setattr(restat, "hash_records", failing)
+    _touch_and_edit(ws, 1_700_000_000)
+    with pytest.raises(OSError, match="the disk went away"):
+        store.capture(session_id="s", reason="touched")
+    assert worker.pid() is None and worker.failed is None
+    assert first_pid is not None and _gone(first_pid)
+
+    monkeypatch.setattr(restat, "hash_records", original)
+    assert store.capture(session_id="s", reason="walk").tree == git_add_all_tree(ws, tmp_path / "x")
+    _wait_ready(worker)  # started again after that walk
+    for path in ws.rglob("*.txt"):
+        if not path.is_symlink():
+            os.utime(path, (1_700_000_100, 1_700_000_100))
+    assert store.capture(session_id="s", reason="touched again").tree == git_add_all_tree(ws, tmp_path / "y")
+    assert worker.answered == 1
+    store.close()
