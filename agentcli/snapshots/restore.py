@@ -22,7 +22,7 @@ import os
 import secrets
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -80,8 +80,7 @@ def plan_changes(
     for change in [] if same else tree_changes(repo, current_tree, target_tree, max_trees=walk_budget(entries)):
         old_present, new_present = change.old_mode != 0, change.new_mode != 0
         path = os.fsdecode(change.raw_path)
-        safe = safe_relative_path(path)
-        if safe is None or safe != path:
+        if not plain_path(path) and safe_relative_path(path) != path:
             conflicts.append(RestoreConflict(path=path, reason="path leaves the workspace or enters .git"))
             continue
         if FileMode.COMMIT in (change.old_mode, change.new_mode):
@@ -114,6 +113,23 @@ def plan_changes(
     )
 
 
+_UNSAFE_PARTS = frozenset(("", ".", ".."))
+
+
+def plain_path(path: str) -> bool:
+    """A path already normalized and safe by `safe_relative_path`'s rules, told without pathlib.
+
+    Tree paths almost always are; building a `PurePosixPath` for each cost more per file than
+    the write. False sends the path to `safe_relative_path`, which decides.
+    """
+    if "\0" in path or os.sep != "/":
+        return False
+    for part in path.split("/"):
+        if part in _UNSAFE_PARTS or (len(part) == 4 and part.lower() == ".git"):
+            return False
+    return True
+
+
 def _find_conflicts(
     workspace: Path, deletes: dict[str, PlannedChange], writes: list[PlannedChange]
 ) -> list[RestoreConflict]:
@@ -139,7 +155,7 @@ def _find_conflicts(
 
 def _ancestor_problem(workspace: Path, ancestor: str, deletes: dict[str, PlannedChange]) -> str | None:
     try:
-        st = os.lstat(workspace / ancestor)
+        st = os.lstat(os.path.join(workspace, ancestor))
     except (FileNotFoundError, NotADirectoryError):
         return None
     if stat.S_ISDIR(st.st_mode):
@@ -155,7 +171,7 @@ def _ancestor_problem(workspace: Path, ancestor: str, deletes: dict[str, Planned
 
 def _target_problem(workspace: Path, path: str, deletes: dict[str, PlannedChange]) -> str | None:
     try:
-        st = os.lstat(workspace / path)
+        st = os.lstat(os.path.join(workspace, path))
     except (FileNotFoundError, NotADirectoryError):
         return None
     if not stat.S_ISDIR(st.st_mode):
@@ -188,6 +204,10 @@ class Applied:
     written: list[str]
     deleted: list[str]
     chmodded: list[str]
+    files: dict[str, tuple[str, os.stat_result]] = field(default_factory=dict)
+    """Regular files written: the blob written and the stat data of the descriptor it was written
+    through, taken after the rename (which changes the ctime). `restored.update_index` enters
+    them without reading the files again."""
 
     def touched(self) -> list[str]:
         """Every changed path (for a hinted capture afterwards)."""
@@ -234,8 +254,11 @@ def apply_changes(
             if emptied_dirs:
                 remove_empty_dirs(workspace, emptied_dirs)
                 emptied_dirs.clear()
-            _write(repo, workspace, change, umask, recorded.get(change.path), known_dirs)
+            written = _write(repo, workspace, change, umask, recorded.get(change.path), known_dirs)
             applied.written.append(change.path)
+            if written is not None:
+                assert change.new_id is not None
+                applied.files[change.path] = (change.new_id, written)
     if emptied_dirs:
         remove_empty_dirs(workspace, emptied_dirs)
     return applied
@@ -253,7 +276,13 @@ def remove_empty_dirs(workspace: Path, dirs: set[str]) -> None:
 
 def _write(
     repo: pygit2.Repository, workspace: Path, change: PlannedChange, umask: int, mode: int | None, known: set[str]
-) -> None:
+) -> os.stat_result | None:
+    """Writes one file or symlink under a temporary name and renames it into place.
+
+    Returns:
+        For a regular file, the stat data of the descriptor it was written through, taken
+        after the rename; None for a symlink.
+    """
     # Paths are joined as strings: per file, pathlib cost more than the system calls.
     target = os.path.join(workspace, change.path)
     parent_rel, _, name = change.path.rpartition("/")
@@ -273,34 +302,52 @@ def _write(
     assert isinstance(blob, pygit2.Blob)
     data = blob.data
     tmp = os.path.join(os.path.dirname(target), f".{name}.agentcli-{secrets.token_hex(4)}")
-    try:
-        if change.kind == "symlink":
-            os.symlink(os.fsdecode(data), tmp)
-        else:
-            executable = change.kind == "executable"
-            keep = existing.st_mode if existing is not None and stat.S_ISREG(existing.st_mode) else None
-            if mode is not None and bool(mode & 0o100) == executable:
-                wanted = mode  # as recorded with the snapshot
-            elif keep is not None:
-                wanted = _mode_for(change.kind, keep, umask)
-            else:
-                wanted = (0o777 if executable else 0o666) & ~umask
-            # Raw descriptor calls: a file object per file cost more than the writes at 100 files.
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fchmod(fd, wanted)
-            finally:
-                os.close(fd)
-        os.replace(tmp, target)
-    except BaseException:
+    if change.kind == "symlink":
         try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+            os.symlink(os.fsdecode(data), tmp)
+            os.replace(tmp, target)
+        except BaseException:
+            _discard(tmp)
+            raise
+        return None
+    executable = change.kind == "executable"
+    keep = existing.st_mode if existing is not None and stat.S_ISREG(existing.st_mode) else None
+    if mode is not None and bool(mode & 0o100) == executable:
+        wanted = mode  # as recorded with the snapshot
+    elif keep is not None:
+        wanted = _mode_for(change.kind, keep, umask)
+    else:
+        wanted = (0o777 if executable else 0o666) & ~umask
+    # Raw descriptor calls: a file object per file cost more than the writes at 100 files.
+    # Made with its final mode when the umask leaves that whole (never wider than wanted, so
+    # never readable by others meanwhile); else 0600 and fchmod, a system call and a watcher
+    # event more per file.
+    whole = (wanted & umask) == 0 and (wanted & 0o7000) == 0
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), wanted if whole else 0o600)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if not whole:
+                os.fchmod(fd, wanted)
+            os.replace(tmp, target)
+        except BaseException:
+            _discard(tmp)
+            raise
+        # The descriptor is open across the rename, so this is the file now in place, ctime
+        # (which the rename sets) included: the index entry needs no lstat or re-hash.
+        return os.fstat(fd)
+    finally:
+        os.close(fd)
+
+
+def _discard(tmp: str) -> None:
+    """Removes a temporary file a failed write left (if it was made at all)."""
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
 
 
 def ensure_dir(workspace: Path, rel: str, known: set[str] | None = None) -> None:

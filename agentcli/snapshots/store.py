@@ -562,7 +562,7 @@ class SnapshotStore:
         self._index_tree = None  # until the update is complete
         try:
             with self._shadow.objects.batch():
-                changed = update_index(index, applied)
+                changed = update_index(self._shadow.repo, index, self.workspace, applied)
                 tree = index.write_tree()
         except (OSError, pygit2.GitError):
             # A written file changed under us (gone, unreadable): capture the paths instead.
