@@ -49,7 +49,7 @@ from agentcli.snapshots.models import (
     Snapshot,
 )
 from agentcli.snapshots.restore import Applied, apply_changes, plan_changes, umask
-from agentcli.snapshots.restored import not_looked_at, only_ours, update_index
+from agentcli.snapshots.restored import not_looked_at, only_ours, unchecked_tree_writes, update_index
 from agentcli.snapshots.shadow import ShadowRepo, store_key
 from agentcli.snapshots.timeline import Timeline, ref_name, snapshot_id
 from agentcli.snapshots.watcher import TreeWatcher
@@ -561,7 +561,7 @@ class SnapshotStore:
         before = pygit2.Oid(hex=before_tree)  # the undo point's: nothing touched the index since
         self._index_tree = None  # until the update is complete
         try:
-            with self._shadow.objects.batch():
+            with self._shadow.objects.batch(), unchecked_tree_writes():
                 changed = update_index(self._shadow.repo, index, self.workspace, applied)
                 tree = index.write_tree()
         except (OSError, pygit2.GitError):

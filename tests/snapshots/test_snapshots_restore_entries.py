@@ -20,7 +20,7 @@ from snaphelpers import write
 from agentcli.snapshots import SnapshotStore
 from agentcli.snapshots.models import PlannedChange
 from agentcli.snapshots.restore import apply_changes
-from agentcli.snapshots.restored import update_index
+from agentcli.snapshots.restored import unchecked_tree_writes, update_index
 
 
 def _entry(index: pygit2.Index, path: str) -> dict[str, object]:
@@ -163,3 +163,29 @@ def test_store_restore_records_entries_a_capture_agrees_with(repo: Path, data_di
         assert again.tree == result.tree
     finally:
         store.close()
+
+
+def _strict(repo: pygit2.Repository) -> bool:
+    """Whether libgit2 refuses a tree naming an object that does not exist (its default)."""
+    builder = repo.TreeBuilder()
+    try:
+        builder.insert("ghost", pygit2.Oid(hex="1" * 40), pygit2.enums.FileMode.BLOB)
+        builder.write()
+    except (pygit2.GitError, ValueError):
+        return True
+    return False
+
+
+def test_tree_writes_are_checked_again_after_the_restore(
+    shadow: tuple[pygit2.Repository, Path],
+) -> None:
+    # The restore writes its trees without libgit2's per-entry existence check (every entry is
+    # known to exist); the check is back on for everything else, after a failure too.
+    repo, _ws = shadow
+    assert _strict(repo)
+    with unchecked_tree_writes():
+        assert not _strict(repo)
+    assert _strict(repo)
+    with pytest.raises(RuntimeError), unchecked_tree_writes():
+        raise RuntimeError("the update failed")
+    assert _strict(repo)
