@@ -23,7 +23,7 @@ from agentcli.ignore import IgnoreRules, IgnoreSources, discover
 from agentcli.snapshots.capture import stat_key
 from agentcli.snapshots.guards import safe_relative_path
 from agentcli.snapshots.layout import Layout, default_mode, scan_layout
-from agentcli.snapshots.restore import plain_path
+from agentcli.snapshots.restorechecks import plain_path
 
 
 class LayoutCache:

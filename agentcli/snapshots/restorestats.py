@@ -51,7 +51,9 @@ def restore_file_stats(
     for path in ordered[:limit]:
         old_id, new_id = pairs[path]
         old = _bytes(repo, old_id)
-        new = _bytes(repo, new_id)
+        new = applied.written_bytes.get(path) if new_id is not None else None
+        if new is None:
+            new = _bytes(repo, new_id)
         patch = pygit2.Patch.create_from(old, new, context_lines=0)
         delta = patch.delta
         binary = bool(delta.is_binary)
