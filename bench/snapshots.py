@@ -173,21 +173,24 @@ def checkout(repo: pygit2.Repository, current: str, target: str) -> None:
     file: 120 ms at 1k files whatever changed. With the current tree as baseline it visits only
     what differs, as ours does when handed the current tree.
     """
+    # Both objects stay referenced for the call: their C pointers are handed over raw.
+    current_tree, target_tree = repo[current], repo[target]
     with git_checkout_options(strategy=FORCE) as payload:
         opts = payload.checkout_options
         baseline = ffi.new("git_tree **")
-        ffi.buffer(baseline)[:] = repo[current]._pointer[:]  # type: ignore[attr-defined]
+        ffi.buffer(baseline)[:] = current_tree._pointer[:]  # type: ignore[attr-defined]
         opts.baseline = baseline[0]
         treeish = ffi.new("git_object **")
-        ffi.buffer(treeish)[:] = repo[target]._pointer[:]  # type: ignore[attr-defined]
+        ffi.buffer(treeish)[:] = target_tree._pointer[:]  # type: ignore[attr-defined]
         payload.check_error(C.git_checkout_tree(repo._repo, treeish[0], opts))
 
 
-def checkout_repo(workspace: Path, store_path: Path, where: Path, tree: str) -> pygit2.Repository:
+def checkout_repo(workspace: Path, store_path: Path, where: Path) -> pygit2.Repository:
     """A repository for libgit2's own restore: the workspace as its workdir, the store's objects
     (and through them the user's) as alternates, an index in step with the workspace."""
     pygit2.init_repository(str(where), bare=True)
     (where / "objects" / "info" / "alternates").write_text(f"{store_path / 'objects'}\n")
+    shutil.copyfile(workspace / ".git" / "index", where / "index")  # its stat data: only changed files are hashed
     repo = pygit2.Repository(str(where))
     repo.workdir = str(workspace)  # in memory only: no `.git` file is written into the workspace
     # Untimed: the workspace as it is, with every file's stat data, as a warm git index would be
@@ -437,7 +440,7 @@ def bench_size(
             ) -> None:
                 nonlocal checkout_with
                 if checkout_with is None:
-                    checkout_with = checkout_repo(ws, store.path, base / "checkout.git", target_snap.tree)
+                    checkout_with = checkout_repo(ws, store.path, base / "checkout.git")
                 mutate.change(k)
                 current = store.capture(session_id="bench", reason="changed", watched=True).tree
                 co = checkout_with
