@@ -50,11 +50,14 @@ def restore_file_stats(
     stats: list[FileStat] = []
     for path in ordered[:limit]:
         old_id, new_id = pairs[path]
-        old = _bytes(repo, old_id)
-        new = applied.written_bytes.get(path) if new_id is not None else None
-        if new is None:
-            new = _bytes(repo, new_id)
-        patch = pygit2.Patch.create_from(old, new, context_lines=0)
+        try:
+            old = _bytes(repo, old_id)
+            new = applied.written_bytes.get(path) if new_id is not None else None
+            if new is None:
+                new = _bytes(repo, new_id)
+            patch = pygit2.Patch.create_from(old, new, context_lines=0)
+        except (KeyError, ValueError, pygit2.GitError):
+            return None  # a blob unreadable now: the diff says what it can (the files are written)
         delta = patch.delta
         binary = bool(delta.is_binary)
         _, added, removed = patch.line_stats
