@@ -189,3 +189,29 @@ def test_tree_writes_are_checked_again_after_the_restore(
     with pytest.raises(RuntimeError), unchecked_tree_writes():
         raise RuntimeError("the update failed")
     assert _strict(repo)
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002, 0o000])
+def test_written_files_get_their_recorded_mode_whatever_the_umask(
+    shadow: tuple[pygit2.Repository, Path], mask: int
+) -> None:
+    # A file is made with its final mode only when the umask leaves that mode whole; else it is
+    # made 0600 and given its mode after. Either way it ends with exactly the recorded mode.
+    repo, ws = shadow
+    modes = {"shared.txt": 0o664, "plain.txt": 0o644, "tool.sh": 0o755, "secret.txt": 0o600}
+    changes = [
+        PlannedChange(
+            path=path,
+            action="write",
+            kind="executable" if mode & 0o100 else "file",
+            new_id=str(repo.create_blob(path.encode())),
+        )
+        for path, mode in sorted(modes.items())
+    ]
+    old = os.umask(mask)
+    try:
+        apply_changes(repo, ws, changes, modes=modes)
+    finally:
+        os.umask(old)
+    for path, mode in modes.items():
+        assert (ws / path).stat().st_mode & 0o7777 == mode, path
