@@ -25,6 +25,10 @@ a machine loaded by other work slows both sides of a pair alike. The baselines:
   its watcher vouches that nothing changed since that capture. Two more rows per restore size
   split the gap: against raw writing each file under a temporary name and renaming it (what
   "never half-written" costs on this filesystem), and the CPU time of ours and raw alone.
+- libgit2's own restore, like with like: `git_checkout_tree(target)` with `GIT_CHECKOUT_FORCE` and
+  the current tree as its baseline, on a repository whose index is in step with the workspace
+  (the workspace as its workdir, the store's objects as alternates). It writes only the files
+  that differ and updates its index (no undo point, no path checks, no timeline, no layout).
 
 Each row prints the baseline's command. No test asserts any of these times.
 """
@@ -49,11 +53,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pygit2
+from pygit2 import C, ffi
+from pygit2.callbacks import git_checkout_options
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agentcli.snapshots import Snapshot, SnapshotStore, splitwalk
 from agentcli.snapshots.gc import dir_size
+
+FORCE = pygit2.enums.CheckoutStrategy.FORCE
 
 GIT_ENV = {
     **os.environ,
@@ -68,6 +76,12 @@ GIT_CAPTURE = "git --git-dir=SHADOW --work-tree=WS add -A && git write-tree  (SH
 GIT_HINTED = "git --git-dir=SHADOW --work-tree=WS add -A -- PATHS && git write-tree"
 RAW_RESTORE = "pygit2: repo.diff(current, target); write each differing blob, chmod, unlink"
 RAW_ATOMIC = RAW_RESTORE.replace("write each", "write (temporary name, fchmod, rename) each")
+PYGIT2_CHECKOUT = (
+    "pygit2/libgit2: git_checkout_tree(repo, target, {strategy=GIT_CHECKOUT_FORCE, baseline=current tree})  "
+    "(pygit2's checkout_tree with the baseline it does not expose set through its cffi; repo: a bare repository "
+    "given the workspace as workdir, alternates to the store's objects, an index in step with the workspace; "
+    "libgit2 writes what differs, updates and writes the index)"
+)
 ONE_THREAD = "the same capture with the walk on one thread (splitwalk.MIN_ENTRIES raised), as before the split"
 
 
@@ -150,6 +164,40 @@ def raw_restore(repo: pygit2.Repository, workspace: Path, current: str, target: 
         else:
             path.write_bytes(data)
             path.chmod(mode)
+
+
+def checkout(repo: pygit2.Repository, current: str, target: str) -> None:
+    """libgit2's restore of `target` over a workspace holding `current` (see `PYGIT2_CHECKOUT`).
+
+    Without a baseline libgit2 compares the target with HEAD (none here) and then hashes every
+    file: 120 ms at 1k files whatever changed. With the current tree as baseline it visits only
+    what differs, as ours does when handed the current tree.
+    """
+    # Both objects stay referenced for the call: their C pointers are handed over raw.
+    current_tree, target_tree = repo[current], repo[target]
+    with git_checkout_options(strategy=FORCE) as payload:
+        opts = payload.checkout_options
+        baseline = ffi.new("git_tree **")
+        ffi.buffer(baseline)[:] = current_tree._pointer[:]  # type: ignore[attr-defined]
+        opts.baseline = baseline[0]
+        treeish = ffi.new("git_object **")
+        ffi.buffer(treeish)[:] = target_tree._pointer[:]  # type: ignore[attr-defined]
+        payload.check_error(C.git_checkout_tree(repo._repo, treeish[0], opts))
+
+
+def checkout_repo(workspace: Path, store_path: Path, where: Path) -> pygit2.Repository:
+    """A repository for libgit2's own restore: the workspace as its workdir, the store's objects
+    (and through them the user's) as alternates, an index in step with the workspace."""
+    pygit2.init_repository(str(where), bare=True)
+    (where / "objects" / "info" / "alternates").write_text(f"{store_path / 'objects'}\n")
+    shutil.copyfile(workspace / ".git" / "index", where / "index")  # its stat data: only changed files are hashed
+    repo = pygit2.Repository(str(where))
+    repo.workdir = str(workspace)  # in memory only: no `.git` file is written into the workspace
+    # Untimed: the workspace as it is, with every file's stat data, as a warm git index would be
+    # (a checkout leaves the entries of files it did not write as they were).
+    repo.index.add_all()
+    repo.index.write()
+    return repo
 
 
 def timed(fn: Callable[[], object]) -> float:
@@ -396,10 +444,15 @@ def bench_size(
 
     repo = pygit2.Repository(str(store.path))
     profiler = cProfile.Profile() if profile else None
+    checkout_with: pygit2.Repository | None = None
     for k in (1, 10, 100):
         row = Row(f"restore, {k} changed files", RAW_RESTORE, "<= 1.0")
         atomic = Row(f"  the same, vs raw with atomic writes, {k}", RAW_ATOMIC, "(the rename's share)", ours=row.ours)
         cpu = Row(f"  the same, CPU time only, {k}", RAW_RESTORE + " (CPU time)", "(the code's share)")
+        like = Row(f"  the same, vs pygit2's checkout, {k}", PYGIT2_CHECKOUT, "(like with like)", ours=row.ours)
+        like_cpu = Row(
+            f"  the same, vs pygit2's checkout, CPU time, {k}", PYGIT2_CHECKOUT + " (CPU time)", "", ours=cpu.ours
+        )
         for i in range(repeat if only in (None, "restore") else 0):
             # The target records its layout, as a turn's start does: restoring it is mode- and
             # folder-exact (the raw baseline is neither).
@@ -426,10 +479,21 @@ def bench_size(
                 current = store.capture(session_id="bench", reason="changed", watched=True).tree
                 row.base.append(timed(lambda: raw_restore(repo, ws, current, target_snap.tree, atomic=True)))
 
-            blocks = [ours_block, raw_block, atomic_block]
-            for block in blocks[i % 3 :] + blocks[: i % 3]:  # each goes first in turn
+            def checkout_block(
+                k: int = k, row: Row = like, cpu: Row = like_cpu, target_snap: Snapshot = target_snap
+            ) -> None:
+                nonlocal checkout_with
+                if checkout_with is None:
+                    checkout_with = checkout_repo(ws, store.path, base / "checkout.git")
+                mutate.change(k)
+                current = store.capture(session_id="bench", reason="changed", watched=True).tree
+                co = checkout_with
+                row.base.append(timed_cpu(lambda: checkout(co, current, target_snap.tree), cpu.base))
+
+            blocks = [ours_block, raw_block, atomic_block, checkout_block]
+            for block in blocks[i % 4 :] + blocks[: i % 4]:  # each goes first in turn
                 block()
-        rows += [row, atomic, cpu]
+        rows += [row, atomic, cpu, like, like_cpu]
 
     a = store.capture(session_id="bench", reason="diff a")
     a_snap = a.snapshot or store.timeline("bench")[-1]
