@@ -144,9 +144,6 @@ def update_index(repo: pygit2.Repository, index: pygit2.Index, workspace: Path, 
             continue
         c_path = ffi.new("char[]", encoded)
         _fill(centry, st, c_path, pygit2.Oid(hex=blob))
-        # libgit2 records st_rdev here (0 for a file), not st_dev as `_fill` does; neither it
-        # nor git compares the field, but the entry is meant to be Index.add's exactly.
-        centry.dev = st.st_rdev & 0xFFFFFFFF
         check_error(C.git_index_add(index._index, centry), io=True)
     return applied.touched()
 

@@ -2,7 +2,7 @@
 
 A store whose captures add through `rawadd.add_files` and one whose captures leave every path to
 `Index.add` (the code before it) see the same random file operations; after each batch their
-trees and their index entries (mode, id, size, times, inode, owner) must match. A known set of
+trees and their index entries (mode, id, size, times, device, inode, owner) must match. A known set of
 changes is also compared with `git add -A`.
 """
 
