@@ -34,7 +34,7 @@ def _entries(store: SnapshotStore) -> dict[str, tuple[object, ...]]:
     for i in range(len(index)):
         c = pygit2.ffi.cast("git_index_entry *", pygit2.C.git_index_get_byindex(raw, i))
         path = pygit2.ffi.string(c.path).decode()
-        out[path] += (c.file_size, c.mtime.seconds, c.mtime.nanoseconds, c.ctime.seconds, c.ino, c.uid, c.gid)
+        out[path] += (c.file_size, c.mtime.seconds, c.mtime.nanoseconds, c.ctime.seconds, c.dev, c.ino, c.uid, c.gid)
     return out
 
 
