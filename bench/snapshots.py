@@ -25,6 +25,10 @@ a machine loaded by other work slows both sides of a pair alike. The baselines:
   its watcher vouches that nothing changed since that capture. Two more rows per restore size
   split the gap: against raw writing each file under a temporary name and renaming it (what
   "never half-written" costs on this filesystem), and the CPU time of ours and raw alone.
+- libgit2's own restore, like with like: `git_checkout_tree(target)` with `GIT_CHECKOUT_FORCE` and
+  the current tree as its baseline, on a repository whose index is in step with the workspace
+  (the workspace as its workdir, the store's objects as alternates). It writes only the files
+  that differ and updates its index (no undo point, no path checks, no timeline, no layout).
 
 Each row prints the baseline's command. No test asserts any of these times.
 """
@@ -49,11 +53,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pygit2
+from pygit2 import C, ffi
+from pygit2.callbacks import git_checkout_options
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agentcli.snapshots import Snapshot, SnapshotStore, splitwalk
 from agentcli.snapshots.gc import dir_size
+
+FORCE = pygit2.enums.CheckoutStrategy.FORCE
 
 GIT_ENV = {
     **os.environ,
@@ -68,6 +76,12 @@ GIT_CAPTURE = "git --git-dir=SHADOW --work-tree=WS add -A && git write-tree  (SH
 GIT_HINTED = "git --git-dir=SHADOW --work-tree=WS add -A -- PATHS && git write-tree"
 RAW_RESTORE = "pygit2: repo.diff(current, target); write each differing blob, chmod, unlink"
 RAW_ATOMIC = RAW_RESTORE.replace("write each", "write (temporary name, fchmod, rename) each")
+PYGIT2_CHECKOUT = (
+    "pygit2/libgit2: git_checkout_tree(repo, target, {strategy=GIT_CHECKOUT_FORCE, baseline=current tree})  "
+    "(pygit2's checkout_tree with the baseline it does not expose set through its cffi; repo: a bare repository "
+    "given the workspace as workdir, alternates to the store's objects, an index in step with the workspace; "
+    "libgit2 writes what differs, updates and writes the index)"
+)
 ONE_THREAD = "the same capture with the walk on one thread (splitwalk.MIN_ENTRIES raised), as before the split"
 
 
@@ -152,6 +166,40 @@ def raw_restore(repo: pygit2.Repository, workspace: Path, current: str, target: 
             path.chmod(mode)
 
 
+def checkout(repo: pygit2.Repository, current: str, target: str) -> None:
+    """libgit2's restore of `target` over a workspace holding `current` (see `PYGIT2_CHECKOUT`).
+
+    Without a baseline libgit2 compares the target with HEAD (none here) and then hashes every
+    file: 120 ms at 1k files whatever changed. With the current tree as baseline it visits only
+    what differs, as ours does when handed the current tree.
+    """
+    # Both objects stay referenced for the call: their C pointers are handed over raw.
+    current_tree, target_tree = repo[current], repo[target]
+    with git_checkout_options(strategy=FORCE) as payload:
+        opts = payload.checkout_options
+        baseline = ffi.new("git_tree **")
+        ffi.buffer(baseline)[:] = current_tree._pointer[:]  # type: ignore[attr-defined]
+        opts.baseline = baseline[0]
+        treeish = ffi.new("git_object **")
+        ffi.buffer(treeish)[:] = target_tree._pointer[:]  # type: ignore[attr-defined]
+        payload.check_error(C.git_checkout_tree(repo._repo, treeish[0], opts))
+
+
+def checkout_repo(workspace: Path, store_path: Path, where: Path) -> pygit2.Repository:
+    """A repository for libgit2's own restore: the workspace as its workdir, the store's objects
+    (and through them the user's) as alternates, an index in step with the workspace."""
+    pygit2.init_repository(str(where), bare=True)
+    (where / "objects" / "info" / "alternates").write_text(f"{store_path / 'objects'}\n")
+    shutil.copyfile(workspace / ".git" / "index", where / "index")  # its stat data: only changed files are hashed
+    repo = pygit2.Repository(str(where))
+    repo.workdir = str(workspace)  # in memory only: no `.git` file is written into the workspace
+    # Untimed: the workspace as it is, with every file's stat data, as a warm git index would be
+    # (a checkout leaves the entries of files it did not write as they were).
+    repo.index.add_all()
+    repo.index.write()
+    return repo
+
+
 def timed(fn: Callable[[], object]) -> float:
     """Milliseconds one call takes."""
     started = time.perf_counter()
@@ -183,13 +231,24 @@ class Row:
     split: Counter[str] = field(default_factory=Counter)
     """How our walks in this row went (`SplitWalk.outcomes`: split over threads, or why not)."""
 
-    def pair(self, i: int, ours: Callable[[], object], base: Callable[[], object]) -> None:
-        """One paired run; who goes first alternates, so neither always finds a warm cache."""
+    def pair(
+        self,
+        i: int,
+        ours: Callable[[], object],
+        base: Callable[[], object],
+        after_ours: Callable[[], object] | None = None,
+    ) -> None:
+        """One paired run; who goes first alternates, so neither always finds a warm cache.
+        `after_ours` runs untimed right after ours (what ours left running in the background)."""
         if i % 2:
             self.base.append(timed(base))
             self.ours.append(timed(ours))
+            if after_ours is not None:
+                after_ours()
         else:
             self.ours.append(timed(ours))
+            if after_ours is not None:
+                after_ours()
             self.base.append(timed(base))
 
     def line(self) -> str:
@@ -228,6 +287,28 @@ class Mutator:
 def split_outcomes(store: SnapshotStore) -> Counter[str]:
     """How the store's walks went so far: split over threads, or why not (`SplitWalk.outcomes`)."""
     return Counter(store._refresher._split.outcomes)
+
+
+def settle(store: SnapshotStore) -> None:
+    """Waits, untimed, until the hashing process a capture started is up (or gave up), so its
+    start (~80 ms of CPU in another process) never lands in a timed run of either side."""
+    worker = store._refresher.hash_worker
+    deadline = time.monotonic() + 30
+    while worker.pid() is not None and not worker.usable() and worker.failed is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def worker_rss_mib(store: SnapshotStore) -> float | None:
+    """The hashing process's resident memory, when it runs."""
+    pid = store._refresher.hash_worker.pid()
+    try:
+        status = Path(f"/proc/{pid}/status").read_text() if pid is not None else ""
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return None
 
 
 def describe_split(outcomes: Counter[str]) -> str:
@@ -276,6 +357,7 @@ def bench_size(
             i,
             lambda s=fresh: s.capture(session_id="bench", reason="start"),
             lambda: GitShadow.create(ws, base).capture(),
+            after_ours=lambda s=fresh: settle(s),
         )
         first.split.update(split_outcomes(fresh))
         fresh.close()
@@ -286,6 +368,7 @@ def bench_size(
     # From here on one store (watching, as in a session) and one git shadow, both warm.
     store = SnapshotStore(ws, base / "data", watch=True)
     store.capture(session_id="bench", reason="start")
+    settle(store)
     shadow = GitShadow.create(ws, base)
     shadow.capture()
     mutate = Mutator(ws, paths)
@@ -319,14 +402,23 @@ def bench_size(
                 mutate.change(1)  # untimed: each side captures one fresh change
                 times.append(timed(capture))
         rows.append(row)
+    worker_note = ""
     if touch_all and captures:
         row = Row("capture after every file touched, same content", GIT_CAPTURE, "<= 1.0")
         before = split_outcomes(store)
-        for i in range(max(2, repeat // 2)):
+        worker = store._refresher.hash_worker
+        answered = worker.answered
+        runs = max(2, repeat // 2)
+        for i in range(runs):
             mutate.touch_all()
             row.pair(i, ours_full, shadow.capture)
         row.split = split_outcomes(store) - before
         rows.append(row)
+        rss = worker_rss_mib(store)
+        worker_note = (
+            f"  every file touched: the hashing process took part in {worker.answered - answered} of {runs}"
+            + (f" (resident {rss:.0f} MiB)" if rss is not None else f" ({worker.failed or 'not started'})")
+        )
 
     hinted = Row("write_file, 1 changed (path hint)", GIT_HINTED, "<= 1.0")
     for i in range(captures * 2):
@@ -352,10 +444,15 @@ def bench_size(
 
     repo = pygit2.Repository(str(store.path))
     profiler = cProfile.Profile() if profile else None
+    checkout_with: pygit2.Repository | None = None
     for k in (1, 10, 100):
         row = Row(f"restore, {k} changed files", RAW_RESTORE, "<= 1.0")
         atomic = Row(f"  the same, vs raw with atomic writes, {k}", RAW_ATOMIC, "(the rename's share)", ours=row.ours)
         cpu = Row(f"  the same, CPU time only, {k}", RAW_RESTORE + " (CPU time)", "(the code's share)")
+        like = Row(f"  the same, vs pygit2's checkout, {k}", PYGIT2_CHECKOUT, "(like with like)", ours=row.ours)
+        like_cpu = Row(
+            f"  the same, vs pygit2's checkout, CPU time, {k}", PYGIT2_CHECKOUT + " (CPU time)", "", ours=cpu.ours
+        )
         for i in range(repeat if only in (None, "restore") else 0):
             # The target records its layout, as a turn's start does: restoring it is mode- and
             # folder-exact (the raw baseline is neither).
@@ -382,10 +479,21 @@ def bench_size(
                 current = store.capture(session_id="bench", reason="changed", watched=True).tree
                 row.base.append(timed(lambda: raw_restore(repo, ws, current, target_snap.tree, atomic=True)))
 
-            blocks = [ours_block, raw_block, atomic_block]
-            for block in blocks[i % 3 :] + blocks[: i % 3]:  # each goes first in turn
+            def checkout_block(
+                k: int = k, row: Row = like, cpu: Row = like_cpu, target_snap: Snapshot = target_snap
+            ) -> None:
+                nonlocal checkout_with
+                if checkout_with is None:
+                    checkout_with = checkout_repo(ws, store.path, base / "checkout.git")
+                mutate.change(k)
+                current = store.capture(session_id="bench", reason="changed", watched=True).tree
+                co = checkout_with
+                row.base.append(timed_cpu(lambda: checkout(co, current, target_snap.tree), cpu.base))
+
+            blocks = [ours_block, raw_block, atomic_block, checkout_block]
+            for block in blocks[i % 4 :] + blocks[: i % 4]:  # each goes first in turn
                 block()
-        rows += [row, atomic, cpu]
+        rows += [row, atomic, cpu, like, like_cpu]
 
     a = store.capture(session_id="bench", reason="diff a")
     a_snap = a.snapshot or store.timeline("bench")[-1]
@@ -412,6 +520,8 @@ def bench_size(
             f"  store after a first capture, closed: {store_size / 1024:,.0f} KiB = "
             f"{100 * store_size / git_size:.1f}% of the repository's .git ({git_size / 1024 / 1024:,.1f} MiB)"
         )
+    if worker_note:
+        lines.append(worker_note)
     split_rows = [f"{row.label.removeprefix('capture ')}: {describe_split(row.split)}" for row in rows if row.split]
     if split_rows:
         lines.append("  our walks split over threads (else why not: busy = no CPU free now, small, other):")

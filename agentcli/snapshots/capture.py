@@ -16,12 +16,16 @@ Choices, so the next reader need not rediscover them:
   `max_untracked_dir_files` files are left out and reported. Files already tracked (by the
   user's repository or by an earlier snapshot) are always captured.
 - A path hint refreshes exactly those paths (`DISABLE_PATHSPEC_MATCH`): no tree walk.
+
+Over 400 lines because each kind of delta and the corrections of libgit2's ignore verdicts
+are applied where the diff is read; split apart they would pass the same state around.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,11 +35,12 @@ from pygit2.enums import DeltaStatus, DiffOption, FileMode
 from agentcli.ignore import IgnoreRules, IgnoreSources, discover
 from agentcli.snapshots._libgit2 import diff_index_to_workdir
 from agentcli.snapshots.guards import safe_relative_path
+from agentcli.snapshots.hashworker import HashWorker
 from agentcli.snapshots.hints import index_has_prefix, widen_hints
 from agentcli.snapshots.indexwrites import IndexWrites
 from agentcli.snapshots.models import SkippedPath, SkipReason
 from agentcli.snapshots.rawadd import add_files
-from agentcli.snapshots.restat import mostly_stale, refresh_touched
+from agentcli.snapshots.restat import WORKER_MIN_ENTRIES, mostly_stale, refresh_touched
 from agentcli.snapshots.shadow import ShadowRepo
 from agentcli.snapshots.splitwalk import SplitWalk
 
@@ -78,9 +83,12 @@ class IndexRefresher:
     Args:
         shadow: The shadow repository.
         limits: Size and file-count guards for untracked content.
+        hashing_process: Start a second process for bulk refreshes (hashworker.py) after the
+            first walk of a big enough tree: for a session's store, which lives long enough to
+            use it; a one-shot command never pays its start.
     """
 
-    def __init__(self, shadow: ShadowRepo, limits: Limits) -> None:
+    def __init__(self, shadow: ShadowRepo, limits: Limits, *, hashing_process: bool = False) -> None:
         self._shadow = shadow
         self._limits = limits
         self._rules: IgnoreRules | None = None
@@ -88,8 +96,16 @@ class IndexRefresher:
         self._rules_key: tuple[str, tuple[int, int] | None] | None = None
         self._split = SplitWalk(shadow.path, shadow.workspace)
         self._split_repo: pygit2.Repository | None = None
+        self._hashing_process = hashing_process
+        self.hash_worker = HashWorker()
 
-    def refresh(self, paths_hint: list[str] | None = None, *, walk_if_rules_changed: bool = False) -> Refreshed:
+    def refresh(
+        self,
+        paths_hint: list[str] | None = None,
+        *,
+        walk_if_rules_changed: bool = False,
+        before_walk: Callable[[], object] | None = None,
+    ) -> Refreshed:
         """Updates the index from the working tree and writes the tree.
 
         Args:
@@ -98,6 +114,8 @@ class IndexRefresher:
             walk_if_rules_changed: Ignore the hint and walk the tree when the exclude files
                 outside the tree (`info/exclude`, the global excludes) changed since the last
                 refresh: what they ignore may have changed anywhere.
+            before_walk: Called once the index is loaded and any bulk refresh done, just before
+                the working tree is diffed (the store waits there for its watcher's arming).
 
         Returns:
             The tree id and the paths left out.
@@ -130,10 +148,12 @@ class IndexRefresher:
         if (
             paths is None
             and mostly_stale(index, shadow.workspace)
-            and refresh_touched(index, shadow.workspace)
+            and refresh_touched(index, shadow.workspace, self.hash_worker)
         ):
             # Written now: its timestamp must be newer than the refreshed mtimes (see restat.py).
             self._saved.write(force=True)
+        if before_walk is not None:
+            before_walk()
         try:
             # New blobs and trees stay in memory until the end, then go to disk as one pack.
             with shadow.objects.batch():
@@ -158,6 +178,8 @@ class IndexRefresher:
             shadow.reseed_from_head()
             return self.refresh(None)
         self._saved.changed(changed)
+        if self._hashing_process and paths_hint is None and len(index) >= WORKER_MIN_ENTRIES:
+            self.hash_worker.start()  # in the background, after the walk: it never slows this one
         return Refreshed(tree=tree, skipped=skipped, before=before, changed=changed)
 
     def _split_walk(self, index: pygit2.Index, tree_id: pygit2.Oid) -> list[str] | None:
@@ -199,6 +221,11 @@ class IndexRefresher:
         """Drops the index held in memory for the one on disk (after a failed update)."""
         self._shadow.index().read(True)
         self._saved.forget_pending()
+
+    def close(self) -> None:
+        """Ends the hashing process (the store's session is over; a later refresh starts it again)."""
+        self.hash_worker.close()
+        self.hash_worker = HashWorker()
 
     def flush_index(self) -> None:
         """Writes the index held in memory (before it is packed, or the repository reopened)."""

@@ -23,6 +23,7 @@ from agentcli.ignore import IgnoreRules, IgnoreSources, discover
 from agentcli.snapshots.capture import stat_key
 from agentcli.snapshots.guards import safe_relative_path
 from agentcli.snapshots.layout import Layout, default_mode, scan_layout
+from agentcli.snapshots.restorechecks import plain_path
 
 
 class LayoutCache:
@@ -64,7 +65,9 @@ class LayoutCache:
                 parts = parts[: lowered.index(".git")]
                 if not [part for part in parts if part not in ("", ".")]:
                     continue
-            rel = safe_relative_path("/".join(parts))
+            joined = "/".join(parts)
+            # Most paths are plain already; pathlib's normalization cost more than the look.
+            rel = joined if plain_path(joined) else safe_relative_path(joined)
             if rel is None or rel.rpartition("/")[2] == ".gitignore":
                 # Unplaceable, or what is ignored may have changed anywhere below it.
                 self.invalidate()
@@ -118,9 +121,13 @@ class LayoutCache:
             if state == "closed":
                 return  # no record lives below an ignored folder or a nested repository
         prefix = rel + "/"
-        for path in [p for p in modes if p == rel or p.startswith(prefix)]:
-            del modes[path]
-        self._empty = {d for d in self._empty if d != rel and not d.startswith(prefix)}
+        modes.pop(rel, None)
+        # Per path, so the sets are scanned only when a folder could hold records.
+        if modes and any(p.startswith(prefix) for p in modes):
+            for path in [p for p in modes if p.startswith(prefix)]:
+                del modes[path]
+        if self._empty:
+            self._empty = {d for d in self._empty if d != rel and not d.startswith(prefix)}
         try:
             info: os.stat_result | None = os.lstat(os.path.join(self._root, rel))
         except OSError:
@@ -136,7 +143,8 @@ class LayoutCache:
                 modes[rel] = mode
         if info is not None:
             # Something is here: none of the folders holding it is empty.
-            self._empty.difference_update("/".join(parts[:i]) for i in range(1, len(parts)))
+            if self._empty:
+                self._empty.difference_update("/".join(parts[:i]) for i in range(1, len(parts)))
             return
         parent = rel.rpartition("/")[0]
         if parent:

@@ -93,7 +93,7 @@ def _fill(centry: object, st: os.stat_result, c_path: object, oid: pygit2.Oid) -
     e.ctime.nanoseconds = st.st_ctime_ns % 1_000_000_000  # type: ignore[attr-defined]
     e.mtime.seconds = st.st_mtime_ns // 1_000_000_000 & 0x7FFFFFFF  # type: ignore[attr-defined]
     e.mtime.nanoseconds = st.st_mtime_ns % 1_000_000_000  # type: ignore[attr-defined]
-    e.dev = st.st_dev & 0xFFFFFFFF  # type: ignore[attr-defined]
+    e.dev = st.st_rdev & 0xFFFFFFFF  # type: ignore[attr-defined]  # libgit2's choice (0 for a file)
     e.ino = st.st_ino & 0xFFFFFFFF  # type: ignore[attr-defined]
     e.mode = 0o100755 if st.st_mode & 0o100 else 0o100644  # type: ignore[attr-defined]
     e.uid = st.st_uid & 0xFFFFFFFF  # type: ignore[attr-defined]

@@ -22,7 +22,7 @@ import os
 import secrets
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -31,6 +31,7 @@ from pygit2.enums import FileMode
 
 from agentcli.snapshots.guards import safe_relative_path
 from agentcli.snapshots.models import PlannedChange, RestoreConflict
+from agentcli.snapshots.restorechecks import find_conflicts, plain_path
 from agentcli.snapshots.treediff import tree_changes, walk_budget
 
 
@@ -80,8 +81,7 @@ def plan_changes(
     for change in [] if same else tree_changes(repo, current_tree, target_tree, max_trees=walk_budget(entries)):
         old_present, new_present = change.old_mode != 0, change.new_mode != 0
         path = os.fsdecode(change.raw_path)
-        safe = safe_relative_path(path)
-        if safe is None or safe != path:
+        if not plain_path(path) and safe_relative_path(path) != path:
             conflicts.append(RestoreConflict(path=path, reason="path leaves the workspace or enters .git"))
             continue
         if FileMode.COMMIT in (change.old_mode, change.new_mode):
@@ -105,7 +105,7 @@ def plan_changes(
             )
         else:
             deletes[path] = PlannedChange(path=path, action="delete", kind=_kind(change.old_mode), old_id=old_id)
-    conflicts.extend(_find_conflicts(workspace, deletes, writes))
+    conflicts.extend(find_conflicts(workspace, deletes, writes))
     ordered_deletes = sorted(deletes.values(), key=lambda c: (-c.path.count("/"), c.path))
     return PlanParts(
         changes=[*ordered_deletes, *sorted(chmods, key=lambda c: c.path), *sorted(writes, key=lambda c: c.path)],
@@ -114,71 +114,8 @@ def plan_changes(
     )
 
 
-def _find_conflicts(
-    workspace: Path, deletes: dict[str, PlannedChange], writes: list[PlannedChange]
-) -> list[RestoreConflict]:
-    conflicts: list[RestoreConflict] = []
-    checked_dirs: dict[str, str | None] = {}
-    for change in writes:
-        parts = change.path.split("/")
-        # Every ancestor must be a real directory, missing, or something we delete first.
-        for i in range(1, len(parts)):
-            ancestor = "/".join(parts[:i])
-            if ancestor not in checked_dirs:
-                checked_dirs[ancestor] = _ancestor_problem(workspace, ancestor, deletes)
-            problem = checked_dirs[ancestor]
-            if problem:
-                conflicts.append(RestoreConflict(path=change.path, reason=problem))
-                break
-        else:
-            problem = _target_problem(workspace, change.path, deletes)
-            if problem:
-                conflicts.append(RestoreConflict(path=change.path, reason=problem))
-    return conflicts
-
-
-def _ancestor_problem(workspace: Path, ancestor: str, deletes: dict[str, PlannedChange]) -> str | None:
-    try:
-        st = os.lstat(workspace / ancestor)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    if stat.S_ISDIR(st.st_mode):
-        return None
-    if ancestor in deletes:
-        return None
-    what = "a symlink" if stat.S_ISLNK(st.st_mode) else "a file"
-    return (
-        f"{ancestor} is {what} that no snapshot contains (ignored or skipped); "
-        "restoring would replace it with a directory"
-    )
-
-
-def _target_problem(workspace: Path, path: str, deletes: dict[str, PlannedChange]) -> str | None:
-    try:
-        st = os.lstat(workspace / path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    if not stat.S_ISDIR(st.st_mode):
-        return None
-    # A directory stands where the target has a file: fine only if every file in it goes away.
-    extra: list[str] = []
-    for root, dirs, files in os.walk(workspace / path):
-        rel_root = os.path.relpath(root, workspace).replace(os.sep, "/")
-        if ".git" in dirs:
-            extra.append(f"{rel_root}/.git")
-            dirs.remove(".git")
-        for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
-            rel = f"{rel_root}/{name}"
-            if rel not in deletes:
-                extra.append(rel)
-        if len(extra) >= 3:
-            break
-    if extra:
-        return (
-            f"{path} is a directory holding files no snapshot contains (e.g. {', '.join(extra[:3])}); "
-            "restoring would delete them"
-        )
-    return None
+KEPT_BYTES_MAX = 4 * 1024 * 1024
+"""At most this much of what a restore wrote is kept for its line counts."""
 
 
 @dataclass
@@ -188,6 +125,19 @@ class Applied:
     written: list[str]
     deleted: list[str]
     chmodded: list[str]
+    files: dict[str, tuple[str, os.stat_result]] = field(default_factory=dict)
+    """Regular files written: the blob written and the stat data of the descriptor it was written
+    through, taken after the rename (which changes the ctime). `restored.update_index` enters
+    them without reading the files again."""
+    written_bytes: dict[str, bytes] = field(default_factory=dict)
+    """What the first files written hold, for the result's line counts (`restorestats.py`)."""
+    _kept: int = 0
+
+    def keep_bytes(self, path: str, data: bytes) -> None:
+        """Keeps a written file's bytes while they are few (else they are read again if needed)."""
+        if len(data) <= KEPT_BYTES_MAX - self._kept:
+            self.written_bytes[path] = data
+            self._kept += len(data)
 
     def touched(self) -> list[str]:
         """Every changed path (for a hinted capture afterwards)."""
@@ -234,8 +184,12 @@ def apply_changes(
             if emptied_dirs:
                 remove_empty_dirs(workspace, emptied_dirs)
                 emptied_dirs.clear()
-            _write(repo, workspace, change, umask, recorded.get(change.path), known_dirs)
+            written, data = _write(repo, workspace, change, umask, recorded.get(change.path), known_dirs)
             applied.written.append(change.path)
+            if written is not None:
+                assert change.new_id is not None
+                applied.files[change.path] = (change.new_id, written)
+            applied.keep_bytes(change.path, data)
     if emptied_dirs:
         remove_empty_dirs(workspace, emptied_dirs)
     return applied
@@ -253,7 +207,9 @@ def remove_empty_dirs(workspace: Path, dirs: set[str]) -> None:
 
 def _write(
     repo: pygit2.Repository, workspace: Path, change: PlannedChange, umask: int, mode: int | None, known: set[str]
-) -> None:
+) -> tuple[os.stat_result | None, bytes]:
+    """Writes a file or symlink under a temporary name, renames it into place, and returns the
+    bytes written and (for a file) the stat data of its descriptor, taken after the rename."""
     # Paths are joined as strings: per file, pathlib cost more than the system calls.
     target = os.path.join(workspace, change.path)
     parent_rel, _, name = change.path.rpartition("/")
@@ -273,34 +229,51 @@ def _write(
     assert isinstance(blob, pygit2.Blob)
     data = blob.data
     tmp = os.path.join(os.path.dirname(target), f".{name}.agentcli-{secrets.token_hex(4)}")
-    try:
-        if change.kind == "symlink":
-            os.symlink(os.fsdecode(data), tmp)
-        else:
-            executable = change.kind == "executable"
-            keep = existing.st_mode if existing is not None and stat.S_ISREG(existing.st_mode) else None
-            if mode is not None and bool(mode & 0o100) == executable:
-                wanted = mode  # as recorded with the snapshot
-            elif keep is not None:
-                wanted = _mode_for(change.kind, keep, umask)
-            else:
-                wanted = (0o777 if executable else 0o666) & ~umask
-            # Raw descriptor calls: a file object per file cost more than the writes at 100 files.
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fchmod(fd, wanted)
-            finally:
-                os.close(fd)
-        os.replace(tmp, target)
-    except BaseException:
+    if change.kind == "symlink":
         try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+            os.symlink(os.fsdecode(data), tmp)
+            os.replace(tmp, target)
+        except BaseException:
+            _discard(tmp)
+            raise
+        return None, data
+    executable = change.kind == "executable"
+    keep = existing.st_mode if existing is not None and stat.S_ISREG(existing.st_mode) else None
+    if mode is not None and bool(mode & 0o100) == executable:
+        wanted = mode  # as recorded with the snapshot
+    elif keep is not None:
+        wanted = _mode_for(change.kind, keep, umask)
+    else:
+        wanted = (0o777 if executable else 0o666) & ~umask
+    # Raw descriptor calls: a file object per file cost more than the writes at 100 files. Made
+    # with its final mode when the umask leaves it whole (never wider than wanted, so never
+    # readable by others meanwhile); else 0600 and fchmod, a call and a watcher event more.
+    whole = (wanted & umask) == 0 and (wanted & 0o7000) == 0
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), wanted if whole else 0o600)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if not whole:
+                os.fchmod(fd, wanted)
+            os.replace(tmp, target)
+        except BaseException:
+            _discard(tmp)
+            raise
+        # The descriptor is open across the rename, so this is the file now in place, ctime
+        # (which the rename sets) included: the index entry needs no lstat or re-hash.
+        return os.fstat(fd), data
+    finally:
+        os.close(fd)
+
+
+def _discard(tmp: str) -> None:
+    """Removes a temporary file a failed write left (if it was made at all)."""
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
 
 
 def ensure_dir(workspace: Path, rel: str, known: set[str] | None = None) -> None:

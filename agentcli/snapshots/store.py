@@ -49,7 +49,8 @@ from agentcli.snapshots.models import (
     Snapshot,
 )
 from agentcli.snapshots.restore import Applied, apply_changes, plan_changes, umask
-from agentcli.snapshots.restored import not_looked_at, only_ours, update_index
+from agentcli.snapshots.restored import not_looked_at, only_ours, unchecked_tree_writes, update_index
+from agentcli.snapshots.restorestats import restore_file_stats
 from agentcli.snapshots.shadow import ShadowRepo, store_key
 from agentcli.snapshots.timeline import Timeline, ref_name, snapshot_id
 from agentcli.snapshots.watcher import TreeWatcher
@@ -110,7 +111,8 @@ class SnapshotStore:
         self._shadow = ShadowRepo(self.path, self.workspace, [e for e in excludes if e != "."])
         self._lock = StoreLock(self.path.with_name(self.path.name + ".lock"))
         self._timeline = Timeline(self.path / "agentcli" / "timeline")
-        self._refresher = IndexRefresher(self._shadow, self.limits)
+        # A watching store is a session's: the one worth a hashing process (capture.py).
+        self._refresher = IndexRefresher(self._shadow, self.limits, hashing_process=watch)
         self._layouts = LayoutRecords(self.path / "agentcli" / "layout")
         self._layout_now = LayoutCache(self.workspace)
         self._watcher = TreeWatcher(self.workspace) if watch else None
@@ -187,8 +189,13 @@ class SnapshotStore:
         tool_call_id: str | None = None,
         tool_name: str | None = None,
         record_layout: bool = False,
+        known_stats: tuple[list[FileStat], int] | None = None,
     ) -> CaptureResult:
-        """Adds the refreshed index's tree to the timeline (the second half of a capture)."""
+        """Adds the refreshed index's tree to the timeline (the second half of a capture).
+
+        `known_stats` are the line counts of exactly the refresh's changes (a restore's, see
+        `restorestats.py`), used when the entry's base is the tree the refresh started from.
+        """
         tree = str(refreshed.tree)
         previous = self._timeline.last(session_id)
         if previous is not None and previous.tree == tree:
@@ -209,9 +216,12 @@ class SnapshotStore:
                 old_tree = repo[base].peel(pygit2.Tree)
                 index = self._shadow.index()
                 diff = diff_tree_to_index(repo, old_tree, index, DiffOption.INCLUDE_TYPECHANGE, refreshed.changed)
+                if known_stats is not None:
+                    files, omitted = known_stats
             else:
                 diff = tree_diff(repo, base, tree, context=0)
-            if base is not None:  # against nothing, "every file added" tells the user nothing
+                known_stats = None  # they describe the refresh, not this base
+            if base is not None and known_stats is None:  # against nothing, "every file added" tells nothing
                 files, omitted = file_stats(diff)
             self._adopt_borrowed_blobs(diff)
         seq = previous.seq + 1 if previous is not None else 1
@@ -268,12 +278,16 @@ class SnapshotStore:
             self._watch_synced = False
             layout.invalidate()
             return self._refresher.refresh(paths_hint)
-        # A walk of the tree. The watcher starts (or restarts) first, so a change made while
-        # the walk runs is queued for the next capture rather than lost.
+        # A walk of the tree. The watcher starts (or restarts) before the walk, so a change
+        # made while the walk runs is queued for the next capture rather than lost; its arming
+        # overlaps loading the index and any bulk refresh (changes then are the walk's to see).
         self._watch_synced = False
         layout.invalidate()
-        running = watcher.start()
-        refreshed = self._refresher.refresh(None)
+        armed = watcher.start_in_background()
+        try:
+            refreshed = self._refresher.refresh(None, before_walk=armed)
+        finally:
+            running = armed()  # no thread left touching the watcher, whatever happened
         self._watch_synced = running
         return refreshed
 
@@ -492,6 +506,7 @@ class SnapshotStore:
                 session_id=session_id,
                 reason=reason,
                 record_layout=layout is not None,
+                known_stats=restore_file_stats(self._shadow.repo, plan.changes, applied),
             )
         else:
             after = self.capture(
@@ -561,8 +576,8 @@ class SnapshotStore:
         before = pygit2.Oid(hex=before_tree)  # the undo point's: nothing touched the index since
         self._index_tree = None  # until the update is complete
         try:
-            with self._shadow.objects.batch():
-                changed = update_index(index, applied)
+            with self._shadow.objects.batch(), unchecked_tree_writes():
+                changed = update_index(self._shadow.repo, index, self.workspace, applied)
                 tree = index.write_tree()
         except (OSError, pygit2.GitError):
             # A written file changed under us (gone, unreadable): capture the paths instead.
@@ -595,6 +610,7 @@ class SnapshotStore:
                 self._watcher.close()
                 self._watch_synced = False
             self._refresher.flush_index()
+            self._refresher.close()
             self._shadow.pack_index()
 
     # -- size and gc ----------------------------------------------------------------------------

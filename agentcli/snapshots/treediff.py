@@ -72,7 +72,12 @@ def tree_changes(repo: pygit2.Repository, old_tree: str, new_tree: str, *, max_t
             continue
         reads += (old_id is not None) + (new_id is not None)
         if reads > max_trees:
-            return _libgit2_changes(repo, old_tree, new_tree)
+            stack.append((prefix, old_id, new_id))
+            if len(stack) <= max_trees:
+                # Few subtrees left: what was read is kept and libgit2 diffs only those (each
+                # call costs ~15 µs, about what the whole diff costs per 200 entries).
+                return out + _libgit2_subtree_changes(repo, stack)
+            return _libgit2_subtree_changes(repo, [(b"", pygit2.Oid(hex=old_tree).raw, pygit2.Oid(hex=new_tree).raw)])
         old_all = _entries(repo, old_id) if old_id is not None else set()
         new_all = _entries(repo, new_id) if new_id is not None else set()
         # Set differences run in C: only the entries that differ reach Python.
@@ -100,9 +105,27 @@ def tree_changes(repo: pygit2.Repository, old_tree: str, new_tree: str, *, max_t
     return out
 
 
-def _libgit2_changes(repo: pygit2.Repository, old_tree: str, new_tree: str) -> list[EntryChange]:
-    # pygit2's overloads leave out the Tree objects diff() takes (it peels its arguments to trees).
-    diff: pygit2.Diff = repo.diff(repo[old_tree], repo[new_tree])  # type: ignore[call-overload]
+def _libgit2_subtree_changes(
+    repo: pygit2.Repository, pairs: list[tuple[bytes, bytes | None, bytes | None]]
+) -> list[EntryChange]:
+    """libgit2's answer for each pair of subtrees left, under their paths (a missing side is empty)."""
+    out: list[EntryChange] = []
+    for prefix, old_id, new_id in pairs:
+        if old_id == new_id:
+            continue
+        old = repo[pygit2.Oid(raw=old_id)] if old_id is not None else None
+        new = repo[pygit2.Oid(raw=new_id)] if new_id is not None else None
+        if old is not None and new is not None:
+            diff = old.diff_to_tree(new)  # type: ignore[attr-defined]
+        elif new is not None:
+            diff = new.diff_to_tree(swap=True)  # type: ignore[attr-defined]
+        else:
+            diff = old.diff_to_tree()  # type: ignore[union-attr]
+        out.extend(_from_deltas(diff, prefix))
+    return out
+
+
+def _from_deltas(diff: pygit2.Diff, prefix: bytes) -> list[EntryChange]:
     out: list[EntryChange] = []
     for delta in diff.deltas:
         old, new = delta.old_file, delta.new_file
@@ -110,7 +133,7 @@ def _libgit2_changes(repo: pygit2.Repository, old_tree: str, new_tree: str) -> l
         new_mode = int(new.mode) if str(new.id) != _ZERO else 0
         out.append(
             EntryChange(
-                (new if new_mode else old).raw_path,
+                prefix + (new if new_mode else old).raw_path,
                 old_mode,
                 old.id if old_mode else None,
                 new_mode,

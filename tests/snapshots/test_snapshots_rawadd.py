@@ -2,7 +2,7 @@
 
 A store whose captures add through `rawadd.add_files` and one whose captures leave every path to
 `Index.add` (the code before it) see the same random file operations; after each batch their
-trees and their index entries (mode, id, size, times, inode, owner) must match. A known set of
+trees and their index entries (mode, id, size, times, device, inode, owner) must match. A known set of
 changes is also compared with `git add -A`.
 """
 
@@ -34,7 +34,7 @@ def _entries(store: SnapshotStore) -> dict[str, tuple[object, ...]]:
     for i in range(len(index)):
         c = pygit2.ffi.cast("git_index_entry *", pygit2.C.git_index_get_byindex(raw, i))
         path = pygit2.ffi.string(c.path).decode()
-        out[path] += (c.file_size, c.mtime.seconds, c.mtime.nanoseconds, c.ctime.seconds, c.ino, c.uid, c.gid)
+        out[path] += (c.file_size, c.mtime.seconds, c.mtime.nanoseconds, c.ctime.seconds, c.dev, c.ino, c.uid, c.gid)
     return out
 
 

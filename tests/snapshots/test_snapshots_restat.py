@@ -110,16 +110,16 @@ def test_a_file_swapped_for_a_fifo_after_its_lstat_neither_blocks_nor_counts(
     store.capture(session_id="s", reason="start")
     _touch_all(ws, 1_700_000_000)
     victim = ws / "d0" / "f0000.txt"
-    original = restat._stale_entries
+    original = restat._stale_records
 
-    def swapping(raw: object, root: bytes) -> Iterator[tuple[object, bytes, os.stat_result]]:
-        for entry, full, st in original(raw, root):
-            if full == os.fsencode(victim):  # between its lstat and its read
+    def swapping(records: restat.Records, root: bytes) -> Iterator[restat._Candidate]:
+        for candidate in original(records, root):
+            if candidate[1] == os.fsencode(victim):  # between its lstat and its read
                 victim.unlink()
                 os.mkfifo(victim)
-            yield entry, full, st
+            yield candidate
 
-    monkeypatch.setattr(restat, "_stale_entries", swapping)
+    monkeypatch.setattr(restat, "_stale_records", swapping)
     assert restat.refresh_touched(store._shadow.index(), ws) == MIN_ENTRIES  # all but the FIFO
     store.close()
 
