@@ -96,9 +96,7 @@ async def kill_group(process: asyncio.subprocess.Process) -> None:
             os.killpg(process.pid, sig)
         except ProcessLookupError:
             return
-        try:
-            await asyncio.wait_for(process.wait(), _KILL_GRACE_S)
-        except TimeoutError:
+        if not await _leader_exited(process, _KILL_GRACE_S):
             continue
         if sig == signal.SIGTERM:
             # The leader is gone; children that ignored SIGTERM still die.
@@ -107,3 +105,20 @@ async def kill_group(process: asyncio.subprocess.Process) -> None:
             except ProcessLookupError:
                 pass
         return
+
+
+async def _leader_exited(process: asyncio.subprocess.Process, timeout: float) -> bool:
+    """Whether the group's leader exits within ``timeout`` s.
+
+    Not ``process.wait()``: on Python 3.11 that also waits for the output pipes to close, and a
+    process that left the group (``setsid``, a daemon) keeps them open, so a pause or a timeout
+    waited out the whole grace period. The exit is known when asyncio's child watcher has reaped
+    the leader; nothing wakes a waiter for that alone, so it is polled.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while process.returncode is None:
+        if loop.time() >= deadline:
+            return False
+        await asyncio.sleep(0.005)
+    return True
