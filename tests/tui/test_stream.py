@@ -64,8 +64,11 @@ async def opened_with_history(messages: int) -> AsyncIterator[tuple[Pilot[None],
 
 
 def window_work_done(app: App[None]) -> bool:
-    """No page is being mounted or unloaded (scrolling past an end starts that in a worker)."""
-    return not any(worker.group == "window" and not worker.is_finished for worker in app.workers)
+    """No page is being mounted or unloaded (scrolling past an end starts that in a worker), nor
+    older blocks ahead of need (reading back does, in steps)."""
+    conversation = app.query_one(Conversation)
+    return not conversation._prefetching and not any(
+        worker.group in ("window", "prefetch") and not worker.is_finished for worker in app.workers)
 
 
 async def test_a_long_history_mounts_only_the_newest_blocks() -> None:

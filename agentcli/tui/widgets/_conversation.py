@@ -17,6 +17,7 @@ into the other's fields. The blocks are in ``_blocks``, what an event reads as i
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,7 @@ from textual.widget import Widget
 
 from agentcli.tui.calls import ToolCalls
 from agentcli.tui.messages import SessionEventPosted
+from agentcli.tui.widgets._anchored import AHEAD, SLICE, shift_view, top_of, tops
 from agentcli.tui.widgets._block_styles import BlockStyles
 from agentcli.tui.widgets._blocks import (
     EarlierMarker,
@@ -137,6 +139,10 @@ class Conversation(VerticalScroll, can_focus=True):
         self._later.display = False
         self._dropping = False
         """A pass over the blocks far from the view is queued (``_offscreen``)."""
+        self._prefetching = False
+        """A step mounting older blocks ahead of need is queued or running."""
+        self._above = asyncio.Lock()
+        """Held while blocks are mounted above the window (each measures where the view is)."""
         self._settling = 0
         """Pages mounted whose scroll back to the block being read has not been drawn yet."""
         self.block_styles = BlockStyles()
@@ -574,39 +580,103 @@ class Conversation(VerticalScroll, can_focus=True):
         await self.remove_children(doomed)
         self._update_marker()
 
-    async def _unload_bottom(self) -> None:
-        """Unmount the newest blocks until the window fits (scrolling back through history)."""
-        doomed = []
-        mounted, total = self.mounted_blocks, self.mounted_weight
-        while self._last_mounted > self._first_mounted and (mounted > MAX_MOUNTED or total > MAX_WEIGHT):
-            record = self.records[self._last_mounted - 1]
-            if record.widget is not None:
-                doomed.append(record.widget)
-                record.widget = None
-            self._last_mounted -= 1
-            self._window_at_end = False
-            mounted -= 1
-            total -= record.weight
-        forget_lines(doomed)
-        await self.remove_children(doomed)
-        self._update_marker()
-
     async def action_show_earlier(self) -> None:
-        """Mount the previous page above the window, keeping the view still; unload at the bottom."""
+        """Mount the previous page above the window, keeping the view still; unload at the bottom.
+
+        Asked for while reading below the window's first block (ctrl+u, the marker), the view
+        then goes to that block, where the page meets the window, as paging there would.
+        """
         if self._first_mounted == 0:
             return
-        start = max(0, self._first_mounted - PAGE)
-        widgets = [self._widget_for(record) for record in self.records[start : self._first_mounted]]
-        anchor_widget = next((r.widget for r in self.records[self._first_mounted : self._last_mounted]
-                              if r.widget is not None), None)
-        self._first_mounted = start
         self.release_anchor()
-        with self.app.batch_update():
-            await self.mount_all(widgets, after=self._marker)
-            await self._unload_bottom()
-        if anchor_widget is not None:
-            self._settling += 1
-            self.call_after_refresh(self._keep_in_view, anchor_widget, top=True)
+        first = next((r.widget for r in self.records[self._first_mounted : self._last_mounted]
+                      if r.widget is not None), None)
+        await self._mount_above(PAGE)
+        size = self.scrollable_content_region.size
+        if first is not None and size and (top := top_of(self, first, size)) < self.scroll_y:
+            self.scroll_to(y=top, animate=False, immediate=True)
+        await self._trim_below()
+
+    async def _mount_above(self, count: int) -> int:
+        """Mount up to ``count`` records above the window, the view kept on what it shows (the
+        offset moved by what they add above it, in the same frame: ``_anchored``); the lines added."""
+        async with self._above:
+            start = max(0, self._first_mounted - count)
+            if start == self._first_mounted:
+                return 0
+            first = next((r.widget for r in self.records[self._first_mounted : self._last_mounted]
+                          if r.widget is not None), None)
+            size = self.scrollable_content_region.size
+            before = top_of(self, first, size) if first is not None else 0
+            widgets = [self._widget_for(record) for record in self.records[start : self._first_mounted]]
+            self._first_mounted = start
+            shift = 0
+            with self.app.batch_update():
+                await self.mount_all(widgets, after=self._marker)
+                self._update_marker()
+                if first is not None and size:
+                    shift = top_of(self, first, size) - before
+                    shift_view(self, shift)
+            return shift
+
+    def _prefetch_wanted(self) -> bool:
+        """Reading back with fewer than ``AHEAD`` screens of mounted blocks above the view."""
+        return (self._first_mounted > 0 and not self.following and self.is_attached
+                and self.scroll_y < AHEAD * self.scrollable_content_region.height)
+
+    def _prefetch(self) -> None:
+        """Mount the next older blocks ahead of need, a few per step once the screen is drawn."""
+        if not self._prefetching and self._prefetch_wanted():
+            self._prefetching = True
+            self.call_after_refresh(self._start_prefetch)
+
+    def _start_prefetch(self) -> None:
+        if self.is_attached:
+            self.run_worker(self._prefetch_step(), group="prefetch")
+        else:
+            self._prefetching = False
+
+    async def _prefetch_step(self) -> None:
+        """One step: the window trimmed below if the last step left it over its size, then a few
+        older blocks mounted if still wanted; the next step comes after they are drawn."""
+        again = False
+        try:
+            await self._trim_below()
+            if self._prefetch_wanted():
+                again = await self._mount_above(SLICE) > 0 or self._first_mounted > 0
+        finally:
+            self._prefetching = False
+        if again:
+            self._prefetching = True
+            self.call_after_refresh(self._start_prefetch)
+
+    async def _trim_below(self) -> None:
+        """Unmount the newest blocks while the window is over its size, those under the view only
+        (never a block shown, nor one still streaming): the view does not move."""
+        excess = self.mounted_blocks - MAX_MOUNTED
+        weight = self.mounted_weight - MAX_WEIGHT
+        size = self.scrollable_content_region.size
+        if (excess <= 0 and weight <= 0) or not size:
+            return
+        below = self.scroll_y + size.height
+        where = tops(self, size)  # blocks just mounted above are not laid out yet
+        doomed: list[Widget] = []
+        while self._last_mounted > self._first_mounted and (excess > 0 or weight > 0):
+            record = self.records[self._last_mounted - 1]
+            widget = record.widget
+            if self._busy(record) or widget is None or where.get(widget, 0) < below:
+                break
+            doomed.append(widget)
+            record.widget = None
+            self._last_mounted -= 1
+            self._window_at_end = False
+            excess -= 1
+            weight -= record.weight
+        if doomed:
+            forget_lines(doomed)
+            with self.app.batch_update():
+                await self.remove_children(doomed)
+                self._update_marker()
 
     async def action_show_later(self) -> None:
         """Mount the next page under the window, keeping the view still; unload at the top."""
@@ -665,7 +735,10 @@ class Conversation(VerticalScroll, can_focus=True):
             self._dropping = True
             self.call_after_refresh(self._drop_far_lines)
         if new <= 0 < old and self._first_mounted > 0:
+            # Reached the top before the blocks above were mounted ahead (a key held down).
             self.run_worker(self.action_show_earlier(), group="window", exclusive=True)
+        elif new < old:
+            self._prefetch()
         elif new >= self.max_scroll_y > old and not self.at_end:
             self.run_worker(self.action_show_later(), group="window", exclusive=True)
 
