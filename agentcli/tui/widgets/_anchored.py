@@ -42,9 +42,24 @@ def top_of(container: Widget, widget: Widget, size: Size) -> int:
 
 def tops(container: Widget, size: Size) -> dict[Widget, int]:
     """Where each displayed child of ``container`` starts, arranged now as its layout will be
-    (right after a mount or a removal, before Textual's own layout has run)."""
+    (right after a mount, before Textual's own layout has run; every child measured)."""
     stack = [child for child in container.children if child.display]
     return {placement.widget: placement.region.y for placement in container.layout.arrange(container, stack, size)}
+
+
+def laid_out_tops(container: Widget) -> dict[Widget, int]:
+    """Where each displayed child of ``container`` (a vertical stack) starts, from the sizes and
+    margins of the last layout (adjacent margins collapse): a walk, not an arrangement. Blocks
+    mounted since count as empty, so those under them are placed higher than they will be."""
+    where: dict[Widget, int] = {}
+    y, below = 0, 0
+    for child in container.children:
+        if not child.display:
+            continue
+        margin = child.styles.margin
+        where[child] = start = y + max(below, margin.top)
+        y, below = start + child.outer_size.height, margin.bottom
+    return where
 
 
 def shift_view(container: Widget, lines: int) -> None:

@@ -30,7 +30,7 @@ from textual.widget import Widget
 
 from agentcli.tui.calls import ToolCalls
 from agentcli.tui.messages import SessionEventPosted
-from agentcli.tui.widgets._anchored import AHEAD, SLICE, shift_view, top_of, tops
+from agentcli.tui.widgets._anchored import AHEAD, SLICE, laid_out_tops, shift_view, top_of, tops
 from agentcli.tui.widgets._block_styles import BlockStyles
 from agentcli.tui.widgets._blocks import (
     EarlierMarker,
@@ -258,6 +258,10 @@ class Conversation(VerticalScroll, can_focus=True):
 
     async def _show_unloaded_call(self, record: Record) -> None:
         """Move the window to an unloaded call (picked in the tool panel), then show it."""
+        async with self._above:  # not while older blocks are being mounted above the window
+            await self._move_window_to(record)
+
+    async def _move_window_to(self, record: Record) -> None:
         index = self.records.index(record)
         doomed = [r.widget for r in self.records[self._first_mounted : self._last_mounted] if r.widget is not None]
         for other in self.records[self._first_mounted : self._last_mounted]:
@@ -595,7 +599,8 @@ class Conversation(VerticalScroll, can_focus=True):
         size = self.scrollable_content_region.size
         if first is not None and size and (top := top_of(self, first, size)) < self.scroll_y:
             self.scroll_to(y=top, animate=False, immediate=True)
-        await self._trim_below()
+        await self._trim_below(arranged=True)
+        self._prefetch()  # and, reading on up from there, the blocks above it ahead of need
 
     async def _mount_above(self, count: int) -> int:
         """Mount up to ``count`` records above the window, the view kept on what it shows (the
@@ -650,16 +655,19 @@ class Conversation(VerticalScroll, can_focus=True):
             self._prefetching = True
             self.call_after_refresh(self._start_prefetch)
 
-    async def _trim_below(self) -> None:
+    async def _trim_below(self, *, arranged: bool = False) -> None:
         """Unmount the newest blocks while the window is over its size, those under the view only
-        (never a block shown, nor one still streaming): the view does not move."""
+        (never a block shown, nor one still streaming): the view does not move. ``arranged``:
+        blocks were just mounted, so where the others are is arranged anew, not read."""
         excess = self.mounted_blocks - MAX_MOUNTED
         weight = self.mounted_weight - MAX_WEIGHT
         size = self.scrollable_content_region.size
         if (excess <= 0 and weight <= 0) or not size:
             return
         below = self.scroll_y + size.height
-        where = tops(self, size)  # blocks just mounted above are not laid out yet
+        # A step reads the last layout (it runs after one); right after blocks were mounted
+        # above that places those below too high, which would only keep more of them.
+        where = tops(self, size) if arranged else laid_out_tops(self)
         doomed: list[Widget] = []
         while self._last_mounted > self._first_mounted and (excess > 0 or weight > 0):
             record = self.records[self._last_mounted - 1]
@@ -697,20 +705,22 @@ class Conversation(VerticalScroll, can_focus=True):
 
     async def action_jump_to_end(self) -> None:
         """Show the newest blocks and follow the stream again."""
-        if not self.at_end:
-            doomed = [r.widget for r in self.records[self._first_mounted : self._last_mounted] if r.widget is not None]
-            for record in self.records[self._first_mounted : self._last_mounted]:
-                record.widget = None
-            self._last_mounted = len(self.records)
-            self._window_at_end = True
-            self._first_mounted = self._window_start(self._last_mounted, INITIAL)
-            widgets = [self._widget_for(record) for record in self.records[self._first_mounted :]]
-            forget_lines(doomed)
-            with self.app.batch_update():
-                await self.remove_children(doomed)
-                await self.mount_all(widgets, before=self._later)
-            self._update_marker()
-        self.anchor()
+        async with self._above:  # not while older blocks are being mounted above the window
+            if not self.at_end:
+                doomed = [r.widget for r in self.records[self._first_mounted : self._last_mounted]
+                          if r.widget is not None]
+                for record in self.records[self._first_mounted : self._last_mounted]:
+                    record.widget = None
+                self._last_mounted = len(self.records)
+                self._window_at_end = True
+                self._first_mounted = self._window_start(self._last_mounted, INITIAL)
+                widgets = [self._widget_for(record) for record in self.records[self._first_mounted :]]
+                forget_lines(doomed)
+                with self.app.batch_update():
+                    await self.remove_children(doomed)
+                    await self.mount_all(widgets, before=self._later)
+                self._update_marker()
+            self.anchor()
 
     def _update_marker(self) -> None:
         hidden = self._first_mounted
