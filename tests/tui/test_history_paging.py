@@ -187,7 +187,7 @@ async def test_reading_back_mounts_the_older_blocks_before_the_view_reaches_them
         await wait_for(pilot, lambda: settled(conversation) and conversation._first_mounted < first,
                        what="blocks mounted ahead")
         assert conversation.scroll_y >= AHEAD * height, "enough mounted above, the view moved with them"
-        assert conversation._first_mounted > 0 and first - conversation._first_mounted < 40
+        assert 0 < conversation._first_mounted and first - conversation._first_mounted <= 4 * SLICE, "no more"
 
 
 async def test_idle_prefetch_never_mounts_past_the_oldest_record() -> None:

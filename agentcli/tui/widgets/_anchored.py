@@ -16,9 +16,16 @@ from textual.widget import Widget
 AHEAD = 3
 """Screens of mounted blocks kept above the view while the user reads back: a page-up or
 three find them mounted, and the next ones are mounted while the user reads."""
-SLICE = 4
-"""Blocks mounted above per idle step: one step is a short callback, so a key pressed meanwhile
-waits at most for a few blocks' styles and measuring, never for a page's."""
+SLICE = 12
+"""Blocks mounted above per idle step (about a screen and a half of short messages). A key
+pressed during a step waits for it (~15 ms), never for a page's mount; smaller steps cost more
+in all: each one lays out the whole window twice (once for the blocks, once more because their
+first layout sets their virtual size), so 4-block steps took twice main's CPU to page through."""
+QUIET_S = 0.05
+"""Steps start this long after the view last moved: a step's layout (the whole window's) in the
+same frame as a page-up made that frame wait for it, on most presses when paging at a reading
+pace. Keys held down (auto-repeat, ~30 a second) leave no pause: the page is then mounted on
+reaching the top, as it was before the steps."""
 
 
 def top_of(container: Widget, widget: Widget, size: Size) -> int:

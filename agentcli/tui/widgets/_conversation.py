@@ -18,6 +18,7 @@ into the other's fields. The blocks are in ``_blocks``, what an event reads as i
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
@@ -30,7 +31,7 @@ from textual.widget import Widget
 
 from agentcli.tui.calls import ToolCalls
 from agentcli.tui.messages import SessionEventPosted
-from agentcli.tui.widgets._anchored import AHEAD, SLICE, laid_out_tops, shift_view, top_of, tops
+from agentcli.tui.widgets._anchored import AHEAD, QUIET_S, SLICE, laid_out_tops, shift_view, top_of, tops
 from agentcli.tui.widgets._block_styles import BlockStyles
 from agentcli.tui.widgets._blocks import (
     EarlierMarker,
@@ -141,6 +142,8 @@ class Conversation(VerticalScroll, can_focus=True):
         """A pass over the blocks far from the view is queued (``_offscreen``)."""
         self._prefetching = False
         """A step mounting older blocks ahead of need is queued or running."""
+        self._scrolled_at = 0.0
+        """When the view last moved (``time.monotonic``): steps ahead wait for a pause."""
         self._above = asyncio.Lock()
         """Held while blocks are mounted above the window (each measures where the view is)."""
         self._settling = 0
@@ -630,25 +633,30 @@ class Conversation(VerticalScroll, can_focus=True):
                 and self.scroll_y < AHEAD * self.scrollable_content_region.height)
 
     def _prefetch(self) -> None:
-        """Mount the next older blocks ahead of need, a few per step once the screen is drawn."""
+        """Mount the next older blocks ahead of need once the user pauses (``QUIET_S`` after the
+        last scroll), a few per step, each step after the screen is drawn."""
         if not self._prefetching and self._prefetch_wanted():
             self._prefetching = True
-            self.call_after_refresh(self._start_prefetch)
+            self.set_timer(QUIET_S, self._start_prefetch)
 
     def _start_prefetch(self) -> None:
-        if self.is_attached:
-            self.run_worker(self._prefetch_step(), group="prefetch")
-        else:
+        if not self.is_attached:
             self._prefetching = False
+        elif (wait := self._scrolled_at + QUIET_S - time.monotonic()) > 0.001:
+            # Scrolled since: a step now would share the frame of that scroll and delay it.
+            self.set_timer(wait, self._start_prefetch)
+        else:
+            self.run_worker(self._prefetch_step(), group="prefetch")
 
     async def _prefetch_step(self) -> None:
         """One step: the window trimmed below if the last step left it over its size, then a few
         older blocks mounted if still wanted; the next step comes after they are drawn."""
         again = False
         try:
-            await self._trim_below()
-            if self._prefetch_wanted():
-                again = await self._mount_above(SLICE) > 0 or self._first_mounted > 0
+            with self.app.batch_update():  # one layout for both
+                await self._trim_below()
+                if self._prefetch_wanted():
+                    again = await self._mount_above(SLICE) > 0 or self._first_mounted > 0
         finally:
             self._prefetching = False
         if again:
@@ -741,6 +749,7 @@ class Conversation(VerticalScroll, can_focus=True):
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
+        self._scrolled_at = time.monotonic()
         if not self._dropping:
             self._dropping = True
             self.call_after_refresh(self._drop_far_lines)
