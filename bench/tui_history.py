@@ -7,13 +7,20 @@ session opened the same way in the same run is the baseline. Printed:
 
 - time to the first frame and until the history is on screen, for both, and the ratio;
 - how many blocks are widgets after opening (the stream keeps only the newest ones mounted);
-- scrolling: pages up from the bottom to the top of the whole history, each timed from the press
-  to the last screen update it caused (the repaint, and the page of older blocks it needed
-  mounted and shown); then `end` back to the newest. The pilot then waits for idle (each
-  ``pause`` sleeps in 20 ms steps until one passes with no work); that wait is the harness's, not
-  the user's, and is printed apart, as is the CPU time per press: the work itself.
+- scrolling back to back: pages up from the bottom to the top of the whole history, each timed
+  from the press to the last screen update it caused (the repaint, and the page of older blocks
+  it needed mounted and shown); then `end` back to the newest. The pilot then waits for idle
+  (each ``pause`` sleeps in 20 ms steps until one passes with no work); that wait is the
+  harness's, not the user's, and is printed apart, as is the CPU time per press: the work itself.
+  Presses this close leave no pause, so the stream mounts nothing ahead: this is the held-key case.
+- scrolling paced (``--pace``, default a press every 150 ms, a reader flicking through pages): the
+  same from a fresh start, open loop — each press is due at its time whatever the app is doing
+  and timed from then to the first screen update showing it (with any page it needed mounted),
+  so a press that waits behind the blocks mounted ahead between presses pays for them. Its CPU
+  column is everything from one press to the next. This is the figure the goal (p95 <= 100 ms)
+  is read from: blocks mounted ahead in pauses are for a reader, and the timer sees them.
 
-    python bench/tui_history.py [--messages 2000]
+    python bench/tui_history.py [--messages 2000] [--pace 150]
 """
 
 from __future__ import annotations

@@ -16,16 +16,16 @@ from textual.widget import Widget
 AHEAD = 3
 """Screens of mounted blocks kept above the view while the user reads back: a page-up or
 three find them mounted, and the next ones are mounted while the user reads."""
-SLICE = 12
-"""Blocks mounted above per idle step (about a screen and a half of short messages). A key
-pressed during a step waits for it (~15 ms), never for a page's mount; smaller steps cost more
-in all: each one lays out the whole window twice (once for the blocks, once more because their
-first layout sets their virtual size), so 4-block steps took twice main's CPU to page through."""
-QUIET_S = 0.05
-"""Steps start this long after the view last moved: a step's layout (the whole window's) in the
-same frame as a page-up made that frame wait for it, on most presses when paging at a reading
-pace. Keys held down (auto-repeat, ~30 a second) leave no pause: the page is then mounted on
-reaching the top, as it was before the steps."""
+SLICE = 25
+"""Blocks mounted above per step: a page, as reaching the top mounts. Smaller steps were
+measured (4, 8, 12 blocks) and cost more in all: each step lays out the whole window twice (once
+for its blocks, once more because their first layout sets their virtual size, a layout
+reactive): 12-block steps took about twice the CPU per press of paging with pages (bench/README.md)."""
+QUIET_S = 0.3
+"""Steps start once the view has been still this long: a reader's pause, not the gap between
+presses of someone flicking through pages (~150 ms) or of a key held down (~30 ms), whose
+frames a step's layout would otherwise share and delay. Without a pause the page is mounted on
+reaching the top, as before, with the view kept still."""
 
 
 def top_of(container: Widget, widget: Widget, size: Size) -> int:
