@@ -129,6 +129,25 @@ async def test_blocks_mounted_above_the_view_do_not_move_it() -> None:
         assert shown(app) == before
 
 
+async def test_a_page_up_pressed_while_blocks_are_mounted_above_goes_one_screen_up() -> None:
+    """The key's scroll is reckoned at once and done after the next refresh; blocks mounted
+    above in between must not leave it short by their height (seen in a terminal: a jump down)."""
+    async with opened(200) as (pilot, conversation):
+        conversation.release_anchor()
+        conversation.scroll_to(y=conversation.max_scroll_y - 40, animate=False, immediate=True)
+        await drain(pilot)
+        await wait_for(pilot, lambda: settled(conversation), what="nothing in flight")
+        block = next(r.widget for r in conversation.records[conversation._first_mounted + 30 :] if r.widget)
+        row = block.region.y
+        height = conversation.scrollable_content_region.height
+        conversation.refresh()  # a repaint pending: the key's scroll waits for the next refresh
+        conversation.scroll_page_up(animate=False)  # deferred to after it
+        assert await conversation._mount_above(SLICE) > 0  # which comes after this
+        await drain(pilot)
+        await wait_for(pilot, lambda: settled(conversation), what="nothing in flight")
+        assert block.region.y == row + height, "one screen up, not short by the blocks mounted"
+
+
 async def test_the_page_mounted_on_reaching_the_top_does_not_move_the_view() -> None:
     async with opened(200) as (pilot, conversation):
         app = pilot.app

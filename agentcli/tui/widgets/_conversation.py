@@ -55,6 +55,9 @@ from agentcli.tui.widgets._records import (
 )
 
 if TYPE_CHECKING:
+    from textual._animator import EasingFunction
+    from textual._types import AnimationLevel, CallbackType
+
     from agentcli.events import Event
     from agentcli.tui.widgets._agent_block import AgentBlock, SlicedStream
 
@@ -142,6 +145,8 @@ class Conversation(VerticalScroll, can_focus=True):
         """A pass over the blocks far from the view is queued (``_offscreen``)."""
         self._prefetching = False
         """A step mounting older blocks ahead of need is queued or running."""
+        self._shifted = 0
+        """Lines the view was moved by for blocks mounted above it, in all (``scroll_to``)."""
         self._scrolled_at = 0.0
         """When the view last moved (``time.monotonic``): steps ahead wait for a pause."""
         self._above = asyncio.Lock()
@@ -625,6 +630,7 @@ class Conversation(VerticalScroll, can_focus=True):
                 if first is not None and size:
                     shift = top_of(self, first, size) - before
                     shift_view(self, shift)
+                    self._shifted += shift
             return shift
 
     def _prefetch_wanted(self) -> bool:
@@ -746,6 +752,41 @@ class Conversation(VerticalScroll, can_focus=True):
             await self.action_show_later()
         else:
             await self.action_show_earlier()
+
+    def scroll_to(
+        self,
+        x: float | None = None,
+        y: float | None = None,
+        *,
+        animate: bool = True,
+        speed: float | None = None,
+        duration: float | None = None,
+        easing: EasingFunction | str | None = None,
+        force: bool = False,
+        on_complete: CallbackType | None = None,
+        level: AnimationLevel = "basic",
+        immediate: bool = False,
+        release_anchor: bool = True,
+    ) -> None:
+        """Textual's, but a scroll deferred to after the next refresh goes where it was aimed even
+        if blocks were mounted above the view meanwhile (a page-up pressed while a page is being
+        mounted ahead): its ``y`` was reckoned before they moved the content down."""
+        if y is None or immediate:
+            super().scroll_to(x, y, animate=animate, speed=speed, duration=duration, easing=easing, force=force,
+                              on_complete=on_complete, level=level, immediate=immediate,
+                              release_anchor=release_anchor)
+            return
+        if release_anchor:
+            self.release_anchor()
+        self.app.animator.force_stop_animation(self, "scroll_y")
+        shifted = self._shifted
+
+        def deferred() -> None:
+            super(Conversation, self).scroll_to(
+                x, y + self._shifted - shifted, animate=animate, speed=speed, duration=duration, easing=easing,
+                force=force, on_complete=on_complete, level=level, immediate=True, release_anchor=False)
+
+        self.call_after_refresh(deferred)
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
