@@ -588,6 +588,7 @@ class Conversation(VerticalScroll, can_focus=True):
             self._first_mounted += 1
             mounted -= 1
             total -= record.weight
+        self._keep_focus_off(doomed)
         forget_lines(doomed)
         await self.remove_children(doomed)
         self._update_marker()
@@ -695,10 +696,19 @@ class Conversation(VerticalScroll, can_focus=True):
             excess -= 1
             weight -= record.weight
         if doomed:
+            self._keep_focus_off(doomed)
             forget_lines(doomed)
             with self.app.batch_update():
                 await self.remove_children(doomed)
                 self._update_marker()
+
+    def _keep_focus_off(self, doomed: list[Widget]) -> None:
+        """A focused block about to be unmounted hands the focus to the stream, without scrolling:
+        else Textual gives it to the next focusable widget and scrolls to that one, a jump of
+        the view (seen paging up in a terminal, after shift+tab had focused a tool call)."""
+        focused = self.screen.focused
+        if focused is not None and any(focused is block or block in focused.ancestors for block in doomed):
+            self.focus(scroll_visible=False)
 
     async def action_show_later(self) -> None:
         """Mount the next page under the window, keeping the view still; unload at the top."""
