@@ -20,7 +20,7 @@ from agentcli.tui.widgets._blocks import _WrappedLines
 from agentcli.tui.widgets._conversation import MAX_MOUNTED
 from tests.support.anthropic_server import AnthropicServer, Call, Reply
 from tests.tui.helpers import GatedModel, ThinkingModel, make_app, make_session, recording, wait_for, wait_idle
-from tests.tui.test_stream import StreamApp
+from tests.tui.test_stream import StreamApp, window_work_done
 
 FIXED = recording(
     ("I'll read the implementation first.", [("read_file", {"path": "textstats.py"})]),
@@ -238,6 +238,8 @@ async def test_reasoning_blocks_page_like_the_others_and_stay_as_the_user_left_t
         await wait_for(pilot, lambda: not record.collapsed, what="the stream to note the block is open")
         while record.widget is not None:  # page back until the block is unloaded
             await conversation.action_show_earlier()
+        # Blocks mounted ahead of need in steps meanwhile: the window is trimmed by the next one.
+        await wait_for(pilot, lambda: window_work_done(app), what="the steps ahead to finish")
         assert conversation.mounted_blocks <= MAX_MOUNTED
         await conversation.action_jump_to_end()
         assert isinstance(record.widget, ReasoningBlock) and record.widget.expanded, "mounted again as left: open"

@@ -14,6 +14,7 @@ from agentcli.tui.calls import ToolCalls
 from agentcli.tui.messages import SessionEventPosted
 from agentcli.tui.themes import ROLE_DEFAULTS
 from agentcli.tui.widgets import AgentBlock, Conversation, ToolCallBlock, UserBlock
+from agentcli.tui.widgets._anchored import AHEAD, SLICE
 from agentcli.tui.widgets._conversation import (
     CHUNK_CHARS,
     INITIAL,
@@ -64,8 +65,11 @@ async def opened_with_history(messages: int) -> AsyncIterator[tuple[Pilot[None],
 
 
 def window_work_done(app: App[None]) -> bool:
-    """No page is being mounted or unloaded (scrolling past an end starts that in a worker)."""
-    return not any(worker.group == "window" and not worker.is_finished for worker in app.workers)
+    """No page is being mounted or unloaded (scrolling past an end starts that in a worker), nor
+    older blocks ahead of need (reading back does, in steps)."""
+    conversation = app.query_one(Conversation)
+    return not conversation._prefetching and not any(
+        worker.group in ("window", "prefetch") and not worker.is_finished for worker in app.workers)
 
 
 async def test_a_long_history_mounts_only_the_newest_blocks() -> None:
@@ -82,17 +86,17 @@ async def test_scrolling_to_the_top_loads_the_previous_page() -> None:
     async with opened_with_history(400) as (pilot, conversation):
         first = conversation._first_mounted
         conversation.scroll_home(animate=False)
-        await wait_for(pilot, lambda: conversation._first_mounted < first, what="the earlier page")
-        assert conversation._first_mounted == first - PAGE
-        # The page is mounted, then the newest are unloaded in the same worker: wait for the
-        # second half rather than catch the moment between the two on a loaded machine.
-        await wait_for(pilot, lambda: conversation.mounted_blocks <= MAX_MOUNTED,
-                       what="the window to stay bounded (newest unloaded)")
-        # The view stays on what the user was reading rather than jumping to the new top.
-        await wait_for(pilot, lambda: conversation.scroll_y > 0, what="the view to stay put")
+        await wait_for(pilot, lambda: conversation._first_mounted <= first - PAGE, what="the earlier page")
+        # The view stays on what the user was reading rather than jumping to the new top, and a
+        # few more blocks are mounted ahead while it is within AHEAD screens of the window's top.
         await wait_for(pilot, lambda: window_work_done(pilot.app), what="the window's workers to finish")
         await drain(pilot)
-        assert conversation._first_mounted == first - PAGE, "staying put does not load another page"
+        assert conversation.scroll_y >= AHEAD * conversation.scrollable_content_region.height
+        assert conversation.mounted_blocks <= MAX_MOUNTED
+        mounted = conversation._first_mounted
+        assert first - PAGE - 4 * SLICE <= mounted
+        await drain(pilot)
+        assert conversation._first_mounted == mounted, "staying put does not load more"
 
 
 async def test_reading_back_to_the_start_keeps_the_dom_bounded_and_end_returns() -> None:

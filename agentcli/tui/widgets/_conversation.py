@@ -17,6 +17,8 @@ into the other's fields. The blocks are in ``_blocks``, what an event reads as i
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
@@ -29,6 +31,7 @@ from textual.widget import Widget
 
 from agentcli.tui.calls import ToolCalls
 from agentcli.tui.messages import SessionEventPosted
+from agentcli.tui.widgets._anchored import AHEAD, QUIET_S, SLICE, laid_out_tops, shift_view, top_of, tops
 from agentcli.tui.widgets._block_styles import BlockStyles
 from agentcli.tui.widgets._blocks import (
     EarlierMarker,
@@ -52,6 +55,9 @@ from agentcli.tui.widgets._records import (
 )
 
 if TYPE_CHECKING:
+    from textual._animator import EasingFunction
+    from textual._types import AnimationLevel, CallbackType
+
     from agentcli.events import Event
     from agentcli.tui.widgets._agent_block import AgentBlock, SlicedStream
 
@@ -137,6 +143,14 @@ class Conversation(VerticalScroll, can_focus=True):
         self._later.display = False
         self._dropping = False
         """A pass over the blocks far from the view is queued (``_offscreen``)."""
+        self._prefetching = False
+        """A step mounting older blocks ahead of need is queued or running."""
+        self._shifted = 0
+        """Lines the view was moved by for blocks mounted above it, in all (``scroll_to``)."""
+        self._scrolled_at = 0.0
+        """When the view last moved (``time.monotonic``): steps ahead wait for a pause."""
+        self._above = asyncio.Lock()
+        """Held while blocks are mounted above the window (each measures where the view is)."""
         self._settling = 0
         """Pages mounted whose scroll back to the block being read has not been drawn yet."""
         self.block_styles = BlockStyles()
@@ -252,6 +266,10 @@ class Conversation(VerticalScroll, can_focus=True):
 
     async def _show_unloaded_call(self, record: Record) -> None:
         """Move the window to an unloaded call (picked in the tool panel), then show it."""
+        async with self._above:  # not while older blocks are being mounted above the window
+            await self._move_window_to(record)
+
+    async def _move_window_to(self, record: Record) -> None:
         index = self.records.index(record)
         doomed = [r.widget for r in self.records[self._first_mounted : self._last_mounted] if r.widget is not None]
         for other in self.records[self._first_mounted : self._last_mounted]:
@@ -570,43 +588,127 @@ class Conversation(VerticalScroll, can_focus=True):
             self._first_mounted += 1
             mounted -= 1
             total -= record.weight
-        forget_lines(doomed)
-        await self.remove_children(doomed)
-        self._update_marker()
-
-    async def _unload_bottom(self) -> None:
-        """Unmount the newest blocks until the window fits (scrolling back through history)."""
-        doomed = []
-        mounted, total = self.mounted_blocks, self.mounted_weight
-        while self._last_mounted > self._first_mounted and (mounted > MAX_MOUNTED or total > MAX_WEIGHT):
-            record = self.records[self._last_mounted - 1]
-            if record.widget is not None:
-                doomed.append(record.widget)
-                record.widget = None
-            self._last_mounted -= 1
-            self._window_at_end = False
-            mounted -= 1
-            total -= record.weight
+        self._keep_focus_off(doomed)
         forget_lines(doomed)
         await self.remove_children(doomed)
         self._update_marker()
 
     async def action_show_earlier(self) -> None:
-        """Mount the previous page above the window, keeping the view still; unload at the bottom."""
+        """Mount the previous page above the window, keeping the view still; unload at the bottom.
+
+        Asked for while reading below the window's first block (ctrl+u, the marker), the view
+        then goes to that block, where the page meets the window, as paging there would.
+        """
         if self._first_mounted == 0:
             return
-        start = max(0, self._first_mounted - PAGE)
-        widgets = [self._widget_for(record) for record in self.records[start : self._first_mounted]]
-        anchor_widget = next((r.widget for r in self.records[self._first_mounted : self._last_mounted]
-                              if r.widget is not None), None)
-        self._first_mounted = start
         self.release_anchor()
-        with self.app.batch_update():
-            await self.mount_all(widgets, after=self._marker)
-            await self._unload_bottom()
-        if anchor_widget is not None:
-            self._settling += 1
-            self.call_after_refresh(self._keep_in_view, anchor_widget, top=True)
+        first = next((r.widget for r in self.records[self._first_mounted : self._last_mounted]
+                      if r.widget is not None), None)
+        await self._mount_above(PAGE)
+        size = self.scrollable_content_region.size
+        if first is not None and size and (top := top_of(self, first, size)) < self.scroll_y:
+            self.scroll_to(y=top, animate=False, immediate=True)
+        await self._trim_below(arranged=True)
+        self._prefetch()  # and, reading on up from there, the blocks above it ahead of need
+
+    async def _mount_above(self, count: int) -> int:
+        """Mount up to ``count`` records above the window, the view kept on what it shows (the
+        offset moved by what they add above it, in the same frame: ``_anchored``); the lines added."""
+        async with self._above:
+            start = max(0, self._first_mounted - count)
+            if start == self._first_mounted:
+                return 0
+            first = next((r.widget for r in self.records[self._first_mounted : self._last_mounted]
+                          if r.widget is not None), None)
+            size = self.scrollable_content_region.size
+            before = top_of(self, first, size) if first is not None else 0
+            widgets = [self._widget_for(record) for record in self.records[start : self._first_mounted]]
+            self._first_mounted = start
+            shift = 0
+            with self.app.batch_update():
+                await self.mount_all(widgets, after=self._marker)
+                self._update_marker()
+                if first is not None and size:
+                    shift = top_of(self, first, size) - before
+                    shift_view(self, shift)
+                    self._shifted += shift
+            return shift
+
+    def _prefetch_wanted(self) -> bool:
+        """Reading back with fewer than ``AHEAD`` screens of mounted blocks above the view."""
+        return (self._first_mounted > 0 and not self.following and self.is_attached
+                and self.scroll_y < AHEAD * self.scrollable_content_region.height)
+
+    def _prefetch(self) -> None:
+        """Mount the next older blocks ahead of need once the user pauses (``QUIET_S`` after the
+        last scroll), a few per step, each step after the screen is drawn."""
+        if not self._prefetching and self._prefetch_wanted():
+            self._prefetching = True
+            self.set_timer(QUIET_S, self._start_prefetch)
+
+    def _start_prefetch(self) -> None:
+        if not self.is_attached:
+            self._prefetching = False
+        elif (wait := self._scrolled_at + QUIET_S - time.monotonic()) > 0.001:
+            # Scrolled since: a step now would share the frame of that scroll and delay it.
+            self.set_timer(wait, self._start_prefetch)
+        else:
+            self.run_worker(self._prefetch_step(), group="prefetch")
+
+    async def _prefetch_step(self) -> None:
+        """One step: the window trimmed below if the last step left it over its size, then a few
+        older blocks mounted if still wanted; the next step comes after they are drawn."""
+        again = False
+        try:
+            with self.app.batch_update():  # one layout for both
+                await self._trim_below()
+                if self._prefetch_wanted():
+                    again = await self._mount_above(SLICE) > 0 or self._first_mounted > 0
+        finally:
+            self._prefetching = False
+        if again:
+            self._prefetching = True
+            self.call_after_refresh(self._start_prefetch)
+
+    async def _trim_below(self, *, arranged: bool = False) -> None:
+        """Unmount the newest blocks while the window is over its size, those under the view only
+        (never a block shown, nor one still streaming): the view does not move. ``arranged``:
+        blocks were just mounted, so where the others are is arranged anew, not read."""
+        excess = self.mounted_blocks - MAX_MOUNTED
+        weight = self.mounted_weight - MAX_WEIGHT
+        size = self.scrollable_content_region.size
+        if (excess <= 0 and weight <= 0) or not size:
+            return
+        below = self.scroll_y + size.height
+        # A step reads the last layout (it runs after one); right after blocks were mounted
+        # above that places those below too high, which would only keep more of them.
+        where = tops(self, size) if arranged else laid_out_tops(self)
+        doomed: list[Widget] = []
+        while self._last_mounted > self._first_mounted and (excess > 0 or weight > 0):
+            record = self.records[self._last_mounted - 1]
+            widget = record.widget
+            if self._busy(record) or widget is None or where.get(widget, 0) < below:
+                break
+            doomed.append(widget)
+            record.widget = None
+            self._last_mounted -= 1
+            self._window_at_end = False
+            excess -= 1
+            weight -= record.weight
+        if doomed:
+            self._keep_focus_off(doomed)
+            forget_lines(doomed)
+            with self.app.batch_update():
+                await self.remove_children(doomed)
+                self._update_marker()
+
+    def _keep_focus_off(self, doomed: list[Widget]) -> None:
+        """A focused block about to be unmounted hands the focus to the stream, without scrolling:
+        else Textual gives it to the next focusable widget and scrolls to that one, a jump of
+        the view (seen paging up in a terminal, after shift+tab had focused a tool call)."""
+        focused = self.screen.focused
+        if focused is not None and any(focused is block or block in focused.ancestors for block in doomed):
+            self.focus(scroll_visible=False)
 
     async def action_show_later(self) -> None:
         """Mount the next page under the window, keeping the view still; unload at the top."""
@@ -627,20 +729,22 @@ class Conversation(VerticalScroll, can_focus=True):
 
     async def action_jump_to_end(self) -> None:
         """Show the newest blocks and follow the stream again."""
-        if not self.at_end:
-            doomed = [r.widget for r in self.records[self._first_mounted : self._last_mounted] if r.widget is not None]
-            for record in self.records[self._first_mounted : self._last_mounted]:
-                record.widget = None
-            self._last_mounted = len(self.records)
-            self._window_at_end = True
-            self._first_mounted = self._window_start(self._last_mounted, INITIAL)
-            widgets = [self._widget_for(record) for record in self.records[self._first_mounted :]]
-            forget_lines(doomed)
-            with self.app.batch_update():
-                await self.remove_children(doomed)
-                await self.mount_all(widgets, before=self._later)
-            self._update_marker()
-        self.anchor()
+        async with self._above:  # not while older blocks are being mounted above the window
+            if not self.at_end:
+                doomed = [r.widget for r in self.records[self._first_mounted : self._last_mounted]
+                          if r.widget is not None]
+                for record in self.records[self._first_mounted : self._last_mounted]:
+                    record.widget = None
+                self._last_mounted = len(self.records)
+                self._window_at_end = True
+                self._first_mounted = self._window_start(self._last_mounted, INITIAL)
+                widgets = [self._widget_for(record) for record in self.records[self._first_mounted :]]
+                forget_lines(doomed)
+                with self.app.batch_update():
+                    await self.remove_children(doomed)
+                    await self.mount_all(widgets, before=self._later)
+                self._update_marker()
+            self.anchor()
 
     def _update_marker(self) -> None:
         hidden = self._first_mounted
@@ -659,13 +763,52 @@ class Conversation(VerticalScroll, can_focus=True):
         else:
             await self.action_show_earlier()
 
+    def scroll_to(
+        self,
+        x: float | None = None,
+        y: float | None = None,
+        *,
+        animate: bool = True,
+        speed: float | None = None,
+        duration: float | None = None,
+        easing: EasingFunction | str | None = None,
+        force: bool = False,
+        on_complete: CallbackType | None = None,
+        level: AnimationLevel = "basic",
+        immediate: bool = False,
+        release_anchor: bool = True,
+    ) -> None:
+        """Textual's, but a scroll deferred to after the next refresh goes where it was aimed even
+        if blocks were mounted above the view meanwhile (a page-up pressed while a page is being
+        mounted ahead): its ``y`` was reckoned before they moved the content down."""
+        if y is None or immediate:
+            super().scroll_to(x, y, animate=animate, speed=speed, duration=duration, easing=easing, force=force,
+                              on_complete=on_complete, level=level, immediate=immediate,
+                              release_anchor=release_anchor)
+            return
+        if release_anchor:
+            self.release_anchor()
+        self.app.animator.force_stop_animation(self, "scroll_y")
+        shifted = self._shifted
+
+        def deferred() -> None:
+            super(Conversation, self).scroll_to(
+                x, y + self._shifted - shifted, animate=animate, speed=speed, duration=duration, easing=easing,
+                force=force, on_complete=on_complete, level=level, immediate=True, release_anchor=False)
+
+        self.call_after_refresh(deferred)
+
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
+        self._scrolled_at = time.monotonic()
         if not self._dropping:
             self._dropping = True
             self.call_after_refresh(self._drop_far_lines)
         if new <= 0 < old and self._first_mounted > 0:
+            # Reached the top before the blocks above were mounted ahead (a key held down).
             self.run_worker(self.action_show_earlier(), group="window", exclusive=True)
+        elif new < old:
+            self._prefetch()
         elif new >= self.max_scroll_y > old and not self.at_end:
             self.run_worker(self.action_show_later(), group="window", exclusive=True)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from textual.geometry import Region
 from textual.widget import Widget
 
 KEEP_ABOVE = 3
@@ -34,8 +35,11 @@ def drop_lines(widget: Widget) -> bool:
         return False
     # All of it dirty and the styled lines cleared, so it is drawn again when next shown. Not
     # ``refresh()``: that also drops the widget's measured height (each one is measured again,
-    # its text wrapped, at the next layout) and posts a screen update for it.
-    widget._set_dirty()
+    # its text wrapped, at the next layout) and posts a screen update for it. With a region:
+    # without one, ``_set_dirty`` asks for the widget's size, which for a widget off screen
+    # rebuilt the compositor's map of every widget once per pass (~3 ms a press).
+    widget._set_dirty(Region(0, 0, *widget.outer_size))
+    widget._styles_cache.clear()
     widget._render_cache = widget._render_cache._replace(lines=[])
     return True
 

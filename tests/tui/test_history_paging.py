@@ -1,0 +1,232 @@
+"""Paging back through a long history: older blocks are mounted ahead of need, above the view,
+without the view moving; every message is shown once, in order; nothing past the oldest."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from textual.app import App
+from textual.pilot import Pilot
+from textual.widget import Widget
+
+from agentcli.events import (
+    AssistantMessage,
+    Event,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    UserMessage,
+)
+from agentcli.tui.calls import ToolCalls
+from agentcli.tui.themes import ROLE_DEFAULTS
+from agentcli.tui.widgets import Conversation
+from agentcli.tui.widgets._anchored import AHEAD, SLICE
+from agentcli.tui.widgets._conversation import MAX_MOUNTED
+from tests.tui.helpers import drain, frozen_clock, wait_for
+
+NUMBER = re.compile(r"\b(?:question|answer|finding) (\d+)\b")
+
+
+def reply(n: int) -> str:
+    """Replies of different heights and kinds: the measuring of what is mounted above must
+    match the layout's for paragraphs, lists, headings and code alike."""
+    kinds = [
+        f"answer {n}: one line.",
+        (f"## Finding {n}\n\n- the first point\n- the second point\n- a third, longer point that "
+         f"wraps at this width because it goes on and on and on\n\nanswer {n} ends here."),
+        f"answer {n}:\n\n```python\ndef f(x):\n    return x + {n}\n```\n\nThat is it.",
+        f"answer {n} is a paragraph long enough to wrap over a few lines at this width: " + "words " * 40,
+    ]
+    return kinds[n % len(kinds)]
+
+
+def history(messages: int) -> list[Event]:
+    events: list[Event] = []
+    for n in range(messages // 2):
+        events.append(UserMessage(text=f"question {n}" + ("\nwith a second line" if n % 3 == 0 else "")))
+        if n % 5 == 0:
+            events.append(ReasoningDelta(text=f"thinking about {n}"))
+        events.append(TextDelta(text=reply(n)))
+        events.append(AssistantMessage(text=reply(n)))
+        if n % 7 == 0:
+            events.append(ToolCallStarted(call_id=f"c{n}", name="read_file", arguments='{"path": "a.py"}'))
+            events.append(ToolCallFinished(call_id=f"c{n}", name="read_file", ok=True, output="x", duration_s=0.01))
+    return events
+
+
+class Recorded(App[None]):
+    """The stream alone; every frame handed to the terminal is kept as the stream's text."""
+
+    CSS = "Conversation { height: 1fr; }"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.frames: list[list[str]] = []
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(ROLE_DEFAULTS)
+
+    def compose(self) -> Iterable[Widget]:
+        yield Conversation(ToolCalls(frozen_clock), frozen_clock, id="conversation")
+
+    def _display(self, screen: Any, renderable: Any) -> None:
+        if renderable is not None and not self._batch_count and self.is_running:
+            self.frames.append(shown(self))
+        super()._display(screen, renderable)
+
+
+def shown(app: App[None]) -> list[str]:
+    """The stream's rows as text, as on screen."""
+    conversation = app.query_one(Conversation)
+    region = conversation.scrollable_content_region
+    strips = app.screen._compositor.render_strips()
+    return [strip.crop(region.x, region.right).text.rstrip() for strip in strips[region.y : region.bottom]]
+
+
+def numbers(rows: list[str]) -> list[int]:
+    return [int(match) for row in rows for match in NUMBER.findall(row)]
+
+
+@asynccontextmanager
+async def opened(messages: int, size: tuple[int, int] = (90, 30)) -> AsyncIterator[tuple[Pilot[None], Conversation]]:
+    app = Recorded()
+    async with app.run_test(size=size) as pilot:
+        conversation = app.query_one(Conversation)
+        await conversation.load_history(history(messages))
+        await wait_for(pilot, lambda: 0 < conversation.max_scroll_y == conversation.scroll_y,
+                       what="the history laid out, at its newest message")
+        conversation.focus()
+        yield pilot, conversation
+
+
+def settled(conversation: Conversation) -> bool:
+    """No page or step of blocks is being mounted or unloaded."""
+    return not conversation._prefetching and not any(
+        worker.group in ("window", "prefetch") and not worker.is_finished for worker in conversation.app.workers)
+
+
+async def test_blocks_mounted_above_the_view_do_not_move_it() -> None:
+    async with opened(200) as (pilot, conversation):
+        conversation.release_anchor()
+        conversation.scroll_to(y=conversation.max_scroll_y - 40, animate=False, immediate=True)
+        await drain(pilot)
+        await wait_for(pilot, lambda: settled(conversation), what="nothing in flight")
+        app = pilot.app
+        assert isinstance(app, Recorded)
+        before, first = shown(app), conversation._first_mounted
+        assert numbers(before), "the view shows numbered messages"
+        app.frames.clear()
+        for _ in range(3):
+            assert await conversation._mount_above(SLICE) > 0
+            await drain(pilot)
+        assert conversation._first_mounted == first - 3 * SLICE
+        assert app.frames, "the mounts were drawn"
+        assert all(frame == before for frame in app.frames), "no frame showed the view anywhere else"
+        assert shown(app) == before
+
+
+async def test_a_page_up_pressed_while_blocks_are_mounted_above_goes_one_screen_up() -> None:
+    """The key's scroll is reckoned at once and done after the next refresh; blocks mounted
+    above in between must not leave it short by their height (seen in a terminal: a jump down)."""
+    async with opened(200) as (pilot, conversation):
+        conversation.release_anchor()
+        conversation.scroll_to(y=conversation.max_scroll_y - 40, animate=False, immediate=True)
+        await drain(pilot)
+        await wait_for(pilot, lambda: settled(conversation), what="nothing in flight")
+        block = next(r.widget for r in conversation.records[conversation._first_mounted + 30 :] if r.widget)
+        row = block.region.y
+        height = conversation.scrollable_content_region.height
+        conversation.refresh()  # a repaint pending: the key's scroll waits for the next refresh
+        conversation.scroll_page_up(animate=False)  # deferred to after it
+        assert await conversation._mount_above(SLICE) > 0  # which comes after this
+        await drain(pilot)
+        await wait_for(pilot, lambda: settled(conversation), what="nothing in flight")
+        assert block.region.y == row + height, "one screen up, not short by the blocks mounted"
+
+
+async def test_the_page_mounted_on_reaching_the_top_does_not_move_the_view() -> None:
+    async with opened(200) as (pilot, conversation):
+        app = pilot.app
+        assert isinstance(app, Recorded)
+        first = conversation._first_mounted
+        conversation.release_anchor()
+        app.frames.clear()
+        conversation.scroll_to(y=0, animate=False, immediate=True)
+        await wait_for(pilot, lambda: settled(conversation) and conversation._first_mounted < first,
+                       what="the page above")
+        await drain(pilot)
+        # The first frame shows the window's top: the marker, then its oldest block. Every later
+        # frame shows that block on the same row (above it, the blocks mounted since).
+        top = next(row for row, text in enumerate(app.frames[0]) if NUMBER.search(text))
+        assert len(app.frames) > 1 and conversation.scroll_y > 0
+        assert all(frame[top:] == app.frames[0][top:] for frame in app.frames)
+
+
+async def test_paging_up_through_the_whole_history_shows_every_message_once_in_order() -> None:
+    messages = 160
+    async with opened(messages) as (pilot, conversation):
+        screens = [numbers(shown(pilot.app))]
+        while conversation.scroll_y > 0 or conversation._first_mounted > 0:
+            await pilot.press("pageup")
+            await wait_for(pilot, lambda: settled(conversation), what="the press's blocks")
+            await wait_for(pilot, lambda: not pilot.app.animator.is_being_animated(conversation, "scroll_y"),
+                           what="the scroll to end")
+            await drain(pilot)
+            screens.append(numbers(shown(pilot.app)))
+            assert len(screens) < 400, "paging up reaches the top"
+        # Each screen reads top to bottom in order, and is just above the one before it: it ends
+        # where that one began (the line the page-up kept), never past it, never below it.
+        seen: set[int] = set()
+        for above, below in zip(screens[1:], screens, strict=False):
+            assert above == sorted(above), f"a screen out of order: {above}"
+            if above and below:
+                # The last press may move less than a page (the top): it then overlaps more.
+                low = below[0] - 1 if above[0] > 0 else 0
+                assert low <= above[-1] <= max(below[0], below[-1] if above[0] == 0 else 0), \
+                    f"a jump between {above} and {below}"
+            seen |= set(above)
+        assert seen | set(screens[0]) == set(range(messages // 2)), "every message was on screen"
+        for n in range(messages // 2):
+            where = [i for i, screen in enumerate(screens) if n in screen]
+            assert where == list(range(where[0], where[-1] + 1)) and len(where) <= 2, f"{n} shown once, not twice"
+        assert conversation.records[0].widget is not None
+        assert conversation.mounted_blocks <= MAX_MOUNTED
+
+
+async def test_reading_back_mounts_the_older_blocks_before_the_view_reaches_them() -> None:
+    async with opened(400) as (pilot, conversation):
+        first = conversation._first_mounted
+        conversation.release_anchor()
+        height = conversation.scrollable_content_region.height
+        conversation.scroll_to(y=height, animate=False, immediate=True)  # a screen from the top
+        await wait_for(pilot, lambda: settled(conversation) and conversation._first_mounted < first,
+                       what="blocks mounted ahead")
+        assert conversation.scroll_y >= AHEAD * height, "enough mounted above, the view moved with them"
+        assert 0 < conversation._first_mounted and first - conversation._first_mounted <= 4 * SLICE, "no more"
+
+
+async def test_idle_prefetch_never_mounts_past_the_oldest_record() -> None:
+    async with opened(60) as (pilot, conversation):
+        conversation.release_anchor()
+        for _ in range(20):
+            conversation.scroll_to(y=0, animate=False, immediate=True)
+            await drain(pilot)
+            await wait_for(pilot, lambda: settled(conversation), what="the steps to stop")
+            if conversation._first_mounted == 0:
+                break
+        assert conversation._first_mounted == 0
+        await drain(pilot)
+        assert settled(conversation), "no step queued once the oldest is mounted"
+        blocks = [child for child in conversation.children if child.display and child.id != "block-styles"]
+        mounted = [record.widget for record in conversation.records[: conversation._last_mounted]]
+        assert all(widget is not None for widget in mounted)
+        assert len({id(widget) for widget in mounted}) == len(mounted), "each record mounted once"
+        assert all(widget in blocks for widget in mounted)
+        conversation.scroll_to(y=0, animate=False, immediate=True)
+        await drain(pilot)
+        assert numbers(shown(pilot.app))[0] == 0, "the oldest message at the top"
+        assert settled(conversation) and conversation._first_mounted == 0
