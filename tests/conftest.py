@@ -73,6 +73,7 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, p
 
 
 SLOW_FIRST = (
+    "tests/tui/test_history_paging.py",  # one test pages through a whole history: ~20 s
     "tests/e2e/",
     "tests/fleet/",
     "tests/mcp/test_mcp_cli.py",
@@ -82,7 +83,6 @@ SLOW_FIRST = (
     "tests/mcp/test_mcp_servers.py",
     "tests/tui/test_stream.py",
     # Modules without agentcli processes whose longest test takes 5-17 s (a run with --durations).
-    "tests/permissions/test_sandbox.py",
     "tests/tui/test_offscreen_lines.py",
     "tests/tui/test_sessions.py",
     "tests/tui/test_prompt_input.py",
