@@ -17,29 +17,41 @@ forked one would copy a threaded process. It dies with its parent: it exits when
 closes, which the kernel does when the parent exits, however it exits; SIGINT (a Ctrl-C in the
 terminal reaches the whole process group) is ignored so only that ends it.
 
-Messages both ways are a 4-byte length and a pickle (a pipe between two processes of ours).
+It runs with `-P` from `/`, so nothing in the workspace (an `agentcli/` folder, a `select.py`
+the model wrote) is importable ahead of the standard library and agentcli's own package. Messages
+both ways are bytes framed by a 4-byte length: a request is the workspace root and the records;
+a reply is a status byte and the refreshed entries. Nothing is unpickled from the other process.
 """
 
 from __future__ import annotations
 
 import os
-import pickle
 import select
 import signal
 import struct
 import subprocess
 import sys
+import time
 import weakref
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from agentcli.snapshots.restat import Records, Refreshed
 
 READY = b"R"
 """Sent by the process once it can hash."""
 
-REPLY_TIMEOUT_S = 30.0
-"""A reply later than this (a hung disk) ends the process; the capture then hashes that part itself."""
+REPLY_MIN_WAIT_S = 1.0
+"""The least a refresh waits for the process's reply once its own share is done; it waits longer
+only as long as its own share took (the process has about as much to do). Past that (a hung disk,
+a process starved of CPU) the process is ended and the capture hashes that part itself."""
+
+_OK = b"\x01"
+_FAILED = b"\x00"
+
+_BOOTSTRAP = "import sys; sys.path.append(sys.argv[1]); from agentcli.snapshots.hashworker import _serve; _serve()"
+"""The process's program: agentcli's package root goes last on the path (found anyway when
+agentcli is installed; needed when it runs from a source tree)."""
 
 _LENGTH = struct.Struct(">I")
 
@@ -62,15 +74,13 @@ class HashWorker:
         if self._proc is not None or self.failed is not None:
             return
         package_root = str(Path(__file__).resolve().parents[2])  # where `agentcli` is importable from
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "agentcli.snapshots.hashworker"],
+                [sys.executable, "-P", "-c", _BOOTSTRAP, package_root],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
-                env=env,
+                cwd="/",
             )
         except OSError as error:
             self.failed = f"could not start: {error}"
@@ -104,28 +114,29 @@ class HashWorker:
         if proc is None or proc.stdin is None or self._pending:
             return False
         try:
-            _send(proc.stdin, (root, records))
+            _send(proc.stdin, root, records)
         except (OSError, ValueError) as error:
             self._give_up(f"lost: {error}")
             return False
         self._pending = True
         return True
 
-    def result(self) -> Refreshed | None:
-        """The new stat data of the files the process found unchanged; None when it failed."""
+    def result(self, wait_s: float) -> Refreshed | None:
+        """The new stat data of the files the process found unchanged; None when it failed or
+        had not answered within ``wait_s`` (at least `REPLY_MIN_WAIT_S`)."""
         proc = self._proc
         self._pending = False
         if proc is None or proc.stdout is None:
             return None
         try:
-            reply = _receive(proc.stdout, REPLY_TIMEOUT_S)
-        except Exception as error:  # noqa: BLE001 - whatever broke, this thread hashes that part itself
+            reply = _receive(proc.stdout, max(REPLY_MIN_WAIT_S, wait_s))
+        except (OSError, EOFError, TimeoutError, ValueError, struct.error) as error:
             self._give_up(f"lost: {error!r}")
             return None
-        if not isinstance(reply, bytes):
+        if reply[:1] != _OK:
             return None
         self.answered += 1
-        return reply
+        return reply[1:]
 
     def pid(self) -> int | None:
         """The process id while it runs (for tests and the bench's memory figure)."""
@@ -133,6 +144,8 @@ class HashWorker:
 
     def close(self) -> None:
         """Ends the process: its input closes, and it exits. A later `start` starts another."""
+        if self._pending and self._proc is not None:
+            self._proc.kill()  # busy with records nobody will read: it would finish them first
         self._proc = None
         self._ready = False
         self._pending = False
@@ -160,20 +173,19 @@ def _end(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
-def _send(stream: IO[bytes], message: Any) -> None:
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(_LENGTH.pack(len(data)) + data)
+def _send(stream: IO[bytes], *frames: bytes) -> None:
+    stream.write(b"".join(_LENGTH.pack(len(frame)) + frame for frame in frames))
     stream.flush()
 
 
-def _read_exactly(fd: int, size: int, timeout_s: float | None) -> bytes:
+def _read_exactly(fd: int, size: int, deadline: float | None) -> bytes:
     chunks: list[bytes] = []
     left = size
     while left:
-        if timeout_s is not None:
-            readable, _, _ = select.select([fd], [], [], timeout_s)
+        if deadline is not None:
+            readable, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
             if not readable:
-                raise TimeoutError(f"no reply in {timeout_s:.0f} s")
+                raise TimeoutError("no reply in time")
         chunk = os.read(fd, min(left, 1 << 20))
         if not chunk:
             raise EOFError("the other end closed")
@@ -182,10 +194,12 @@ def _read_exactly(fd: int, size: int, timeout_s: float | None) -> bytes:
     return b"".join(chunks)
 
 
-def _receive(stream: IO[bytes], timeout_s: float | None) -> Any:
+def _receive(stream: IO[bytes], timeout_s: float | None) -> bytes:
+    """One frame, all of it within ``timeout_s`` (None: however long it takes)."""
     fd = stream.fileno()
-    (length,) = _LENGTH.unpack(_read_exactly(fd, _LENGTH.size, timeout_s))
-    return pickle.loads(_read_exactly(fd, length, timeout_s))
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    (length,) = _LENGTH.unpack(_read_exactly(fd, _LENGTH.size, deadline))
+    return _read_exactly(fd, length, deadline)
 
 
 def _serve() -> None:
@@ -198,13 +212,14 @@ def _serve() -> None:
     out.flush()
     while True:
         try:
-            root, records = _receive(sys.stdin.buffer, None)
+            root = _receive(sys.stdin.buffer, None)
+            records = _receive(sys.stdin.buffer, None)
         except EOFError:
             return
         try:
-            reply: Refreshed | None = hash_records(root, records)
+            reply = _OK + hash_records(root, records)
         except Exception:  # noqa: BLE001 - any failure: the capture hashes this part itself
-            reply = None
+            reply = _FAILED
         _send(out, reply)
 
 

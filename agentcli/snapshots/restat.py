@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import struct
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -128,6 +129,7 @@ def refresh_touched(index: pygit2.Index, workspace: Path, worker: HashWorker | N
         sent = worker.submit(root, entry_records(raw, split, count))
         if not sent:
             split = count
+    started = time.monotonic()
     try:
         unchanged = [hash_records(root, entry_records(raw, 0, split))]
     except BaseException:
@@ -137,7 +139,7 @@ def refresh_touched(index: pygit2.Index, workspace: Path, worker: HashWorker | N
         raise
     if sent:
         assert worker is not None
-        theirs = worker.result()
+        theirs = worker.result(time.monotonic() - started)
         # The worker gone or failing: its part is done here (nothing of it was applied).
         unchanged.append(theirs if theirs is not None else hash_records(root, entry_records(raw, split, count)))
     return _apply(raw, unchanged)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import signal
@@ -136,6 +137,51 @@ def test_a_dead_process_costs_speed_not_correctness(tmp_path: Path) -> None:
     store._refresher.flush_index()
     assert git(ws, "diff-files", "--name-only", env=env) == ""  # this thread refreshed its part
     store.close()
+
+
+def test_a_process_that_stops_answering_is_ended_and_its_part_hashed_here(tmp_path: Path) -> None:
+    """Stopped (a hung disk, starved of CPU), it is waited for about as long as this thread's own
+    share took, at least a second, not indefinitely; the capture is still exact."""
+    ws = _workspace(tmp_path)
+    store = SnapshotStore(ws, tmp_path / "data", watch=True)
+    store.capture(session_id="s", reason="start")
+    worker = store._refresher.hash_worker
+    _wait_ready(worker)
+    pid = worker.pid()
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        _touch_and_edit(ws, 1_700_000_000)
+        result = store.capture(session_id="s", reason="touched")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)  # so a failed test leaves nothing stopped
+    assert result.tree == git_add_all_tree(ws, tmp_path / "x")
+    assert worker.failed is not None and "TimeoutError" in worker.failed and worker.answered == 0
+    assert _gone(pid)
+    env = {"GIT_DIR": str(store.path), "GIT_WORK_TREE": str(ws), "GIT_INDEX_FILE": str(store.path / "index")}
+    store._refresher.flush_index()
+    assert git(ws, "diff-files", "--name-only", env=env) == ""
+    store.close()
+
+
+def test_code_in_the_workspace_is_never_imported_by_the_process(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workspace is agentcli's current folder: a `select.py` or an `agentcli/` package there
+    (written by a model in the sandbox, or in a cloned repository) must not run as the user."""
+    ws = tmp_path / "ws"
+    marker = tmp_path / "imported"
+    plant = f"open({str(marker)!r}, 'a').write(__name__ + '\\n')\n"
+    for module in ("select.py", "struct.py", "agentcli/__init__.py", "agentcli/snapshots/__init__.py"):
+        write(ws / module, plant)
+    monkeypatch.chdir(ws)
+    worker = HashWorker()
+    worker.start()
+    try:
+        _wait_ready(worker)
+    finally:
+        worker.close()
+    assert not marker.exists(), marker.read_text()
 
 
 def _gone(pid: int) -> bool:
