@@ -263,7 +263,13 @@ def _write(
             raise
         # The descriptor is open across the rename, so this is the file now in place, ctime
         # (which the rename sets) included: the index entry needs no lstat or re-hash.
-        return os.fstat(fd), data
+        written = os.fstat(fd)
+        if stat.S_IMODE(written.st_mode) != wanted:
+            # A folder's default ACL narrows a new file's mode in place of the umask: set it
+            # (narrower until now, never wider).
+            os.fchmod(fd, wanted)
+            written = os.fstat(fd)
+        return written, data
     finally:
         os.close(fd)
 

@@ -215,3 +215,29 @@ def test_written_files_get_their_recorded_mode_whatever_the_umask(
         os.umask(old)
     for path, mode in modes.items():
         assert (ws / path).stat().st_mode & 0o7777 == mode, path
+
+
+@pytest.mark.may_skip(reason="needs setfacl and a file system with POSIX ACLs")
+def test_a_folders_default_acl_does_not_narrow_a_written_files_mode(shadow: tuple[pygit2.Repository, Path]) -> None:
+    # In a folder with a default ACL the kernel intersects a new file's mode with the ACL instead
+    # of applying the umask: a file made "with its final mode" can come out narrower.
+    repo, ws = shadow
+    (ws / "acl").mkdir()
+    try:
+        subprocess.run(["setfacl", "-d", "-m", "u::rwx,g::rx,o::-", str(ws / "acl")], check=True,
+                       capture_output=True)
+    except (OSError, subprocess.CalledProcessError) as error:
+        pytest.skip(f"no default ACLs here: {error}")
+    modes = {"acl/plain.txt": 0o644, "acl/tool.sh": 0o755}
+    changes = [
+        PlannedChange(path=path, action="write", kind="executable" if mode & 0o100 else "file",
+                      new_id=str(repo.create_blob(path.encode())))
+        for path, mode in sorted(modes.items())
+    ]
+    old = os.umask(0o022)
+    try:
+        apply_changes(repo, ws, changes, modes=modes)
+    finally:
+        os.umask(old)
+    for path, mode in modes.items():
+        assert (ws / path).stat().st_mode & 0o7777 == mode, path
