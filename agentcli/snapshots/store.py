@@ -506,7 +506,10 @@ class SnapshotStore:
                 session_id=session_id,
                 reason=reason,
                 record_layout=layout is not None,
-                known_stats=restore_file_stats(self._shadow.repo, plan.changes, applied),
+                # The plan's counts, while the tree is the target's: a file another writer
+                # changed after the restore wrote it is entered as it is, and counted by the diff.
+                known_stats=restore_file_stats(self._shadow.repo, plan.changes, applied)
+                if str(refreshed.tree) == snap.tree else None,
             )
         else:
             after = self.capture(

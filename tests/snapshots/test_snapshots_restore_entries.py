@@ -241,3 +241,32 @@ def test_a_folders_default_acl_does_not_narrow_a_written_files_mode(shadow: tupl
         os.umask(old)
     for path, mode in modes.items():
         assert (ws / path).stat().st_mode & 0o7777 == mode, path
+
+
+def test_a_file_changed_after_the_restore_wrote_it_is_counted_as_recorded(
+    repo: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another writer rewrites a restored file before the index is set: the entry is hashed as it
+    # is, and the result's line counts must describe that tree, not the restore's plan.
+    import agentcli.snapshots.store as store_module
+
+    store = SnapshotStore(repo, data_dir, watch=True)
+    try:
+        target = store.capture(session_id="s", reason="start")
+        write(repo / "src" / "app.py", "def main():\n    return 2\n")
+        store.capture(session_id="s", reason="changed", watched=True)
+        real = store_module.update_index
+
+        def rewritten_first(*args: object, **kwargs: object) -> list[str]:
+            write(repo / "src" / "app.py", "one\ntwo\nthree\nfour\nfive\n")
+            return real(*args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(store_module, "update_index", rewritten_first)
+        assert target.snapshot is not None
+        result = store.restore(target.snapshot, session_id="s")
+        assert not result.matches_target and result.after is not None
+        counted = {f.path: (f.added, f.removed) for f in result.after.files}
+        assert counted == {"src/app.py": (5, 2)}  # from "def main(): / return 2", as recorded
+        assert store.capture(session_id="s", reason="walk").tree == result.tree
+    finally:
+        store.close()
