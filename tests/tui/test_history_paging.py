@@ -230,3 +230,30 @@ async def test_idle_prefetch_never_mounts_past_the_oldest_record() -> None:
         await drain(pilot)
         assert numbers(shown(pilot.app))[0] == 0, "the oldest message at the top"
         assert settled(conversation) and conversation._first_mounted == 0
+
+
+async def test_reading_back_while_a_reply_streams_keeps_the_window_bounded() -> None:
+    """The reply being streamed into is the window's newest block: paging back past it unloads
+    it like any other (its text keeps arriving in its record), so the window stays bounded; back
+    at the end the whole reply is shown."""
+    from agentcli.tui.messages import SessionEventPosted
+    from agentcli.tui.widgets._conversation import PAGE
+
+    async with opened(400) as (pilot, conversation):
+        conversation.post_message(SessionEventPosted(UserMessage(text="question live")))
+        conversation.post_message(SessionEventPosted(TextDelta(text="streaming answer begins. ")))
+        await wait_for(pilot, lambda: conversation._streaming is not None, what="the reply to stream")
+        while conversation._first_mounted > 0:
+            await conversation.action_show_earlier()
+            await wait_for(pilot, lambda: settled(conversation), what="nothing in flight")
+            assert conversation.mounted_blocks <= MAX_MOUNTED + PAGE
+        assert conversation._streaming is not None and conversation._streaming.widget is None
+        conversation.post_message(SessionEventPosted(TextDelta(text="and the streaming answer ends.")))
+        conversation.post_message(SessionEventPosted(AssistantMessage(
+            text="streaming answer begins. and the streaming answer ends.")))
+        await wait_for(pilot, lambda: conversation._streaming is None, what="the reply to end")
+        await conversation.action_jump_to_end()
+        await wait_for(pilot, lambda: conversation.at_end and settled(conversation) and not conversation.rendering,
+                       what="the newest blocks")
+        await drain(pilot)
+        assert "streaming answer begins. and the streaming answer ends." in "\n".join(shown(pilot.app))

@@ -28,8 +28,9 @@ frames a step's layout would otherwise share and delay. Without a pause the page
 reaching the top, as before, with the view kept still."""
 
 
-def top_of(container: Widget, widget: Widget, size: Size) -> int:
-    """Where ``widget`` (a child of ``container``, a vertical stack) starts, in the stack's lines.
+def top_of(container: Widget, widget: Widget, size: Size) -> int | None:
+    """Where ``widget`` (a child of ``container``, a vertical stack) starts, in the stack's lines;
+    None when it is not one of its displayed children (unmounted meanwhile).
 
     Arranges only the displayed children above it and itself, as the container's own layout
     would (margins collapse; each one's height is measured at ``size``'s width and cached by
@@ -42,7 +43,7 @@ def top_of(container: Widget, widget: Widget, size: Size) -> int:
         if child is widget:
             break
     if not stack or stack[-1] is not widget:
-        return 0
+        return None
     placements = container.layout.arrange(container, stack, size)
     return placements[-1].region.y
 

@@ -6,8 +6,10 @@ streamed into is a ``LiveAgentBlock`` (drawn again from its text on each append)
 reasoning is a block above its reply, appended to per delta and folded to one line when the reply
 starts; tool calls are keyed blocks updated per status change, never per token. Every block is
 first a light record (``_records``); only a window of them are widgets (the newest, while the view
-follows the stream), so the DOM stays bounded however long the session. Scrolling past either end of the
-window mounts the next page there and unloads one at the other end.
+follows the stream), so the DOM stays bounded however long the session. Reading back, older blocks
+are mounted above the view without moving it (``_anchored``): a page ahead when the reader pauses,
+or on reaching the top; blocks far under the view are then unloaded. Scrolling down past the
+window mounts the next page there and unloads one at the top.
 
 Over 400 lines on purpose: the window and the reply being streamed into it are one piece of
 state (a streamed chunk is a record that must not be unloaded while it renders, and a reply
@@ -602,36 +604,44 @@ class Conversation(VerticalScroll, can_focus=True):
         if self._first_mounted == 0:
             return
         self.release_anchor()
-        first = next((r.widget for r in self.records[self._first_mounted : self._last_mounted]
-                      if r.widget is not None), None)
-        await self._mount_above(PAGE)
-        size = self.scrollable_content_region.size
-        if first is not None and size and (top := top_of(self, first, size)) < self.scroll_y:
-            self.scroll_to(y=top, animate=False, immediate=True)
+        # Unless `end` (queued first for the window) has brought the view back to the newest.
+        await self._mount_above(PAGE, wanted=lambda: not self.following, reveal=True)
         await self._trim_below(arranged=True)
         self._prefetch()  # and, reading on up from there, the blocks above it ahead of need
 
-    async def _mount_above(self, count: int) -> int:
+    async def _mount_above(self, count: int, *, wanted: Callable[[], bool] | None = None,
+                           reveal: bool = False) -> int:
         """Mount up to ``count`` records above the window, the view kept on what it shows (the
-        offset moved by what they add above it, in the same frame: ``_anchored``); the lines added."""
+        offset moved by what they add above it, in the same frame: ``_anchored``); the lines added.
+
+        Args:
+            count: The most records to mount.
+            wanted: Asked once the window is this call's (another change to it, such as `end`,
+                may have come first): False mounts nothing.
+            reveal: When the view is below the window's first block, go to that block, where
+                the page meets the window.
+        """
         async with self._above:
             start = max(0, self._first_mounted - count)
-            if start == self._first_mounted:
+            if start == self._first_mounted or (wanted is not None and not wanted()):
                 return 0
             first = next((r.widget for r in self.records[self._first_mounted : self._last_mounted]
                           if r.widget is not None), None)
             size = self.scrollable_content_region.size
-            before = top_of(self, first, size) if first is not None else 0
+            before = top_of(self, first, size) if first is not None and size else None
             widgets = [self._widget_for(record) for record in self.records[start : self._first_mounted]]
             self._first_mounted = start
             shift = 0
             with self.app.batch_update():
                 await self.mount_all(widgets, after=self._marker)
                 self._update_marker()
-                if first is not None and size:
-                    shift = top_of(self, first, size) - before
+                after = top_of(self, first, size) if first is not None and size else None
+                if before is not None and after is not None:
+                    shift = after - before
                     shift_view(self, shift)
                     self._shifted += shift
+            if reveal and after is not None and after < self.scroll_y:
+                self.scroll_to(y=after, animate=False, immediate=True)
             return shift
 
     def _prefetch_wanted(self) -> bool:
@@ -663,7 +673,8 @@ class Conversation(VerticalScroll, can_focus=True):
             with self.app.batch_update():  # one layout for both
                 await self._trim_below()
                 if self._prefetch_wanted():
-                    again = await self._mount_above(SLICE) > 0 or self._first_mounted > 0
+                    again = (await self._mount_above(SLICE, wanted=self._prefetch_wanted) > 0
+                             or self._first_mounted > 0)
         finally:
             self._prefetching = False
         if again:
@@ -672,8 +683,11 @@ class Conversation(VerticalScroll, can_focus=True):
 
     async def _trim_below(self, *, arranged: bool = False) -> None:
         """Unmount the newest blocks while the window is over its size, those under the view only
-        (never a block shown, nor one still streaming): the view does not move. ``arranged``:
-        blocks were just mounted, so where the others are is arranged anew, not read."""
+        (never a block shown): the view does not move. The reply being streamed into goes too
+        when it is under the view: its text keeps arriving in its record, and mounting it again
+        hands its stream to the new widget (``_widget_for``); kept, it would stop every trim while
+        the user pages back, and the window would grow with every page. ``arranged``: blocks
+        were just mounted, so where the others are is arranged anew, not read."""
         excess = self.mounted_blocks - MAX_MOUNTED
         weight = self.mounted_weight - MAX_WEIGHT
         size = self.scrollable_content_region.size
@@ -687,7 +701,7 @@ class Conversation(VerticalScroll, can_focus=True):
         while self._last_mounted > self._first_mounted and (excess > 0 or weight > 0):
             record = self.records[self._last_mounted - 1]
             widget = record.widget
-            if self._busy(record) or widget is None or where.get(widget, 0) < below:
+            if widget is None or where.get(widget, 0) < below:
                 break
             doomed.append(widget)
             record.widget = None
