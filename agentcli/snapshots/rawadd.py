@@ -44,8 +44,7 @@ def add_files(repo: pygit2.Repository, index: pygit2.Index, workspace: Path, pat
     """
     # libgit2 decides instead: a link from a file without O_NOFOLLOW; each path's case against
     # the index's with core.ignorecase; the mode to keep when core.filemode is false.
-    if (not paths or not hasattr(os, "O_NOFOLLOW") or _flag(repo, "core.ignorecase", False)
-            or not _flag(repo, "core.filemode", True)):
+    if not paths or not hasattr(os, "O_NOFOLLOW") or not stat_entries_trusted(repo):
         return paths
     root = os.fsencode(workspace) + b"/"
     raw = index._index
@@ -74,19 +73,26 @@ def add_files(repo: pygit2.Repository, index: pygit2.Index, workspace: Path, pat
             continue
         oid = repo.create_blob(data)
         c_path = ffi.new("char[]", encoded)
-        _fill(centry, st, c_path, oid)
+        fill_entry(centry, st, c_path, oid)
         check_error(C.git_index_add(raw, centry), io=True)
     return rest
 
 
-def _flag(repo: pygit2.Repository, name: str, default: bool) -> bool:
+def stat_entries_trusted(repo: pygit2.Repository) -> bool:
+    """Whether an entry can be built from a file's stat data as libgit2 would: not where libgit2
+    matches paths' case against the index (core.ignorecase) or keeps modes the files cannot
+    hold (core.filemode false)."""
+    return not config_flag(repo, "core.ignorecase", False) and config_flag(repo, "core.filemode", True)
+
+
+def config_flag(repo: pygit2.Repository, name: str, default: bool) -> bool:
     try:
         return bool(repo.config.get_bool(name))
     except (KeyError, pygit2.GitError):
         return default
 
 
-def _fill(centry: object, st: os.stat_result, c_path: object, oid: pygit2.Oid) -> None:
+def fill_entry(centry: object, st: os.stat_result, c_path: object, oid: pygit2.Oid) -> None:
     """Sets `centry` as `git_index_entry__init_from_stat` would, for a regular file."""
     e = centry
     e.ctime.seconds = st.st_ctime_ns // 1_000_000_000 & 0x7FFFFFFF  # type: ignore[attr-defined]

@@ -60,7 +60,7 @@ entry back (~8 ms at 10k entries, against ~12.5 µs of CPU a file to judge and h
 _STAT_HEAD = struct.Struct("=iIiIIIIIII")
 """The head of a `git_index_entry`: ctime and mtime (seconds, nanoseconds), dev, ino, mode, uid,
 gid, file_size; the id follows."""
-_ENTRY_HEAD = struct.Struct("=iIiIIIIIII20sHH")
+_ENTRY_HEAD = struct.Struct(_STAT_HEAD.format + "20sHH")
 """The first 64 bytes of a `git_index_entry`: `_STAT_HEAD`, the blob id, flags, extended flags."""
 _RECORD_FITS = (
     ffi.sizeof("git_oid") == 20
@@ -71,7 +71,7 @@ _RECORD_FITS = (
 """The entry's layout is `_ENTRY_HEAD`'s: a record is one copy of its bytes."""
 _RECORD_HEAD = struct.Struct("=IH")
 """Starts each record: the entry's position and its path's length."""
-_REPLY = struct.Struct("=IiIiIIIIIII")
+_REPLY = struct.Struct("=I" + _STAT_HEAD.format.removeprefix("="))
 """An entry to refresh: its position, then the values of `_STAT_HEAD`."""
 _POSITION = struct.Struct("=I")
 _UPTODATE = 1 << 2  # GIT_INDEX_ENTRY_UPTODATE (flags_extended): libgit2 skips its racy check

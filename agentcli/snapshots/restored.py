@@ -32,9 +32,8 @@ import pygit2
 from pygit2 import C, ffi
 from pygit2.errors import check_error
 
-# Private to rawadd.py, whose owner is changing it in parallel: imported rather than copied so
-# the two ways of entering a file without libgit2's re-read stay one.
-from agentcli.snapshots.rawadd import _fill, _flag
+# The two ways of entering a file without libgit2's re-read share one entry builder.
+from agentcli.snapshots.rawadd import fill_entry, stat_entries_trusted
 from agentcli.snapshots.restore import Applied
 
 _TEMP_NAME = re.compile(r"^\.(.+)\.agentcli-[0-9a-f]{8}$")
@@ -124,7 +123,7 @@ def update_index(repo: pygit2.Repository, index: pygit2.Index, workspace: Path, 
             index.remove(path)
         except (OSError, KeyError, pygit2.GitError):
             pass  # not in the index (never captured): nothing to drop
-    known = applied.files if _entries_from_stat(repo) else {}
+    known = applied.files if stat_entries_trusted(repo) else {}
     remodded = set(applied.chmodded)
     root = os.fsencode(workspace) + b"/"
     centry = ffi.new("git_index_entry *")
@@ -143,7 +142,7 @@ def update_index(repo: pygit2.Repository, index: pygit2.Index, workspace: Path, 
             index.add(path)  # changed since it was written (or gone: Index.add says so)
             continue
         c_path = ffi.new("char[]", encoded)
-        _fill(centry, st, c_path, pygit2.Oid(hex=blob))
+        fill_entry(centry, st, c_path, pygit2.Oid(hex=blob))
         check_error(C.git_index_add(index._index, centry), io=True)
     return applied.touched()
 
@@ -186,8 +185,3 @@ def same_file(written: os.stat_result, now: os.stat_result) -> bool:
         and written.st_gid == now.st_gid
     )
 
-
-def _entries_from_stat(repo: pygit2.Repository) -> bool:
-    """Whether an entry can be built from stat data as libgit2 would (see `rawadd.add_files`):
-    not where it matches paths' case against the index or keeps modes the files cannot hold."""
-    return not _flag(repo, "core.ignorecase", False) and _flag(repo, "core.filemode", True)
