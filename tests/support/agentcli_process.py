@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import warnings
 from pathlib import Path
 from typing import IO
@@ -57,6 +58,8 @@ class ForkedProcess:
         self.stdout = stdout
         self.stderr = stderr
         self.returncode: int | None = None
+        self._readers: list[threading.Thread] | None = None
+        self._read: dict[str, str] = {}
 
     def _read_code(self, timeout: float | None) -> int | None:
         if self.returncode is None:
@@ -94,25 +97,31 @@ class ForkedProcess:
         self.send_signal(signal.SIGKILL)
 
     def communicate(self, timeout: float | None = None) -> tuple[str, str]:
-        """Read both pipes to their end, then wait for the exit; ``TimeoutExpired`` past ``timeout``."""
-        read: dict[str, str] = {}
+        """Read both pipes to their end, then wait for the exit; ``TimeoutExpired`` past
+        ``timeout`` (one deadline for all of it). Called again after a timeout (as ``run`` does
+        after a kill), it goes on with the readers it started, as Popen's does."""
+        if self._readers is None:
+            self._readers = [threading.Thread(target=self._drain, args=(name, stream), daemon=True)
+                             for name, stream in (("out", self.stdout), ("err", self.stderr))]
+            for reader in self._readers:
+                reader.start()
+        deadline = None if timeout is None else time.monotonic() + timeout
 
-        def drain(name: str, stream: IO[str] | None) -> None:
-            read[name] = stream.read() if stream is not None else ""
+        def left() -> float | None:
+            return None if deadline is None else max(0.0, deadline - time.monotonic())
 
-        readers = [threading.Thread(target=drain, args=(name, stream), daemon=True)
-                   for name, stream in (("out", self.stdout), ("err", self.stderr))]
-        for reader in readers:
-            reader.start()
-        for reader in readers:
-            reader.join(timeout)
+        for reader in self._readers:
+            reader.join(left())
             if reader.is_alive():
                 raise subprocess.TimeoutExpired(self.args, timeout or 0)
-        self.wait(timeout)
+        self.wait(left())
         for stream in (self.stdout, self.stderr):
             if stream is not None:
                 stream.close()
-        return read["out"], read["err"]
+        return self._read.get("out", ""), self._read.get("err", "")
+
+    def _drain(self, name: str, stream: IO[str] | None) -> None:
+        self._read[name] = stream.read() if stream is not None else ""
 
 
 class _ForkServer:
