@@ -81,19 +81,22 @@ def file_stats(diff: pygit2.Diff, limit: int = FILES_LISTED_MAX) -> tuple[list[F
         patch = diff[i]
         if patch is None:  # pygit2 returns None for unchanged entries only
             continue
-        delta = patch.delta
-        binary = bool(delta.is_binary)
-        _, added, removed = patch.line_stats
-        stats.append(
-            FileStat(
-                path=_path_of(delta),
-                added=0 if binary else added,
-                removed=0 if binary else removed,
-                status=_STATUS.get(delta.status, "modified"),
-                binary=binary,
-            )
-        )
+        stats.append(patch_stat(patch, _path_of(patch.delta)))
     return stats, max(0, total - limit)
+
+
+def patch_stat(patch: pygit2.Patch, path: str) -> FileStat:
+    """One changed path's line counts, as its patch gives them (none for a binary file)."""
+    delta = patch.delta
+    binary = bool(delta.is_binary)
+    _, added, removed = patch.line_stats
+    return FileStat(
+        path=path,
+        added=0 if binary else added,
+        removed=0 if binary else removed,
+        status=_STATUS.get(delta.status, "modified"),
+        binary=binary,
+    )
 
 
 def diff_result(diff: pygit2.Diff, old_tree: str, new_tree: str, *, working_tree: bool) -> DiffResult:

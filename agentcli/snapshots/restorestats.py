@@ -19,7 +19,7 @@ import os
 
 import pygit2
 
-from agentcli.snapshots.diff import _STATUS, FILES_LISTED_MAX, shown_path
+from agentcli.snapshots.diff import FILES_LISTED_MAX, patch_stat, shown_path
 from agentcli.snapshots.models import FileStat, PlannedChange
 from agentcli.snapshots.restore import Applied
 
@@ -58,18 +58,7 @@ def restore_file_stats(
             patch = pygit2.Patch.create_from(old, new, context_lines=0)
         except (KeyError, ValueError, pygit2.GitError):
             return None  # a blob unreadable now: the diff says what it can (the files are written)
-        delta = patch.delta
-        binary = bool(delta.is_binary)
-        _, added, removed = patch.line_stats
-        stats.append(
-            FileStat(
-                path=shown_path(path),
-                added=0 if binary else added,
-                removed=0 if binary else removed,
-                status=_STATUS.get(delta.status, "modified"),
-                binary=binary,
-            )
-        )
+        stats.append(patch_stat(patch, shown_path(path)))
     return stats, max(0, len(ordered) - limit)
 
 

@@ -48,6 +48,18 @@ def _wait_ready(worker: HashWorker) -> None:
         time.sleep(0.02)
 
 
+def _store_with_worker(tmp_path: Path) -> tuple[Path, SnapshotStore, HashWorker, int]:
+    """A watching store over a fresh workspace, its first capture taken and its process ready."""
+    ws = _workspace(tmp_path)
+    store = SnapshotStore(ws, tmp_path / "data", watch=True)
+    store.capture(session_id="s", reason="start")
+    worker = store._refresher.hash_worker
+    _wait_ready(worker)
+    pid = worker.pid()
+    assert pid is not None
+    return ws, store, worker, pid
+
+
 def _entries(store: SnapshotStore) -> dict[str, tuple[object, ...]]:
     """Every index entry's mode, id and stat data, as written to disk."""
     store._refresher.flush_index()
@@ -119,13 +131,7 @@ def test_a_split_refresh_records_the_trees_and_entries_one_thread_does(tmp_path:
 
 
 def test_a_dead_process_costs_speed_not_correctness(tmp_path: Path) -> None:
-    ws = _workspace(tmp_path)
-    store = SnapshotStore(ws, tmp_path / "data", watch=True)
-    store.capture(session_id="s", reason="start")
-    worker = store._refresher.hash_worker
-    _wait_ready(worker)
-    pid = worker.pid()
-    assert pid is not None
+    ws, store, worker, pid = _store_with_worker(tmp_path)
     os.kill(pid, signal.SIGKILL)
 
     _touch_and_edit(ws, 1_700_000_000)
@@ -142,13 +148,7 @@ def test_a_dead_process_costs_speed_not_correctness(tmp_path: Path) -> None:
 def test_a_process_that_stops_answering_is_ended_and_its_part_hashed_here(tmp_path: Path) -> None:
     """Stopped (a hung disk, starved of CPU), it is waited for about as long as this thread's own
     share took, at least a second, not indefinitely; the capture is still exact."""
-    ws = _workspace(tmp_path)
-    store = SnapshotStore(ws, tmp_path / "data", watch=True)
-    store.capture(session_id="s", reason="start")
-    worker = store._refresher.hash_worker
-    _wait_ready(worker)
-    pid = worker.pid()
-    assert pid is not None
+    ws, store, worker, pid = _store_with_worker(tmp_path)
     os.kill(pid, signal.SIGSTOP)
     try:
         _touch_and_edit(ws, 1_700_000_000)
@@ -194,13 +194,7 @@ def _gone(pid: int) -> bool:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_the_process_dies_with_the_store_and_with_its_parent(tmp_path: Path) -> None:
-    ws = _workspace(tmp_path)
-    store = SnapshotStore(ws, tmp_path / "data", watch=True)
-    store.capture(session_id="s", reason="start")
-    worker = store._refresher.hash_worker
-    _wait_ready(worker)
-    pid = worker.pid()
-    assert pid is not None
+    ws, store, worker, pid = _store_with_worker(tmp_path)
     store.close()
     assert _gone(pid)
 

@@ -191,21 +191,11 @@ def test_tree_writes_are_checked_again_after_the_restore(
     assert _strict(repo)
 
 
-@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002, 0o000])
-def test_written_files_get_their_recorded_mode_whatever_the_umask(
-    shadow: tuple[pygit2.Repository, Path], mask: int
-) -> None:
-    # A file is made with its final mode only when the umask leaves that mode whole; else it is
-    # made 0600 and given its mode after. Either way it ends with exactly the recorded mode.
-    repo, ws = shadow
-    modes = {"shared.txt": 0o664, "plain.txt": 0o644, "tool.sh": 0o755, "secret.txt": 0o600}
+def _write_with_modes(repo: pygit2.Repository, ws: Path, modes: dict[str, int], mask: int) -> None:
+    """Restores files with these recorded modes under ``mask``; each must end with exactly its mode."""
     changes = [
-        PlannedChange(
-            path=path,
-            action="write",
-            kind="executable" if mode & 0o100 else "file",
-            new_id=str(repo.create_blob(path.encode())),
-        )
+        PlannedChange(path=path, action="write", kind="executable" if mode & 0o100 else "file",
+                      new_id=str(repo.create_blob(path.encode())))
         for path, mode in sorted(modes.items())
     ]
     old = os.umask(mask)
@@ -215,6 +205,17 @@ def test_written_files_get_their_recorded_mode_whatever_the_umask(
         os.umask(old)
     for path, mode in modes.items():
         assert (ws / path).stat().st_mode & 0o7777 == mode, path
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002, 0o000])
+def test_written_files_get_their_recorded_mode_whatever_the_umask(
+    shadow: tuple[pygit2.Repository, Path], mask: int
+) -> None:
+    # A file is made with its final mode only when the umask leaves that mode whole; else it is
+    # made 0600 and given its mode after. Either way it ends with exactly the recorded mode.
+    repo, ws = shadow
+    _write_with_modes(repo, ws, {"shared.txt": 0o664, "plain.txt": 0o644, "tool.sh": 0o755, "secret.txt": 0o600},
+                      mask)
 
 
 @pytest.mark.may_skip(reason="needs setfacl and a file system with POSIX ACLs")
@@ -228,19 +229,7 @@ def test_a_folders_default_acl_does_not_narrow_a_written_files_mode(shadow: tupl
                        capture_output=True)
     except (OSError, subprocess.CalledProcessError) as error:
         pytest.skip(f"no default ACLs here: {error}")
-    modes = {"acl/plain.txt": 0o644, "acl/tool.sh": 0o755}
-    changes = [
-        PlannedChange(path=path, action="write", kind="executable" if mode & 0o100 else "file",
-                      new_id=str(repo.create_blob(path.encode())))
-        for path, mode in sorted(modes.items())
-    ]
-    old = os.umask(0o022)
-    try:
-        apply_changes(repo, ws, changes, modes=modes)
-    finally:
-        os.umask(old)
-    for path, mode in modes.items():
-        assert (ws / path).stat().st_mode & 0o7777 == mode, path
+    _write_with_modes(repo, ws, {"acl/plain.txt": 0o644, "acl/tool.sh": 0o755}, 0o022)
 
 
 def test_a_file_changed_after_the_restore_wrote_it_is_counted_as_recorded(
