@@ -257,3 +257,21 @@ async def test_reading_back_while_a_reply_streams_keeps_the_window_bounded() -> 
                        what="the newest blocks")
         await drain(pilot)
         assert "streaming answer begins. and the streaming answer ends." in "\n".join(shown(pilot.app))
+
+
+async def test_a_focused_block_about_to_be_unloaded_gives_the_focus_to_the_stream_at_once() -> None:
+    """Unloading the focused tool call (shift+tab had focused it) must hand the focus to the
+    stream before the block is removed: Textual's pruning otherwise gives it to a neighbouring
+    block and scrolls to that one, a jump of the view toward newer messages (seen in a terminal,
+    paging up with a pause). ``Widget.focus`` only asks for it after the removal has begun."""
+    from agentcli.tui.widgets._blocks import ToolCallBlock
+
+    async with opened(200) as (pilot, conversation):
+        newest_call = list(conversation.query(ToolCallBlock))[-1]
+        pilot.app.screen.set_focus(newest_call, scroll_visible=False)
+        assert pilot.app.screen.focused is newest_call
+        conversation._keep_focus_off([newest_call])
+        assert pilot.app.screen.focused is conversation  # now, not after the next message
+        y = conversation.scroll_y
+        await drain(pilot)
+        assert conversation.scroll_y == y

@@ -722,7 +722,9 @@ class Conversation(VerticalScroll, can_focus=True):
         the view (seen paging up in a terminal, after shift+tab had focused a tool call)."""
         focused = self.screen.focused
         if focused is not None and any(focused is block or block in focused.ancestors for block in doomed):
-            self.focus(scroll_visible=False)
+            # Set now: `focus()` only asks for it on the next message, after the removal has
+            # begun, and Textual's pruning gives the focus to a neighbour and scrolls to it.
+            self.screen.set_focus(self, scroll_visible=False)
 
     async def action_show_later(self) -> None:
         """Mount the next page under the window, keeping the view still; unload at the top."""
