@@ -77,6 +77,7 @@ if TYPE_CHECKING:
         TimelineEntry,
         ToolPanel,
     )
+    from agentcli.tui.widgets._prompt_input import PromptInput
 
 __all__ = ["EXIT_USAGE", "AgentApp", "all_binding_ids", "binding_classes"]
 
@@ -749,6 +750,13 @@ class AgentApp(App[int]):
 
     def action_focus_stream(self) -> None:
         self.conversation.focus()
+
+    # By name rather than @on: the prompt's editor class is imported after the first frame.
+    def on_prompt_input_conversation_paged(self, message: PromptInput.ConversationPaged) -> None:
+        if message.direction < 0:
+            self.conversation.scroll_page_up()
+        else:
+            self.conversation.scroll_page_down()
 
     # -- tool calls: one selection, two views --------------------------------------------
 

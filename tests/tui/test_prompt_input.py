@@ -418,3 +418,34 @@ async def test_a_message_queued_when_the_app_quits_comes_back_when_the_session_i
     resumed.close()
     entry = find_session(data_home(), "9e0e0e000000")
     assert rebuild(read_events(entry.directory)).queued == [], "sent: a later resume has nothing queued"
+
+
+async def test_page_keys_in_a_prompt_that_fits_page_the_conversation(project: Path) -> None:
+    long_reply = "\n\n".join(f"paragraph {n} of a long answer" for n in range(60))
+    model = Recorder(ReplayModel(recording((long_reply, [("complete", {"summary": "done"})]), chunk_chars=4000)))
+    app = make_app(project, make_session(project, model))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.session_ready)
+        app.prompt.input.focus()
+        await pilot.press(*"go", "enter")
+        await wait_idle(pilot, app)
+        conversation = app.conversation
+        await wait_for(pilot, lambda: conversation.max_scroll_y > 0 and conversation.scroll_y == conversation.max_scroll_y,
+                       what="the reply laid out, at its end")
+        bottom = conversation.scroll_y
+        await pilot.press("pageup")
+        await wait_for(pilot, lambda: conversation.scroll_y < bottom, what="the conversation paged back")
+        assert app.screen.focused is app.prompt.input  # typing goes on where it was
+        await pilot.press("pagedown")
+        await wait_for(pilot, lambda: conversation.scroll_y == bottom, what="the conversation paged forward")
+
+        # A prompt taller than its box pages its own lines: the cursor moves, the conversation stays.
+        prompt = app.prompt.input
+        prompt.insert("\n".join(f"line {n}" for n in range(40)))
+        await drain(pilot)
+        assert prompt.wrapped_document.height > prompt.content_size.height
+        row, where = prompt.cursor_location[0], conversation.scroll_y
+        await pilot.press("pageup")
+        await drain(pilot)
+        assert prompt.cursor_location[0] < row
+        assert conversation.scroll_y == where

@@ -48,6 +48,10 @@ class PromptInput(TextArea):
                 tooltip="Replace the [pasted N lines] chips with the text they stand for, to edit it"),
         Binding("ctrl+r", "search_history", "History", show=False, id="agentcli.prompt.history",
                 tooltip="Search what you sent before in this workspace"),
+        Binding("pageup", "page_conversation(-1)", "Page up", show=False, id="agentcli.prompt.page_up",
+                tooltip="Page the conversation back (the prompt's own lines while it is taller than its box)"),
+        Binding("pagedown", "page_conversation(1)", "Page down", show=False, id="agentcli.prompt.page_down",
+                tooltip="Page the conversation forward (the prompt's own lines while it is taller than its box)"),
     ]
 
     class Submitted(Message):
@@ -65,6 +69,14 @@ class PromptInput(TextArea):
 
     class HistorySearched(Message):
         """ctrl+r: search the history for what is typed."""
+
+    class ConversationPaged(Message):
+        """pageup / pagedown in a prompt that fits its box: the conversation pages instead."""
+
+        def __init__(self, direction: int) -> None:
+            super().__init__()
+            self.direction = direction
+            """-1 back (older), 1 forward."""
 
     def __init__(self, *, placeholder: str = "", id: str | None = None) -> None:
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", placeholder=placeholder,
@@ -170,3 +182,11 @@ class PromptInput(TextArea):
 
     def action_search_history(self) -> None:
         self.post_message(self.HistorySearched())
+
+    def action_page_conversation(self, direction: int) -> None:
+        # A page key moving the cursor of a prompt that fits its box does nothing a reader
+        # wants; paging what the agent wrote without leaving the prompt does.
+        if self.wrapped_document.height > self.content_size.height:
+            (self.action_cursor_page_up if direction < 0 else self.action_cursor_page_down)()
+        else:
+            self.post_message(self.ConversationPaged(direction))
