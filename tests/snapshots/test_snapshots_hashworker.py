@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from snaphelpers import commit_all, git, git_add_all_tree, ls_tree, write
+from snaphelpers import git, git_add_all_tree, ls_tree, write
+from test_snapshots_restat import _many_files
 
 import agentcli.snapshots.capture as capture
 from agentcli.snapshots import SnapshotStore, restat
@@ -32,12 +33,7 @@ def _small_worker_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    for i in range(FILES):
-        write(ws / f"d{i % 7}" / f"f{i:04d}.txt", f"file {i}\n" * (1 + i % 5))
-    git(ws, "init", "-q", "-b", "main")
-    commit_all(ws, "many")
-    return ws
+    return _many_files(tmp_path, FILES)
 
 
 def _wait_ready(worker: HashWorker) -> None:
@@ -302,12 +298,7 @@ def test_a_refresh_that_fails_midway_ends_the_process_and_the_next_walk_starts_a
 ) -> None:
     """Its reply to a refresh that raised would be read by nobody, and then taken for the next
     refresh's: the process is ended instead, and a fresh one serves later captures."""
-    ws = _workspace(tmp_path)
-    store = SnapshotStore(ws, tmp_path / "data", watch=True)
-    store.capture(session_id="s", reason="start")
-    worker = store._refresher.hash_worker
-    _wait_ready(worker)
-    first_pid = worker.pid()
+    ws, store, worker, first_pid = _store_with_worker(tmp_path)
     original = restat.hash_records
 
     def failing(root: bytes, records: restat.Records) -> restat.Refreshed:
