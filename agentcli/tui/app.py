@@ -714,12 +714,18 @@ class AgentApp(App[int]):
         if pane not in PANES or not self._panes_mounted:
             return
         widget = self.query_one(f"#{pane}-pane")
-        widget.toggle_class("-hidden")
-        sidebar = self.query_one("#sidebar")
-        if not widget.has_class("-hidden"):  # showing a pane shows the side bar too
-            sidebar.remove_class("-hidden")
-            if self.screen.has_class("-narrow"):
-                sidebar.add_class("-shown")
+        if widget.has_class("-hidden") or not self._sidebar_shown():
+            # A pane in a side bar nobody sees is shown, not hidden: at 80 columns the first
+            # ctrl+g hid the graph inside the closed bar and seemed to do nothing.
+            self._reveal(pane)
+        else:
+            widget.add_class("-hidden")
+
+    def _sidebar_shown(self) -> bool:
+        sidebar = self._sidebar
+        if sidebar.has_class("-hidden"):
+            return False
+        return sidebar.has_class("-shown") or not self.screen.has_class("-narrow")
 
     def _reveal(self, pane: str) -> bool:
         """Show a side pane; False in the instant before the panes are mounted."""

@@ -94,6 +94,29 @@ async def test_at_80x24_the_side_panes_open_on_demand(project: Path) -> None:
         assert app.focused is app.prompt.input
 
 
+async def test_at_80x24_a_pane_key_opens_the_closed_side_bar_on_its_pane(project: Path) -> None:
+    """The first ctrl+g at 80 columns used to hide the graph inside the closed side bar: nothing
+    changed on the screen, and only a second press showed it."""
+    app = make_app(project, make_session(project, ReplayModel(REC)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.session_ready)
+        sidebar = app.query_one("#sidebar")
+        graph = app.query_one("#graph-pane")
+        assert not sidebar.display
+        await pilot.press("ctrl+g")
+        await drain(pilot)
+        assert sidebar.display and graph.display
+        await pilot.press("ctrl+g")
+        await drain(pilot)
+        assert sidebar.display and not graph.display
+        await pilot.press("ctrl+b")
+        await drain(pilot)
+        assert not sidebar.display
+        await pilot.press("ctrl+g")
+        await drain(pilot)
+        assert sidebar.display and graph.display, "a hidden pane in a closed bar comes back with it"
+
+
 async def test_wide_screens_show_every_pane_and_toggle_them(project: Path) -> None:
     app = make_app(project, make_session(project, ReplayModel(REC)))
     async with app.run_test(size=(140, 40)) as pilot:
