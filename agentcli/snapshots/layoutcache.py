@@ -40,6 +40,8 @@ class LayoutCache:
         self._empty: set[str] = set()
         self._pending: set[str] = set()
         self._key: tuple[object, ...] | None = None
+        self._read_for: tuple[IgnoreSources, tuple[object, ...]] | None = None
+        """The exclude files' state as read for the last `sources` passed in (see `current`)."""
 
     def invalidate(self) -> None:
         """Forgets the layout: changes were made that no one reported."""
@@ -83,10 +85,17 @@ class LayoutCache:
                 vouches); otherwise the workspace is scanned whole.
             sources: The ignore sources, when the caller read them moments ago (a restore
                 asks three times; finding them costs more than the rest of a small look).
+                The exclude files they name are read once per such object: a restore's
+                looks judge against the rules as it found them at its start.
         """
-        sources = sources or discover(self.workspace)
-        excludes = sources.excludes_file
-        key = (umask, sources.workspace_excludes(), stat_key(excludes))
+        read_for = self._read_for
+        if sources is not None and read_for is not None and read_for[0] is sources:
+            excludes_state = read_for[1]
+        else:
+            sources = sources or discover(self.workspace)
+            excludes_state = (sources.workspace_excludes(), stat_key(sources.excludes_file))
+            self._read_for = (sources, excludes_state)
+        key = (umask, *excludes_state)
         if not trusted or self._modes is None or key != self._key:
             layout = scan_layout(self.workspace, umask)
             # Kept only while the watcher vouches: changes made before it did were never noted.

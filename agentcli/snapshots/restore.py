@@ -145,7 +145,12 @@ class Applied:
 
 
 def apply_changes(
-    repo: pygit2.Repository, workspace: Path, changes: Iterable[PlannedChange], *, modes: dict[str, int] | None = None
+    repo: pygit2.Repository,
+    workspace: Path,
+    changes: Iterable[PlannedChange],
+    *,
+    modes: dict[str, int] | None = None,
+    umask: int | None = None,
 ) -> Applied:
     """Applies planned changes to the workspace (conflicts must have been ruled out).
 
@@ -155,13 +160,14 @@ def apply_changes(
         changes: Deletions, then chmods, then writes, as `plan_changes` orders them.
         modes: The target's recorded modes (see `layout.py`): a file written gets its mode
             before it is renamed into place, so a 0600 file is never readable by others meanwhile.
+        umask: The process umask, when the caller read it already (else it is read now).
 
     Returns:
         The paths changed.
     """
     applied = Applied(written=[], deleted=[], chmodded=[])
     emptied_dirs: set[str] = set()
-    umask = _umask()
+    mask = _umask() if umask is None else umask
     recorded = modes or {}
     known_dirs: set[str] = set()  # folders already made sure of by an earlier write
     for change in changes:
@@ -178,13 +184,13 @@ def apply_changes(
                 parent = parent.rpartition("/")[0]
         elif change.action == "chmod":
             current = os.lstat(target).st_mode
-            os.chmod(target, _mode_for(change.kind, current, umask))
+            os.chmod(target, _mode_for(change.kind, current, mask))
             applied.chmodded.append(change.path)
         else:
             if emptied_dirs:
                 remove_empty_dirs(workspace, emptied_dirs)
                 emptied_dirs.clear()
-            written, data = _write(repo, workspace, change, umask, recorded.get(change.path), known_dirs)
+            written, data = _write(repo, workspace, change, mask, recorded.get(change.path), known_dirs)
             applied.written.append(change.path)
             if written is not None:
                 assert change.new_id is not None
