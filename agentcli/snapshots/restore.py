@@ -140,6 +140,10 @@ class Applied:
             self.written_bytes[path] = data
             self._kept += len(data)
 
+    def symlinks(self) -> list[str]:
+        """The symbolic links written (every write but the regular files)."""
+        return [path for path in self.written if path not in self.files]
+
     def touched(self) -> list[str]:
         """Every changed path (for a hinted capture afterwards)."""
         return [*self.deleted, *self.chmodded, *self.written]

@@ -507,7 +507,11 @@ class SnapshotStore:
         layout_dirs: list[str] = []
         looked_at: set[str] = set()  # paths the layout cache has seen as they are now
         if layout is not None:
-            self._layout_now.note(applied.touched())
+            # The files written are learnt from their descriptors' stat data (a look again
+            # would lstat each and every folder above it: most of a restore's lstats).
+            mask = self._restore_umask if self._restore_umask is not None else umask()
+            unlearnt = self._layout_now.wrote(applied.files, applied.symlinks(), mask)
+            self._layout_now.note([*applied.deleted, *applied.chmodded, *unlearnt])
             now = self._current_layout()
             layout_dirs = [*layout.empty_dirs, *now.empty_dirs]
             modes_set = apply_layout(self.workspace, layout, now, mask=self._restore_umask)
