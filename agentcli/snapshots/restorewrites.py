@@ -49,7 +49,7 @@ def write_files(
     process sees of each path is the old file or the new one, on one thread or several.
     `record` is called here, in the plan's order, with the bytes written and (for a file) the
     stat data of its descriptor after the rename. A failure is raised once every write under
-    way has finished (none is left running), and no later batch starts.
+    way has finished (none is left running); no write still queued starts.
 
     Args:
         repo: The shadow repository, to read blobs from (in this thread only).
@@ -70,9 +70,14 @@ def write_files(
                 record(*item, write(item))
         return
     with ThreadPoolExecutor(WRITE_THREADS, thread_name_prefix="restore-write") as pool:
-        for batch in _read_blobs(repo, writes):
-            for item, written in zip(batch, pool.map(write, batch), strict=True):
-                record(*item, written)
+        try:
+            for batch in _read_blobs(repo, writes):
+                for item, written in zip(batch, pool.map(write, batch), strict=True):
+                    record(*item, written)
+        except BaseException:
+            # A failure (or an interrupt) starts no write still queued; those under way finish.
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
 
 
 def _read_blobs(repo: pygit2.Repository, writes: list[PlannedChange]) -> Iterator[list[tuple[PlannedChange, bytes]]]:
