@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import secrets
 import stat
+import unicodedata
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -64,7 +65,7 @@ def write_files(
         change, data = item
         return _write(workspace, change, data, mask, recorded.get(change.path))
 
-    if len(writes) < PARALLEL_WRITES_MIN:
+    if len(writes) < PARALLEL_WRITES_MIN or not distinct_everywhere(writes):
         for batch in _read_blobs(repo, writes):
             for item in batch:
                 record(*item, write(item))
@@ -78,6 +79,14 @@ def write_files(
             # A failure (or an interrupt) starts no write still queued; those under way finish.
             pool.shutdown(wait=True, cancel_futures=True)
             raise
+
+
+def distinct_everywhere(writes: list[PlannedChange]) -> bool:
+    """Tells whether the paths name different files on every filesystem: where case or Unicode
+    form is folded (macOS, Windows) two of them may be one file, and the plan's order, which
+    one thread keeps, decides which write is left."""
+    folded = {unicodedata.normalize("NFC", change.path).casefold() for change in writes}
+    return len(folded) == len(writes)
 
 
 def _read_blobs(repo: pygit2.Repository, writes: list[PlannedChange]) -> Iterator[list[tuple[PlannedChange, bytes]]]:

@@ -21,6 +21,7 @@ from snaphelpers import git_add_all_tree, write
 
 from agentcli.snapshots import SnapshotStore, restorewrites
 from agentcli.snapshots.layout import scan_layout
+from agentcli.snapshots.models import PlannedChange
 from agentcli.snapshots.restore import umask
 
 pytestmark = [
@@ -156,3 +157,14 @@ def test_a_write_that_fails_ends_the_restore_after_the_others_and_leaves_no_half
     again = watching.restore(start, session_id="s")
     assert again.matches_target
     assert _state(repo) == expected
+
+
+def test_paths_one_file_on_a_folding_filesystem_are_written_in_the_plans_order() -> None:
+    # On macOS or Windows `Readme` and `README`, or a name in two Unicode forms, are one file:
+    # written from two threads, which write lands last would be chance.
+    def writes(*paths: str) -> list[PlannedChange]:
+        return [PlannedChange(path=p, action="write", kind="file", new_id="0" * 40) for p in paths]
+
+    assert restorewrites.distinct_everywhere(writes("a/Readme", "a/b", "c"))
+    assert not restorewrites.distinct_everywhere(writes("a/Readme", "a/README"))
+    assert not restorewrites.distinct_everywhere(writes("caf\u00e9", "cafe\u0301"))
