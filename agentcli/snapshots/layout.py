@@ -96,15 +96,19 @@ class LayoutRecords:
         self.folder = folder
 
     def save(self, snapshot_id: str, layout: Layout) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
         target = self.folder / f"{snapshot_id}.json"
         temporary = target.with_suffix(".tmp")
         payload = {
             "modes": {path: oct(mode) for path, mode in sorted(layout.modes.items())},
             "empty_dirs": list(layout.empty_dirs),
         }
-        # One line, written with raw descriptor calls: a restore saves two of these.
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        # One line, written with raw descriptor calls: a restore saves two of these. The
+        # folder is made when missing, not asked for on every save.
+        try:
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        except FileNotFoundError:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
             view = memoryview(json.dumps(payload, separators=(",", ":")).encode())
             while view:

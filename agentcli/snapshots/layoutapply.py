@@ -15,18 +15,22 @@ from agentcli.snapshots.layout import Layout, default_mode, scan_layout
 from agentcli.snapshots.restore import ensure_dir, remove_empty_dirs, umask
 
 
-def apply_layout(workspace: Path, target: Layout, current: Layout | None = None) -> list[str]:
+def apply_layout(
+    workspace: Path, target: Layout, current: Layout | None = None, *, mask: int | None = None
+) -> list[str]:
     """Makes modes and empty folders match a snapshot's record, after its files are restored.
 
     Folders left empty that the snapshot did not have go (``rmdir``: never one with anything in
     it); the empty folders it had come back (never through a symlink); each regular file gets
     the recorded mode, or the default one when the record has none for it. `current` is the
-    layout now when the caller knows it; else the workspace is scanned.
+    layout now when the caller knows it; else the workspace is scanned. `mask` is the umask
+    when the caller read it already.
 
     Returns:
         The files whose mode changed.
     """
-    mask = umask()
+    if mask is None:
+        mask = umask()
     if current is None:
         current = scan_layout(workspace, mask)
     wanted_dirs = {rel for rel in target.empty_dirs if safe_relative_path(rel) == rel}

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from agentcli.ignore import IgnoreRules, IgnoreSources, discover
@@ -40,6 +40,8 @@ class LayoutCache:
         self._empty: set[str] = set()
         self._pending: set[str] = set()
         self._key: tuple[object, ...] | None = None
+        self._read_for: tuple[IgnoreSources, tuple[object, ...]] | None = None
+        """The exclude files' state as read for the last `sources` passed in (see `current`)."""
 
     def invalidate(self) -> None:
         """Forgets the layout: changes were made that no one reported."""
@@ -74,6 +76,54 @@ class LayoutCache:
                 return
             self._pending.add(rel)
 
+    def wrote(self, files: Mapping[str, tuple[str, os.stat_result]], links: Iterable[str], umask: int) -> list[str]:
+        """Learns files and links this process has just written, without looking at them again.
+
+        A regular file with the default mode (`files`: the stat data of the descriptor it was
+        written through, after its rename) or a link leaves no record and makes every folder
+        above it non-empty, whatever those folders are: exactly what `_look_again` concludes
+        after an `lstat` of it and of each folder above. Anything else — an unusual mode (whose
+        record depends on the ignore rules), a name the notes treat apart — is returned, for
+        the caller to `note`.
+
+        Args:
+            files: Workspace-relative path -> (blob, stat data) of each regular file written.
+            links: Workspace-relative paths of the links written.
+            umask: The umask the modes are judged against (as `current` is given).
+
+        Returns:
+            The paths not learnt.
+        """
+        modes = self._modes
+        if modes is None:
+            return []  # nothing kept: the next look scans anyway
+        rest: list[str] = []
+        learnt: list[str] = []
+        for rel, (_blob, st) in files.items():
+            mode = stat.S_IMODE(st.st_mode)
+            if mode != default_mode(bool(mode & 0o100), umask):
+                rest.append(rel)
+            else:
+                learnt.append(rel)
+        learnt.extend(links)
+        for rel in learnt:
+            name = rel.rpartition("/")[2]
+            if not plain_path(rel) or name == ".gitignore" or ".git" in rel.lower().split("/"):
+                rest.append(rel)
+                continue
+            self._pending.discard(rel)
+            modes.pop(rel, None)
+            prefix = rel + "/"
+            # What was a folder here (a file replaced it) held records no longer true.
+            if modes and any(p.startswith(prefix) for p in modes):
+                for path in [p for p in modes if p.startswith(prefix)]:
+                    del modes[path]
+            if self._empty:
+                self._empty = {d for d in self._empty if d != rel and not d.startswith(prefix)}
+                parts = rel.split("/")
+                self._empty.difference_update("/".join(parts[:i]) for i in range(1, len(parts)))
+        return rest
+
     def current(self, umask: int, *, trusted: bool, sources: IgnoreSources | None = None) -> Layout:
         """The layout now.
 
@@ -83,10 +133,17 @@ class LayoutCache:
                 vouches); otherwise the workspace is scanned whole.
             sources: The ignore sources, when the caller read them moments ago (a restore
                 asks three times; finding them costs more than the rest of a small look).
+                The exclude files they name are read once per such object: a restore's
+                looks judge against the rules as it found them at its start.
         """
-        sources = sources or discover(self.workspace)
-        excludes = sources.excludes_file
-        key = (umask, sources.workspace_excludes(), stat_key(excludes))
+        read_for = self._read_for
+        if sources is not None and read_for is not None and read_for[0] is sources:
+            excludes_state = read_for[1]
+        else:
+            sources = sources or discover(self.workspace)
+            excludes_state = (sources.workspace_excludes(), stat_key(sources.excludes_file))
+            self._read_for = (sources, excludes_state)
+        key = (umask, *excludes_state)
         if not trusted or self._modes is None or key != self._key:
             layout = scan_layout(self.workspace, umask)
             # Kept only while the watcher vouches: changes made before it did were never noted.
@@ -159,7 +216,7 @@ class LayoutCache:
 
 
 def _folder_state(full: str, rel: str, rules: IgnoreRules) -> str:
-    """"gone" (missing, or no longer a folder), "closed" (ignored, or a repository) or "open"."""
+    """ "gone" (missing, or no longer a folder), "closed" (ignored, or a repository) or "open"."""
     try:
         if not stat.S_ISDIR(os.lstat(full).st_mode):
             return "gone"

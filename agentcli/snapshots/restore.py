@@ -8,7 +8,8 @@ plan is the tree diff between the workspace as just captured and the target, and
    never a nested repository, never an ignored file: ignored files are in neither tree),
 2. flips executable bits where only the mode differs,
 3. writes what is new or different, each through a temporary file renamed into place, so a
-   path is never half-written and a symlink in the way is replaced rather than followed.
+   path is never half-written and a symlink in the way is replaced rather than followed
+   (`restorewrites.py`; many files are written from a few threads).
 
 Before anything is touched every path is checked: it must stay inside the workspace, never
 enter `.git`, and never go through a symlink or replace a directory holding files no snapshot
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -32,6 +32,7 @@ from pygit2.enums import FileMode
 from agentcli.snapshots.guards import safe_relative_path
 from agentcli.snapshots.models import PlannedChange, RestoreConflict
 from agentcli.snapshots.restorechecks import find_conflicts, plain_path
+from agentcli.snapshots.restorewrites import mode_for, write_files
 from agentcli.snapshots.treediff import tree_changes, walk_budget
 
 
@@ -139,13 +140,22 @@ class Applied:
             self.written_bytes[path] = data
             self._kept += len(data)
 
+    def symlinks(self) -> list[str]:
+        """The symbolic links written (every write but the regular files)."""
+        return [path for path in self.written if path not in self.files]
+
     def touched(self) -> list[str]:
         """Every changed path (for a hinted capture afterwards)."""
         return [*self.deleted, *self.chmodded, *self.written]
 
 
 def apply_changes(
-    repo: pygit2.Repository, workspace: Path, changes: Iterable[PlannedChange], *, modes: dict[str, int] | None = None
+    repo: pygit2.Repository,
+    workspace: Path,
+    changes: Iterable[PlannedChange],
+    *,
+    modes: dict[str, int] | None = None,
+    umask: int | None = None,
 ) -> Applied:
     """Applies planned changes to the workspace (conflicts must have been ruled out).
 
@@ -155,15 +165,15 @@ def apply_changes(
         changes: Deletions, then chmods, then writes, as `plan_changes` orders them.
         modes: The target's recorded modes (see `layout.py`): a file written gets its mode
             before it is renamed into place, so a 0600 file is never readable by others meanwhile.
+        umask: The process umask, when the caller read it already (else it is read now).
 
     Returns:
         The paths changed.
     """
     applied = Applied(written=[], deleted=[], chmodded=[])
     emptied_dirs: set[str] = set()
-    umask = _umask()
-    recorded = modes or {}
-    known_dirs: set[str] = set()  # folders already made sure of by an earlier write
+    mask = _umask() if umask is None else umask
+    writes: list[PlannedChange] = []
     for change in changes:
         target = workspace / change.path
         if change.action == "delete":
@@ -178,20 +188,24 @@ def apply_changes(
                 parent = parent.rpartition("/")[0]
         elif change.action == "chmod":
             current = os.lstat(target).st_mode
-            os.chmod(target, _mode_for(change.kind, current, umask))
+            os.chmod(target, mode_for(change.kind, current, mask))
             applied.chmodded.append(change.path)
         else:
-            if emptied_dirs:
-                remove_empty_dirs(workspace, emptied_dirs)
-                emptied_dirs.clear()
-            written, data = _write(repo, workspace, change, umask, recorded.get(change.path), known_dirs)
-            applied.written.append(change.path)
-            if written is not None:
-                assert change.new_id is not None
-                applied.files[change.path] = (change.new_id, written)
-            applied.keep_bytes(change.path, data)
+            writes.append(change)
     if emptied_dirs:
         remove_empty_dirs(workspace, emptied_dirs)
+    known: set[str] = set()  # folders made sure of, before any thread writes into them
+    for parent in dict.fromkeys(change.path.rpartition("/")[0] for change in writes):
+        ensure_dir(workspace, parent, known)
+
+    def record(change: PlannedChange, data: bytes, written: os.stat_result | None) -> None:
+        applied.written.append(change.path)
+        if written is not None:
+            assert change.new_id is not None
+            applied.files[change.path] = (change.new_id, written)
+        applied.keep_bytes(change.path, data)
+
+    write_files(repo, workspace, writes, mask, modes or {}, record)
     return applied
 
 
@@ -203,83 +217,6 @@ def remove_empty_dirs(workspace: Path, dirs: set[str]) -> None:
             os.rmdir(workspace / rel)
         except OSError:
             pass
-
-
-def _write(
-    repo: pygit2.Repository, workspace: Path, change: PlannedChange, umask: int, mode: int | None, known: set[str]
-) -> tuple[os.stat_result | None, bytes]:
-    """Writes a file or symlink under a temporary name, renames it into place, and returns the
-    bytes written and (for a file) the stat data of its descriptor, taken after the rename."""
-    # Paths are joined as strings: per file, pathlib cost more than the system calls.
-    target = os.path.join(workspace, change.path)
-    parent_rel, _, name = change.path.rpartition("/")
-    ensure_dir(workspace, parent_rel, known)
-    try:
-        existing: os.stat_result | None = os.lstat(target)
-    except FileNotFoundError:
-        existing = None
-    if existing is not None and stat.S_ISDIR(existing.st_mode):
-        # Emptied by the deletions (the plan checked it held nothing else); empty
-        # subdirectories git never saw may remain, and go too.
-        for root, _dirs, _files in os.walk(target, topdown=False):
-            os.rmdir(root)
-        existing = None
-    assert change.new_id is not None  # a write names the blob it writes (plan_changes)
-    blob = repo[change.new_id]
-    assert isinstance(blob, pygit2.Blob)
-    data = blob.data
-    tmp = os.path.join(os.path.dirname(target), f".{name}.agentcli-{secrets.token_hex(4)}")
-    if change.kind == "symlink":
-        try:
-            os.symlink(os.fsdecode(data), tmp)
-            os.replace(tmp, target)
-        except BaseException:
-            _discard(tmp)
-            raise
-        return None, data
-    executable = change.kind == "executable"
-    keep = existing.st_mode if existing is not None and stat.S_ISREG(existing.st_mode) else None
-    if mode is not None and bool(mode & 0o100) == executable:
-        wanted = mode  # as recorded with the snapshot
-    elif keep is not None:
-        wanted = _mode_for(change.kind, keep, umask)
-    else:
-        wanted = (0o777 if executable else 0o666) & ~umask
-    # Raw descriptor calls: a file object per file cost more than the writes at 100 files. Made
-    # with its final mode when the umask leaves it whole (never wider than wanted, so never
-    # readable by others meanwhile); else 0600 and fchmod, a call and a watcher event more.
-    whole = (wanted & umask) == 0 and (wanted & 0o7000) == 0
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), wanted if whole else 0o600)
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            if not whole:
-                os.fchmod(fd, wanted)
-            os.replace(tmp, target)
-        except BaseException:
-            _discard(tmp)
-            raise
-        # The descriptor is open across the rename, so this is the file now in place, ctime
-        # (which the rename sets) included: the index entry needs no lstat or re-hash.
-        written = os.fstat(fd)
-        if stat.S_IMODE(written.st_mode) != wanted:
-            # A folder's default ACL narrows a new file's mode in place of the umask: set it
-            # (narrower until now, never wider).
-            os.fchmod(fd, wanted)
-            written = os.fstat(fd)
-        return written, data
-    finally:
-        os.close(fd)
-
-
-def _discard(tmp: str) -> None:
-    """Removes a temporary file a failed write left (if it was made at all)."""
-    try:
-        os.unlink(tmp)
-    except OSError:
-        pass
 
 
 def ensure_dir(workspace: Path, rel: str, known: set[str] | None = None) -> None:
@@ -306,15 +243,6 @@ def ensure_dir(workspace: Path, rel: str, known: set[str] | None = None) -> None
                 raise OSError(errno.ENOTDIR, "refusing to restore through a non-directory", current)
         if known is not None:
             known.add(done)
-
-
-def _mode_for(kind: str, current: int | None, umask: int) -> int:
-    """Permission bits for a file: keep the current ones, set or clear x where r is set (as git does)."""
-    base = stat.S_IMODE(current) if current is not None else (0o666 & ~umask)
-    base &= ~0o111
-    if kind == "executable":
-        base |= (base & 0o444) >> 2
-    return base
 
 
 def umask() -> int:

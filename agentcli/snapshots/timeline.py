@@ -120,16 +120,24 @@ class Timeline:
     def append(self, repo: pygit2.Repository, snapshot: Snapshot) -> None:
         """Records a snapshot: its ref first, then its metadata line."""
         repo.references.create(ref_name(snapshot.session_id, snapshot.seq), pygit2.Oid(hex=snapshot.tree), force=True)
-        self._dir.mkdir(parents=True, exist_ok=True)
         path = self._file(snapshot.session_id)
-        with open(path, "ab") as fh:
-            if fh.tell() > 0:
-                with open(path, "rb") as check:
-                    check.seek(-1, os.SEEK_END)
-                    if check.read(1) != b"\n":  # finish a torn line so ours stays parseable
-                        fh.write(b"\n")
-            fh.write(snapshot.model_dump_json().encode() + b"\n")
-            fh.flush()
+        line = snapshot.model_dump_json().encode() + b"\n"
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        except FileNotFoundError:
+            self._dir.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        # One descriptor, read and appended through (O_APPEND writes at the end whatever the
+        # offset): a restore appends a line, and a second open per line cost more than the write.
+        try:
+            end = os.lseek(fd, 0, os.SEEK_END)
+            if end > 0 and os.pread(fd, 1, end - 1) != b"\n":
+                line = b"\n" + line  # finish a torn line so ours stays parseable
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
 
     def remove(self, repo: pygit2.Repository, dropped: list[Snapshot]) -> None:
         """Deletes snapshots: their refs, then their lines (each session file rewritten atomically)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pygit2
 import pytest
 
 from agentcli.snapshots import SnapshotNotFound, SnapshotStore
@@ -194,3 +195,50 @@ def test_staged_work_in_a_repository_without_commits_is_copied_as_one_pack(tmp_p
     own = scan_own_objects(store.path / "objects")
     assert staged <= {oid for pack in own.packs for oid in pack.sizes}
     assert not staged & set(own.loose)  # one pack, not 40 loose files
+
+
+def _own_objects(store: SnapshotStore) -> pygit2.Odb:
+    """The store's own objects, without the user's (no alternates)."""
+    odb = pygit2.Odb()
+    odb.add_backend(pygit2.OdbBackendPack(str(store.path / "objects")), 1)
+    odb.add_backend(pygit2.OdbBackendLoose(str(store.path / "objects"), 1, False), 2)
+    return odb
+
+
+@pytest.mark.parametrize("watch", [True, False], ids=["vouched", "captured"])
+def test_a_restore_copies_the_blobs_it_wrote_unless_head_holds_them_at_the_same_path(
+    repo: Path, data_dir: Path, watch: bool
+) -> None:
+    # The result of a restore keeps the blobs it wrote as any capture does: borrowed only
+    # where the user's HEAD has that blob at that path, copied in otherwise (a blob of an
+    # older commit, or HEAD's blob under another name, is pruned by a history rewrite + gc).
+    write(repo / "old.txt", "version one\n")
+    write(repo / "moved.txt", "kept under another name\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "v1")
+    store = SnapshotStore(repo, data_dir, watch=watch)
+    start = store.capture(session_id="s", reason="start", record_layout=True).snapshot
+    assert start is not None
+    old_blob = git(repo, "rev-parse", "HEAD:old.txt").strip()
+    moved_blob = git(repo, "rev-parse", "HEAD:moved.txt").strip()
+    readme_blob = git(repo, "rev-parse", "HEAD:README.md").strip()
+    write(repo / "old.txt", "version two\n")
+    git(repo, "mv", "moved.txt", "renamed.txt")
+    git(repo, "rm", "-q", "README.md")
+    git(repo, "commit", "-q", "-am", "v2")  # old.txt's and README.md's blobs are history now
+    write(repo / "README.md", "# written by the agent\n")
+    store.capture(session_id="s", reason="agent")
+
+    result = store.restore(start, session_id="s")
+
+    assert result.matches_target
+    own = _own_objects(store)
+    assert pygit2.Oid(hex=old_blob) in own  # of an older commit only
+    assert pygit2.Oid(hex=moved_blob) in own  # HEAD holds it, under another path
+    assert pygit2.Oid(hex=readme_blob) in own  # HEAD no longer has README.md at all
+    unchanged = git(repo, "rev-parse", "HEAD:src/app.py").strip()
+    assert pygit2.Oid(hex=unchanged) not in own  # never written, and at HEAD: borrowed
+    again = store.restore(result.undo, session_id="s")  # back to HEAD's old.txt and renamed.txt
+    assert again.matches_target
+    head_old = git(repo, "rev-parse", "HEAD:old.txt").strip()
+    assert pygit2.Oid(hex=head_old) not in own  # at HEAD, same path: stays borrowed

@@ -240,3 +240,22 @@ def test_a_watcher_that_lost_events_during_the_restore_makes_the_result_a_walk(
     watching._watcher._max_hints = 3
     result = watching.restore(start, session_id="s")
     assert {f"src/meanwhile{i}.txt" for i in range(6)} <= set(ls_tree(watching, result.tree))
+
+
+def test_each_restore_reads_the_umask_at_its_start(repo: Path, watching: SnapshotStore) -> None:
+    # A restore reads the umask once and judges its writes, layout looks and layout step by it;
+    # the next restore reads it again, so a umask changed in between is the one that counts.
+    start = _start(watching)
+    modes: list[int] = []
+    for mask in (0o022, 0o077):
+        (repo / "src" / "util.py").unlink()
+        watching.capture(session_id="s", reason="after bash", watched=True)
+        old = os.umask(mask)
+        try:
+            result = watching.restore(start, session_id="s")
+            assert result.matches_target and result.after is not None
+            assert watching.layout_record(result.after.id) == scan_layout(repo, mask)
+        finally:
+            os.umask(old)
+        modes.append(stat.S_IMODE(os.lstat(repo / "src" / "util.py").st_mode))
+    assert modes == [0o644, 0o600]
