@@ -36,10 +36,9 @@ from pathlib import Path
 
 import pygit2
 
-from agentcli.snapshots._libgit2 import any_flagged_entry, untrustworthy_entries
-from agentcli.snapshots.conversions import converted_entries, distrust
 from agentcli.snapshots.errors import SnapshotError
 from agentcli.snapshots.odb_guard import ShadowObjects, install_backend
+from agentcli.snapshots.seed import seed_from_user_index
 
 STORE_FORMAT = 1
 
@@ -370,35 +369,16 @@ class ShadowRepo:
     def _seed_index(self, repo: pygit2.Repository) -> None:
         """Starts our index from the user's, so the first capture hashes only what differs.
 
-        The user's index carries the stat data of every tracked file, so the first diff finds
-        unchanged files by `lstat` alone (measured: 15-150x faster than hashing everything).
-        `copy2` keeps the file's mtime, which libgit2 compares with entry mtimes to detect
-        racily-clean entries exactly as git would. Formats libgit2 cannot read (split index,
-        sparse index) fall back to the HEAD tree, which costs one hash per file on first use.
+        See seed.py. Formats libgit2 cannot read (split index, sparse index) and a copy that
+        fails its checksum fall back to the HEAD tree, which costs one hash per file on first use.
         """
         if self.user is None:
             return
         if self.user.index.is_file():
             try:
-                shutil.copy2(self.user.index, self.index_path)
-                index = repo.index  # libgit2 loads the copy on this first access
-                raw = self.index_path.read_bytes()
-                dropped = untrustworthy_entries(index) if any_flagged_entry(raw) is not False else []
-                for path in dropped:
-                    for stage in (0, 1, 2, 3):
-                        try:
-                            index.remove(path, stage)
-                        except (OSError, pygit2.GitError, KeyError):
-                            pass
-                user_repo = self._open_user_repo()
-                converted = (
-                    converted_entries(user_repo, self.user.objects.parent, raw, index)
-                    if user_repo is not None
-                    else []
+                seed_from_user_index(
+                    repo, self.user.index, self.user.objects.parent, self.index_path, self._open_user_repo
                 )
-                distrust(index, converted)
-                if dropped or converted:
-                    index.write()
                 return
             except (OSError, pygit2.GitError, ValueError):
                 self.index_path.unlink(missing_ok=True)
