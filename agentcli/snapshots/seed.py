@@ -83,7 +83,7 @@ def seed_from_user_index(
     common_dir: Path,
     target: Path,
     open_user_repo: Callable[[], pygit2.Repository | None],
-) -> None:
+) -> str:
     """Seeds the shadow index at `target` from the user's index and drops what it must not trust.
 
     Args:
@@ -93,12 +93,16 @@ def seed_from_user_index(
         target: The shadow's index file.
         open_user_repo: Opens the user's repository (read only), or None when it cannot.
 
+    Returns:
+        How the copy was loaded: "thread" (beside the checks) or "here" (before them).
+
     Raises:
         OSError, pygit2.GitError, ValueError: The copy could not be made or loaded (a corrupt
             index fails libgit2's checksum); the caller seeds from HEAD instead.
     """
     raw = copy_user_index(user_index, target)
-    if cpus_idle(2):
+    overlap = cpus_idle(2)
+    if overlap:
         load = _Load(repo)
         try:
             flagged = any_flagged_entry(raw)
@@ -124,3 +128,4 @@ def seed_from_user_index(
     distrust(index, converted)
     if dropped or converted:
         index.write()
+    return "thread" if overlap else "here"

@@ -140,6 +140,8 @@ class ShadowRepo:
         self._objects: ShadowObjects | None = None
         self._user_repo: pygit2.Repository | None = None
         self.own_odb: pygit2.Odb | None = None
+        self.seeded: str | None = None
+        """How this process seeded the index, if it did: "thread" or "here" (seed.py), "head"."""
 
     # -- opening -----------------------------------------------------------------------------
 
@@ -385,7 +387,7 @@ class ShadowRepo:
             return
         if self.user.index.is_file():
             try:
-                seed_from_user_index(
+                self.seeded = seed_from_user_index(
                     repo, self.user.index, self.user.objects.parent, self.index_path, self._open_user_repo
                 )
                 return
@@ -393,6 +395,7 @@ class ShadowRepo:
                 self.index_path.unlink(missing_ok=True)
                 self.reopen()
                 repo = self.repo
+        self.seeded = "head"
         tree_id = self.user_head_tree()
         if tree_id is not None:
             index = repo.index

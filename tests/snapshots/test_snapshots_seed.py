@@ -46,6 +46,7 @@ def test_both_ways_drop_flagged_and_converted_entries(
     assert blob_bytes(store, entries["src/app.py"][1]) == b"changed behind an assume-unchanged flag\n"
     assert blob_bytes(store, entries["src/util.py"][1]) == b"changed behind a skip-worktree flag\n"
     assert result.tree == git_add_all_tree(repo, tmp_path / "x")
+    assert store._shadow.seeded == ("thread" if overlap else "here")
     assert not _seed_threads()
 
 
@@ -80,6 +81,7 @@ def test_a_copy_that_fails_its_checksum_is_not_trusted(
 
     entries = ls_tree(store, result.tree)
     assert blob_bytes(store, entries["src/app.py"][1]) == rewritten
+    assert store._shadow.seeded == "head"
     assert result.tree == git_add_all_tree(repo, tmp_path / "x")
     assert not _seed_threads()
 
