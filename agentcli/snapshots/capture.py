@@ -196,7 +196,7 @@ class IndexRefresher:
                 return None  # a seed's cached tree that git never wrote: the single walk and reseed handle it
 
         found = self._split.find(
-            index, tree, REFRESH_FLAGS, self._saved.pending, lambda d: self.rules.is_ignored(d, True)
+            repo, index, tree, REFRESH_FLAGS, self._saved.pending, lambda d: self.rules.is_ignored(d, True)
         )
         if found is None:
             return None

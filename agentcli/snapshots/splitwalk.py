@@ -181,6 +181,7 @@ class SplitWalk:
 
     def find(
         self,
+        repo: pygit2.Repository,
         index: pygit2.Index,
         tree: Callable[[], pygit2.Tree | None],
         flags: int,
@@ -190,6 +191,8 @@ class SplitWalk:
         """Diffs the workspace against `index` on several threads, without changing anything.
 
         Args:
+            repo: The repository `index` belongs to: this thread's walk uses it (its own index
+                is the one diffed, already loaded; a second handle would load the file again).
             index: The shadow index (read only here; the caller holds it and waits).
             tree: Gives the index's tree (its names include files deleted since), or None when
                 that object is missing.
@@ -230,7 +233,7 @@ class SplitWalk:
                 return list(job[1]), sys.maxsize
 
         try:
-            repos = self._worker_repos(len(groups) - 1)
+            repos = [repo, *self._worker_repos(len(groups) - 1)]
             with ThreadPoolExecutor(max_workers=len(groups) - 1) as pool:
                 futures = [pool.submit(walk, (repos[i], groups[i])) for i in range(1, len(groups))]
                 first = walk((repos[0], groups[0]))  # this thread walks a group too
@@ -261,21 +264,23 @@ class SplitWalk:
                 paths.update(units)  # stat data went stale: the updating diff walks the group and refreshes it
         return Found(paths=sorted(paths), hashed=hashed)
 
-    def _worker_repos(self, extra: int) -> list[pygit2.Repository]:
-        """One repository handle per thread (libgit2 objects are not shared between threads).
+    def _worker_repos(self, count: int) -> list[pygit2.Repository]:
+        """One repository handle per other thread (libgit2 objects are not shared between threads).
 
         Reopened (0.1-0.3 ms each) when the store's config or index file changed: libgit2 reads
         some settings once per handle, and judges a gitlink by the entries of the handle's own
         index (loaded from the file when first needed), not by the index diffed. What the file
         lacks, entries changed only in memory, the caller hands to the updating diff (`pending`).
+        That load is the whole index file again (its SHA-1 included: ~45 ms of CPU at 100k
+        entries), which is why this thread walks with the index's own repository.
         """
         stamp = (_stamp(self._path / "config"), _stamp(self._path / "index"))
         if stamp != self._stamp:
             self._repos = []
             self._stamp = stamp
-        while len(self._repos) < extra + 1:
+        while len(self._repos) < count:
             self._repos.append(pygit2.Repository(str(self._path)))
-        return self._repos
+        return self._repos[:count]
 
     def reset(self) -> None:
         """Drops the handles (after gc repacked the store, or the store closed)."""
