@@ -95,6 +95,7 @@ class IndexRefresher:
         self._saved = IndexWrites(shadow)
         self._rules_key: tuple[str, tuple[int, int] | None] | None = None
         self._split = SplitWalk(shadow.path, shadow.workspace)
+        shadow.on_index_copied = self._split.prefetch  # a first capture: the handles load beside the seed
         self._split_repo: pygit2.Repository | None = None
         self._hashing_process = hashing_process
         self.hash_worker = HashWorker()
@@ -185,8 +186,9 @@ class IndexRefresher:
     def _split_walk(self, index: pygit2.Index, tree_id: pygit2.Oid) -> list[str] | None:
         """The paths a walk would change, found on several threads; None to walk on this one."""
         repo = self._shadow.repo
-        if self._split_repo is not repo:  # reopened (after gc): fresh handles too
-            self._split.reset()
+        if self._split_repo is not repo:
+            if self._split_repo is not None:  # reopened (after gc): fresh handles too
+                self._split.reset()
             self._split_repo = repo
 
         def tree() -> pygit2.Tree | None:

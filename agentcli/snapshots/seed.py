@@ -83,6 +83,8 @@ def seed_from_user_index(
     common_dir: Path,
     target: Path,
     open_user_repo: Callable[[], pygit2.Repository | None],
+    *,
+    copied: Callable[[int], object] | None = None,
 ) -> str:
     """Seeds the shadow index at `target` from the user's index and drops what it must not trust.
 
@@ -92,6 +94,8 @@ def seed_from_user_index(
         common_dir: The user's common git directory (where `info/attributes` lives).
         target: The shadow's index file.
         open_user_repo: Opens the user's repository (read only), or None when it cannot.
+        copied: Told the entry count once the copy is written, when a CPU is free (the split
+            walk's handles start loading it then: `SplitWalk.prefetch`).
 
     Returns:
         How the copy was loaded: "thread" (beside the checks) or "here" (before them).
@@ -105,6 +109,8 @@ def seed_from_user_index(
     if overlap:
         load = _Load(repo)
         try:
+            if copied is not None:
+                copied(int.from_bytes(raw[8:12], "big") if raw[:4] == b"DIRC" else 0)
             flagged = any_flagged_entry(raw)
             user_repo = open_user_repo()
             converts = may_convert(user_repo, common_dir, raw) if user_repo is not None else False

@@ -30,6 +30,7 @@ import struct
 import sys
 import tempfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -141,6 +142,8 @@ class ShadowRepo:
         self._user_repo: pygit2.Repository | None = None
         self.own_odb: pygit2.Odb | None = None
         self.seeded: str | None = None
+        self.on_index_copied: Callable[[int], object] | None = None
+        """Told the entry count once a seed's copy is written, before libgit2 loads it (seed.py)."""
         """How this process seeded the index, if it did: "thread" or "here" (seed.py), "head"."""
 
     # -- opening -----------------------------------------------------------------------------
@@ -388,7 +391,12 @@ class ShadowRepo:
         if self.user.index.is_file():
             try:
                 self.seeded = seed_from_user_index(
-                    repo, self.user.index, self.user.objects.parent, self.index_path, self._open_user_repo
+                    repo,
+                    self.user.index,
+                    self.user.objects.parent,
+                    self.index_path,
+                    self._open_user_repo,
+                    copied=self.on_index_copied,
                 )
                 return
             except (OSError, pygit2.GitError, ValueError):
