@@ -51,11 +51,10 @@ from agentcli.snapshots.hints import index_lower_bound
 MIN_ENTRIES = 20_000
 """Below this many index entries one walk is quick and the split's own costs exceed what it saves.
 
-The split costs ~40% more CPU than one walk on these 2-core machines (two walks running at once
-each run slower, and the second thread's repository handle starts cold) plus fixed work (cutting
-the tree, the thread). First captures, split ÷ one thread, interleaved pairs: at 10k files 1.14-1.44
-(load 1.0-1.8; walks with 1 changed 1.55), at 25k 0.90 (walks 0.95, load 2.0), at 100k 0.83
-(load 1.0); so the split starts between the two."""
+Those costs are mostly fixed (cutting the tree, the thread, the other thread's handle loading the
+index file after each write), 43-52% more CPU than one walk at 10k files. Split ÷ one thread,
+interleaved pairs: at 10k files 1.13 (first captures) and 1.17 (walks) at load 1.8, at 25k 0.90
+and 0.95 at load 2.0, at 100k 0.83 and 0.80 at load 1.0 (bench/README.md, first-capture)."""
 
 _Stamp = tuple[tuple[int, int, int] | None, ...]
 """The store's config and index files as a handle last read them (mtime, size, inode)."""
