@@ -179,6 +179,8 @@ class IndexRefresher:
             shadow.reseed_from_head()
             return self.refresh(None)
         self._saved.changed(changed)
+        if paths_hint is None:
+            self._split.prefetch(len(index))  # if the index file was written: the next walk's handles
         if self._hashing_process and paths_hint is None and len(index) >= WORKER_MIN_ENTRIES:
             self.hash_worker.start()  # in the background, after the walk: it never slows this one
         return Refreshed(tree=tree, skipped=skipped, before=before, changed=changed)

@@ -231,11 +231,10 @@ class SplitWalk:
     def prefetch(self, entries: int) -> None:
         """Opens the other threads' handles now and loads their index file on a thread of its own.
 
-        For a first capture, called as soon as the seed's copy is written: the handles load it
-        (without the GIL) beside this thread's own load of it, rather than inside the split's
-        walk, where the other thread's half waited ~45 ms for it at 100k entries. Only where a
-        split will follow (a big index, CPUs idle); a change to the index file before the split
-        (a seed that dropped entries) leaves the handles unused, as a stale handle would be.
+        Called as a seed's copy is written (the handles load it beside this thread's own load,
+        not inside the split's walk: ~45 ms at 100k entries) and as a walk returns (ready for the
+        next). Only where a split will follow (a big index, CPUs idle) and the handles held read
+        an older file; if the file changes again before the split, the new handles go unused.
 
         Args:
             entries: How many entries the index holds.
@@ -244,6 +243,8 @@ class SplitWalk:
         if workers < 2 or entries < MIN_ENTRIES or self._prefetching is not None or not cpus_idle(workers):
             return
         stamp = self._current_stamp()
+        if stamp == self._stamp and len(self._repos) >= workers - 1:
+            return  # the handles held read this very file
         try:
             repos = [pygit2.Repository(str(self._path)) for _ in range(workers - 1)]
         except (pygit2.GitError, OSError):

@@ -386,3 +386,27 @@ def test_prefetched_handles_are_dropped_when_the_seed_rewrote_the_index(
     handles = store._refresher._split._repos
     assert handles and not any(h is p for h in handles for p in opened[0])
     assert result.tree == git_add_all_tree(repo, tmp_path / "x")
+
+
+def test_a_walk_that_wrote_the_index_prefetches_the_next_walks_handles(
+    split: Split, store: SnapshotStore, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.capture(session_id="s", reason="start")
+    opened = _prefetched(monkeypatch)
+    walk = store._refresher._split
+    index_file = store.path / "index"
+    for i in range(70):  # past 64 changed entries the capture writes the index file
+        write(repo / "gen" / f"f{i}.txt", f"{i}\n")
+    written_before = index_file.stat().st_mtime_ns, index_file.stat().st_ino
+
+    store.capture(session_id="s", reason="walk")
+
+    assert (index_file.stat().st_mtime_ns, index_file.stat().st_ino) != written_before
+    assert len(opened) == 1  # as it returned: handles for the file just written
+    held = list(walk._repos)
+    write(repo / "src" / "util.py", "changed\n")
+    result = store.capture(session_id="s", reason="walk again")
+
+    assert walk._repos == opened[0] and not any(h is p for h in walk._repos for p in held)
+    assert not [t for t in threading.enumerate() if t.name == "agentcli-split-prefetch"]
+    assert result.tree == git_add_all_tree(repo, tmp_path / "x")
