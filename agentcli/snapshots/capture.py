@@ -227,9 +227,11 @@ class IndexRefresher:
         self._saved.forget_pending()
 
     def close(self) -> None:
-        """Ends the hashing process (the store's session is over; a later refresh starts it again)."""
+        """Ends the hashing process (the store's session is over; a later refresh starts it again)
+        and lets go of the split walk's handles, once any still loading the index is done."""
         self.hash_worker.close()
         self.hash_worker = HashWorker()
+        self._split.reset()
 
     def flush_index(self) -> None:
         """Writes the index held in memory (before it is packed, or the repository reopened)."""
