@@ -48,14 +48,13 @@ from agentcli.snapshots.diffperf import PerfData
 from agentcli.snapshots.diffperf import perfdata as _perfdata
 from agentcli.snapshots.hints import index_lower_bound
 
-MIN_ENTRIES = 10_000
+MIN_ENTRIES = 20_000
 """Below this many index entries one walk is quick and the split's own costs exceed what it saves.
 
-Those costs are mostly fixed (cutting the tree, the thread, the other thread's handle). Split ÷
-one thread, interleaved pairs, since this thread walks with the index's own repository and the
-other's handle is loaded ahead: at 10k files 0.92 (walks, load 0.6) and 0.98 (first captures,
-load 1.5), at 25k 0.81 (load 1.4). Before that change it lost at 10k (1.13-1.55) and won from
-25k (0.80-0.95); bench/README.md, first-capture."""
+Those costs are mostly fixed (cutting the tree, the thread, the other thread's handle loading the
+index file after each write), 43-52% more CPU than one walk at 10k files. Split ÷ one thread,
+interleaved pairs: at 10k files 1.13 (first captures) and 1.17 (walks) at load 1.8, at 25k 0.90
+and 0.95 at load 2.0, at 100k 0.83 and 0.80 at load 1.0 (bench/README.md, first-capture)."""
 
 _Stamp = tuple[tuple[int, int, int] | None, ...]
 """The store's config and index files as a handle last read them (mtime, size, inode)."""
