@@ -350,6 +350,8 @@ def bench_size(
     # Both sides create their shadow repository inside the timed call, as a first capture does.
     first = Row("first capture (clean, committed)", "git init --bare SHADOW; copy .git/index; " + GIT_CAPTURE, "<= 1.0")
     store_size = 0
+    seeded: Counter[str] = Counter()
+    """How each first capture loaded the copied index: on a thread beside its checks, or before them."""
     for i in range(captures):
         data = base / f"data{i}"
         fresh = SnapshotStore(ws, data)
@@ -360,6 +362,7 @@ def bench_size(
             after_ours=lambda s=fresh: settle(s),
         )
         first.split.update(split_outcomes(fresh))
+        seeded[fresh._shadow.seeded or "none"] += 1
         fresh.close()
         store_size = fresh.size_bytes()
         shutil.rmtree(data)
@@ -522,6 +525,11 @@ def bench_size(
         )
     if worker_note:
         lines.append(worker_note)
+    if seeded:
+        lines.append(
+            f"  first capture: the copied index loaded beside its checks in {seeded['thread']} of {seeded.total()}"
+            + ("" if seeded["thread"] == seeded.total() else " (else: no CPU free, or the copy could not be used)")
+        )
     split_rows = [f"{row.label.removeprefix('capture ')}: {describe_split(row.split)}" for row in rows if row.split]
     if split_rows:
         lines.append("  our walks split over threads (else why not: busy = no CPU free now, small, other):")

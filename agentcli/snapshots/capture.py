@@ -95,6 +95,7 @@ class IndexRefresher:
         self._saved = IndexWrites(shadow)
         self._rules_key: tuple[str, tuple[int, int] | None] | None = None
         self._split = SplitWalk(shadow.path, shadow.workspace)
+        shadow.on_index_copied = self._split.prefetch  # a first capture: the handles load beside the seed
         self._split_repo: pygit2.Repository | None = None
         self._hashing_process = hashing_process
         self.hash_worker = HashWorker()
@@ -178,6 +179,8 @@ class IndexRefresher:
             shadow.reseed_from_head()
             return self.refresh(None)
         self._saved.changed(changed)
+        if paths_hint is None:
+            self._split.prefetch(len(index))  # if the index file was written: the next walk's handles
         if self._hashing_process and paths_hint is None and len(index) >= WORKER_MIN_ENTRIES:
             self.hash_worker.start()  # in the background, after the walk: it never slows this one
         return Refreshed(tree=tree, skipped=skipped, before=before, changed=changed)
@@ -185,8 +188,9 @@ class IndexRefresher:
     def _split_walk(self, index: pygit2.Index, tree_id: pygit2.Oid) -> list[str] | None:
         """The paths a walk would change, found on several threads; None to walk on this one."""
         repo = self._shadow.repo
-        if self._split_repo is not repo:  # reopened (after gc): fresh handles too
-            self._split.reset()
+        if self._split_repo is not repo:
+            if self._split_repo is not None:  # reopened (after gc): fresh handles too
+                self._split.reset()
             self._split_repo = repo
 
         def tree() -> pygit2.Tree | None:
@@ -196,7 +200,7 @@ class IndexRefresher:
                 return None  # a seed's cached tree that git never wrote: the single walk and reseed handle it
 
         found = self._split.find(
-            index, tree, REFRESH_FLAGS, self._saved.pending, lambda d: self.rules.is_ignored(d, True)
+            repo, index, tree, REFRESH_FLAGS, self._saved.pending, lambda d: self.rules.is_ignored(d, True)
         )
         if found is None:
             return None
@@ -223,9 +227,11 @@ class IndexRefresher:
         self._saved.forget_pending()
 
     def close(self) -> None:
-        """Ends the hashing process (the store's session is over; a later refresh starts it again)."""
+        """Ends the hashing process (the store's session is over; a later refresh starts it again)
+        and lets go of the split walk's handles, once any still loading the index is done."""
         self.hash_worker.close()
         self.hash_worker = HashWorker()
+        self._split.reset()
 
     def flush_index(self) -> None:
         """Writes the index held in memory (before it is packed, or the repository reopened)."""

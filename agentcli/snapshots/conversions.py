@@ -30,8 +30,40 @@ _FILTER_DRIVER = re.compile(r"^filter\.(.+)\.(clean|smudge|process)$", re.IGNORE
 _GITLINK = 0o160000
 
 
+def may_convert(
+    user_repo: pygit2.Repository, common_dir: Path, raw_index: bytes, index: pygit2.Index | None = None
+) -> bool | None:
+    """Tells whether any seeded entry can vouch for converted content (else none is checked).
+
+    Needs the loaded index only for an index of version 4, so the seed asks while libgit2
+    loads its copy (see seed.py).
+
+    Args:
+        user_repo: The user's repository (read only).
+        common_dir: Its common git directory (where `info/attributes` lives).
+        raw_index: The bytes of the user's index file, as copied.
+        index: The seed, loaded; None when it is not yet.
+
+    Returns:
+        False when nothing converts (no attribute file anywhere, `core.autocrlf` off); True when
+        something may; None when it takes the loaded index to tell.
+    """
+    config = user_repo.config
+    if _autocrlf(config):
+        return True
+    tracked = _tracks_gitattributes(raw_index, index)
+    if tracked is None:
+        return None
+    return tracked or _other_attribute_sources(config, common_dir)
+
+
 def converted_entries(
-    user_repo: pygit2.Repository, common_dir: Path, raw_index: bytes, index: pygit2.Index
+    user_repo: pygit2.Repository,
+    common_dir: Path,
+    raw_index: bytes,
+    index: pygit2.Index,
+    *,
+    possible: bool | None = None,
 ) -> list[str]:
     """Lists the seeded entries whose stat data vouches for converted content.
 
@@ -40,14 +72,17 @@ def converted_entries(
         common_dir: Its common git directory (where `info/attributes` lives).
         raw_index: The bytes of the user's index file, as copied.
         index: The seed: our copy of the user's index, loaded.
+        possible: `may_convert`'s answer when the caller already has it (None: ask it here).
 
     Returns:
         Paths whose files must be hashed rather than trusted.
     """
     config = user_repo.config
-    drivers = _filter_drivers(config)
-    if not _autocrlf(config) and not _has_attribute_sources(config, common_dir, raw_index, index):
+    if possible is None:
+        possible = may_convert(user_repo, common_dir, raw_index, index)
+    if not possible:
         return []
+    drivers = _filter_drivers(config)
     odb = user_repo.odb
     out: list[str] = []
     raw = index._index
@@ -104,9 +139,9 @@ def _filter_applies(repo: pygit2.Repository, path: str, drivers: set[str]) -> bo
     return isinstance(value, str) and value in drivers
 
 
-def _has_attribute_sources(config: pygit2.Config, common_dir: Path, raw_index: bytes, index: pygit2.Index) -> bool:
-    """Tells whether any gitattributes file may apply: tracked, the repository's, or global."""
-    if _tracks_gitattributes(raw_index, index) or _non_empty(common_dir / "info" / "attributes"):
+def _other_attribute_sources(config: pygit2.Config, common_dir: Path) -> bool:
+    """Tells whether an attributes file outside the tree may apply: the repository's, or global."""
+    if _non_empty(common_dir / "info" / "attributes"):
         return True
     system = pygit2.settings.search_path[pygit2.enums.ConfigLevel.SYSTEM]
     xdg = pygit2.settings.search_path[pygit2.enums.ConfigLevel.XDG]
@@ -120,11 +155,14 @@ def _has_attribute_sources(config: pygit2.Config, common_dir: Path, raw_index: b
     return any(_non_empty(p) for p in candidates)
 
 
-def _tracks_gitattributes(raw_index: bytes, index: pygit2.Index) -> bool:
+def _tracks_gitattributes(raw_index: bytes, index: pygit2.Index | None) -> bool | None:
+    """Tells whether the index tracks a `.gitattributes` file; None when that takes the loaded index."""
     # Index versions 2 and 3 store each path whole and NUL-terminated: one search of the file
     # answers. Version 4 compresses paths against the previous one, so walk the entries there.
     if raw_index[4:8] in (b"\x00\x00\x00\x02", b"\x00\x00\x00\x03"):
         return b".gitattributes\x00" in raw_index
+    if index is None:
+        return None
     return any(entry.path.rsplit("/", 1)[-1] == ".gitattributes" for entry in index)
 
 

@@ -30,16 +30,16 @@ import struct
 import sys
 import tempfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pygit2
 
-from agentcli.snapshots._libgit2 import any_flagged_entry, untrustworthy_entries
-from agentcli.snapshots.conversions import converted_entries, distrust
 from agentcli.snapshots.errors import SnapshotError
 from agentcli.snapshots.odb_guard import ShadowObjects, install_backend
+from agentcli.snapshots.seed import seed_from_user_index
 
 STORE_FORMAT = 1
 
@@ -141,6 +141,10 @@ class ShadowRepo:
         self._objects: ShadowObjects | None = None
         self._user_repo: pygit2.Repository | None = None
         self.own_odb: pygit2.Odb | None = None
+        self.seeded: str | None = None
+        self.on_index_copied: Callable[[int], object] | None = None
+        """Told the entry count once a seed's copy is written, before libgit2 loads it (seed.py)."""
+        """How this process seeded the index, if it did: "thread" or "here" (seed.py), "head"."""
 
     # -- opening -----------------------------------------------------------------------------
 
@@ -194,8 +198,14 @@ class ShadowRepo:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.", dir=self.path.parent))
         try:
-            for sub in ("objects/info", "objects/pack", "refs/heads", "refs/tags", "info", "agentcli"):
-                (tmp / sub).mkdir(parents=True)
+            # One mkdir each, parents first: `mkdir(parents=True)` tries the child, fails, then
+            # makes the parent. No refs/heads or refs/tags: nothing here uses them, and libgit2
+            # and git make a ref's folders when they write it. Each of these costs a journal
+            # write on the disk (0.1-0.4 ms each when other jobs share it).
+            for sub in ("objects", "objects/info", "objects/pack", "refs", "info", "agentcli"):
+                os.mkdir(tmp / sub)
+            if self.user is not None:  # here rather than by `_write_alternates`' atomic write after
+                (tmp / "objects" / "info" / "alternates").write_text(self._alternates_text())
             (tmp / "HEAD").write_text("ref: refs/heads/main\n")
             (tmp / "config").write_text(_config_text(self.workspace, self._ignore_case()))
             (tmp / "info" / "attributes").write_text(ATTRIBUTES)
@@ -233,10 +243,13 @@ class ShadowRepo:
                 pass
         return sys.platform in ("darwin", "win32")
 
+    def _alternates_text(self) -> str:
+        return f"{os.fsdecode(self.user.objects)}\n" if self.user is not None else ""
+
     def _write_alternates(self) -> None:
         """Points the store at the user's objects (or at nothing when there are none)."""
         alternates = self.objects_dir / "info" / "alternates"
-        wanted = f"{os.fsdecode(self.user.objects)}\n" if self.user is not None else ""
+        wanted = self._alternates_text()
         current = alternates.read_text() if alternates.is_file() else ""
         if current != wanted:
             alternates.parent.mkdir(parents=True, exist_ok=True)
@@ -370,40 +383,27 @@ class ShadowRepo:
     def _seed_index(self, repo: pygit2.Repository) -> None:
         """Starts our index from the user's, so the first capture hashes only what differs.
 
-        The user's index carries the stat data of every tracked file, so the first diff finds
-        unchanged files by `lstat` alone (measured: 15-150x faster than hashing everything).
-        `copy2` keeps the file's mtime, which libgit2 compares with entry mtimes to detect
-        racily-clean entries exactly as git would. Formats libgit2 cannot read (split index,
-        sparse index) fall back to the HEAD tree, which costs one hash per file on first use.
+        See seed.py. Formats libgit2 cannot read (split index, sparse index) and a copy that
+        fails its checksum fall back to the HEAD tree, which costs one hash per file on first use.
         """
         if self.user is None:
             return
         if self.user.index.is_file():
             try:
-                shutil.copy2(self.user.index, self.index_path)
-                index = repo.index  # libgit2 loads the copy on this first access
-                raw = self.index_path.read_bytes()
-                dropped = untrustworthy_entries(index) if any_flagged_entry(raw) is not False else []
-                for path in dropped:
-                    for stage in (0, 1, 2, 3):
-                        try:
-                            index.remove(path, stage)
-                        except (OSError, pygit2.GitError, KeyError):
-                            pass
-                user_repo = self._open_user_repo()
-                converted = (
-                    converted_entries(user_repo, self.user.objects.parent, raw, index)
-                    if user_repo is not None
-                    else []
+                self.seeded = seed_from_user_index(
+                    repo,
+                    self.user.index,
+                    self.user.objects.parent,
+                    self.index_path,
+                    self._open_user_repo,
+                    copied=self.on_index_copied,
                 )
-                distrust(index, converted)
-                if dropped or converted:
-                    index.write()
                 return
             except (OSError, pygit2.GitError, ValueError):
                 self.index_path.unlink(missing_ok=True)
                 self.reopen()
                 repo = self.repo
+        self.seeded = "head"
         tree_id = self.user_head_tree()
         if tree_id is not None:
             index = repo.index

@@ -30,6 +30,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -43,18 +44,24 @@ from pygit2.errors import check_error
 from pygit2.utils import StrArray
 
 from agentcli.snapshots._libgit2 import pathspec
+from agentcli.snapshots.diffperf import PerfData
+from agentcli.snapshots.diffperf import perfdata as _perfdata
 from agentcli.snapshots.hints import index_lower_bound
 
-MIN_ENTRIES = 5_000
-"""Below this many index entries one walk is quick (under ~15 ms) and threads cost more than they save."""
+MIN_ENTRIES = 20_000
+"""Below this many index entries one walk is quick and the split's own costs exceed what it saves.
+
+Those costs are mostly fixed (cutting the tree, the thread, the other thread's handle loading the
+index file after each write), 43-52% more CPU than one walk at 10k files. Split ÷ one thread,
+interleaved pairs: at 10k files 1.13 (first captures) and 1.17 (walks) at load 1.8, at 25k 0.90
+and 0.95 at load 2.0, at 100k 0.83 and 0.80 at load 1.0 (bench/README.md, first-capture)."""
+
+_Stamp = tuple[tuple[int, int, int] | None, ...]
+"""The store's config and index files as a handle last read them (mtime, size, inode)."""
 
 UNIT_SHARE = 2
 """A directory holding more than 1/(UNIT_SHARE x workers) of the entries is cut into its children,
 so one big `src/` does not leave a thread idle (finer cuts cost more lookups than they balance)."""
-
-
-class _PerfData(ctypes.Structure):
-    _fields_ = [("version", ctypes.c_uint), ("stat_calls", ctypes.c_size_t), ("oid_calculations", ctypes.c_size_t)]
 
 
 @dataclass(frozen=True)
@@ -65,44 +72,6 @@ class Found:
     """Paths the updating diff must look at (files, or directories walked again in full)."""
     hashed: int
     """Files the read-only diffs hashed (stat data stale: touched, or changed after the index was written)."""
-
-
-def _perfdata_function() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
-    """`git_diff_get_perfdata` of the libgit2 pygit2 loaded, or None where it cannot be found.
-
-    Only a library already mapped into this process is used (read from /proc/self/maps), and
-    only when its version is pygit2's: a different libgit2 would misread the diff.
-    """
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        with open("/proc/self/maps") as fh:
-            mapped = {line.split(None, 5)[-1].strip() for line in fh if "libgit2" in line}
-    except OSError:
-        return None
-    for path in sorted(p for p in mapped if p.startswith("/") and os.path.basename(p).startswith("libgit2")):
-        try:
-            lib = ctypes.CDLL(path)
-            major, minor, rev = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
-            lib.git_libgit2_version(ctypes.byref(major), ctypes.byref(minor), ctypes.byref(rev))
-            if (major.value, minor.value, rev.value) != tuple(pygit2.LIBGIT2_VER):
-                continue
-            fn = lib.git_diff_get_perfdata
-        except (OSError, AttributeError):
-            continue
-        fn.argtypes = [ctypes.POINTER(_PerfData), ctypes.c_void_p]
-        fn.restype = ctypes.c_int
-        return fn
-    return None
-
-
-_PERFDATA: list[ctypes._CFuncPtr | None] = []  # type: ignore[name-defined]
-
-
-def _perfdata() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
-    if not _PERFDATA:
-        _PERFDATA.append(_perfdata_function())
-    return _PERFDATA[0]
 
 
 def worker_count() -> int:
@@ -167,7 +136,8 @@ class SplitWalk:
         self._path = shadow_path
         self._workspace = workspace
         self._repos: list[pygit2.Repository] = []
-        self._stamp: tuple[tuple[int, int, int] | None, ...] = ()
+        self._stamp: _Stamp = ()
+        self._prefetching: tuple[_Stamp, list[pygit2.Repository], threading.Thread] | None = None
         self.outcomes: Counter[str] = Counter()
         """How each `find` ended: "split", "busy" (no CPU free), "small" (or one CPU), "other"
         (no counters, no tree, one group, an error). What the bench prints, so a run says
@@ -175,6 +145,7 @@ class SplitWalk:
 
     def find(
         self,
+        repo: pygit2.Repository,
         index: pygit2.Index,
         tree: Callable[[], pygit2.Tree | None],
         flags: int,
@@ -184,6 +155,8 @@ class SplitWalk:
         """Diffs the workspace against `index` on several threads, without changing anything.
 
         Args:
+            repo: The repository `index` belongs to: this thread's walk uses it (its own index
+                is the one diffed, already loaded; a second handle would load the file again).
             index: The shadow index (read only here; the caller holds it and waits).
             tree: Gives the index's tree (its names include files deleted since), or None when
                 that object is missing.
@@ -224,7 +197,7 @@ class SplitWalk:
                 return list(job[1]), sys.maxsize
 
         try:
-            repos = self._worker_repos(len(groups) - 1)
+            repos = [repo, *self._worker_repos(len(groups) - 1)]
             with ThreadPoolExecutor(max_workers=len(groups) - 1) as pool:
                 futures = [pool.submit(walk, (repos[i], groups[i])) for i in range(1, len(groups))]
                 first = walk((repos[0], groups[0]))  # this thread walks a group too
@@ -255,24 +228,68 @@ class SplitWalk:
                 paths.update(units)  # stat data went stale: the updating diff walks the group and refreshes it
         return Found(paths=sorted(paths), hashed=hashed)
 
-    def _worker_repos(self, extra: int) -> list[pygit2.Repository]:
-        """One repository handle per thread (libgit2 objects are not shared between threads).
+    def prefetch(self, entries: int) -> None:
+        """Opens the other threads' handles now and loads their index file on a thread of its own.
+
+        Called as a seed's copy is written (the handles load it beside this thread's own load,
+        not inside the split's walk: ~45 ms at 100k entries) and as a walk returns (ready for the
+        next). Only where a split will follow (a big index, CPUs idle) and the handles held read
+        an older file; if the file changes again before the split, the new handles go unused.
+
+        Args:
+            entries: How many entries the index holds.
+        """
+        workers = worker_count()
+        if workers < 2 or entries < MIN_ENTRIES or self._prefetching is not None or not cpus_idle(workers):
+            return
+        stamp = self._current_stamp()
+        if stamp == self._stamp and len(self._repos) >= workers - 1:
+            return  # the handles held read this very file
+        try:
+            repos = [pygit2.Repository(str(self._path)) for _ in range(workers - 1)]
+        except (pygit2.GitError, OSError):
+            return  # only a head start: the split opens its handles itself, or falls back
+        thread = threading.Thread(target=_load_indexes, args=(repos,), name="agentcli-split-prefetch", daemon=True)
+        thread.start()
+        self._prefetching = (stamp, repos, thread)
+
+    def _take_prefetched(self) -> None:
+        """Waits for a prefetch and keeps its handles if the files are still the ones they read."""
+        if self._prefetching is None:
+            return
+        stamp, repos, thread = self._prefetching
+        self._prefetching = None
+        thread.join()
+        if stamp == self._current_stamp():
+            self._repos, self._stamp = repos, stamp
+
+    def _current_stamp(self) -> _Stamp:
+        return (_stamp(self._path / "config"), _stamp(self._path / "index"))
+
+    def _worker_repos(self, count: int) -> list[pygit2.Repository]:
+        """One repository handle per other thread (libgit2 objects are not shared between threads).
 
         Reopened (0.1-0.3 ms each) when the store's config or index file changed: libgit2 reads
         some settings once per handle, and judges a gitlink by the entries of the handle's own
         index (loaded from the file when first needed), not by the index diffed. What the file
         lacks, entries changed only in memory, the caller hands to the updating diff (`pending`).
+        That load is the whole index file again (its SHA-1 included: ~45 ms of CPU at 100k
+        entries), which is why this thread walks with the index's own repository.
         """
-        stamp = (_stamp(self._path / "config"), _stamp(self._path / "index"))
+        self._take_prefetched()
+        stamp = self._current_stamp()
         if stamp != self._stamp:
             self._repos = []
             self._stamp = stamp
-        while len(self._repos) < extra + 1:
+        while len(self._repos) < count:
             self._repos.append(pygit2.Repository(str(self._path)))
-        return self._repos
+        return self._repos[:count]
 
     def reset(self) -> None:
         """Drops the handles (after gc repacked the store, or the store closed)."""
+        if self._prefetching is not None:
+            self._prefetching[2].join()  # no thread left reading a store about to change
+            self._prefetching = None
         self._repos = []
         self._stamp = ()
 
@@ -336,6 +353,14 @@ def _groups(
     return [sorted(g) for g in groups if g]
 
 
+def _load_indexes(repos: list[pygit2.Repository]) -> None:
+    for repo in repos:
+        try:
+            repo.index  # noqa: B018 - libgit2 loads the file on first access
+        except (pygit2.GitError, OSError):
+            pass  # the walk meets it again, and falls back as it always did
+
+
 def _stamp(path: Path) -> tuple[int, int, int] | None:
     try:
         st = os.stat(path)
@@ -360,7 +385,7 @@ def _read_only_diff(
     with StrArray(pathspec(paths)) as arr:
         arr.assign_to(ffi.addressof(copts, "pathspec"))
         check_error(C.git_diff_index_to_workdir(cdiff, repo._repo, index._index, copts))
-    stats = _PerfData(version=1)
+    stats = PerfData(version=1)
     if perfdata(ctypes.byref(stats), int(ffi.cast("uintptr_t", cdiff[0]))) != 0:
         hashed = sys.maxsize  # unknown: have the whole group walked again
     else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -325,3 +326,87 @@ def test_a_group_whose_read_only_diff_fails_is_walked_whole_by_the_updating_diff
     assert failed and split.used == used + 1  # split; the failed group went to the updating diff
     assert result.snapshot is not None and [f.path for f in result.snapshot.files] == ["src/app.py"]
     assert result.tree == git_add_all_tree(repo, tmp_path / "git")
+
+
+def test_this_thread_walks_with_the_index_own_repository(split: Split, store: SnapshotStore, repo: Path) -> None:
+    # A second handle loads the whole index file again on its first diff (~45 ms of CPU at 100k
+    # entries): only the other threads get one. With three groups, two handles.
+    write(repo / "src" / "app.py", "changed\n")
+    result = store.capture(session_id="s", reason="walk")
+    assert split.used == 1
+    assert len(store._refresher._split._repos) == 2
+    assert result.snapshot is not None and [f.path for f in result.snapshot.files] == ["src/app.py"]
+
+
+def _prefetched(monkeypatch: pytest.MonkeyPatch) -> list[list[pygit2.Repository]]:
+    """Records the handles each prefetch opened; the seed runs its load on a thread (a CPU is free)."""
+    from agentcli.snapshots import seed
+
+    monkeypatch.setattr(seed, "cpus_idle", lambda workers: True)
+    opened: list[list[pygit2.Repository]] = []
+    original = splitwalk.SplitWalk.prefetch
+
+    def recording(walk: splitwalk.SplitWalk, entries: int) -> None:
+        original(walk, entries)
+        if walk._prefetching is not None:
+            opened.append(walk._prefetching[1])
+
+    monkeypatch.setattr(splitwalk.SplitWalk, "prefetch", recording)
+    return opened
+
+
+def test_a_first_capture_splits_with_handles_loaded_beside_the_seed(
+    split: Split, repo: Path, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened = _prefetched(monkeypatch)
+    write(repo / "src" / "app.py", "changed before the first capture\n")
+    store = SnapshotStore(repo, data_dir)
+
+    result = store.capture(session_id="s", reason="start")
+
+    assert split.used == 1 and len(opened) == 1
+    assert store._refresher._split._repos == opened[0]  # the prefetched handles did the walk
+    assert not [t for t in threading.enumerate() if t.name == "agentcli-split-prefetch"]
+    assert result.tree == git_add_all_tree(repo, tmp_path / "x")
+
+
+def test_prefetched_handles_are_dropped_when_the_seed_rewrote_the_index(
+    split: Split, repo: Path, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An assume-unchanged entry is dropped from the copy and the index written again: the
+    # prefetched handles read the file before that, so the split must open fresh ones.
+    opened = _prefetched(monkeypatch)
+    git(repo, "update-index", "--assume-unchanged", "src/app.py")
+    write(repo / "src" / "app.py", "changed behind an assume-unchanged flag\n")
+    store = SnapshotStore(repo, data_dir)
+
+    result = store.capture(session_id="s", reason="start")
+
+    assert split.used == 1 and len(opened) == 1
+    handles = store._refresher._split._repos
+    assert handles and not any(h is p for h in handles for p in opened[0])
+    assert result.tree == git_add_all_tree(repo, tmp_path / "x")
+
+
+def test_a_walk_that_wrote_the_index_prefetches_the_next_walks_handles(
+    split: Split, store: SnapshotStore, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.capture(session_id="s", reason="start")
+    opened = _prefetched(monkeypatch)
+    walk = store._refresher._split
+    index_file = store.path / "index"
+    for i in range(70):  # past 64 changed entries the capture writes the index file
+        write(repo / "gen" / f"f{i}.txt", f"{i}\n")
+    written_before = index_file.stat().st_mtime_ns, index_file.stat().st_ino
+
+    store.capture(session_id="s", reason="walk")
+
+    assert (index_file.stat().st_mtime_ns, index_file.stat().st_ino) != written_before
+    assert len(opened) == 1  # as it returned: handles for the file just written
+    held = list(walk._repos)
+    write(repo / "src" / "util.py", "changed\n")
+    result = store.capture(session_id="s", reason="walk again")
+
+    assert walk._repos == opened[0] and not any(h is p for h in walk._repos for p in held)
+    assert not [t for t in threading.enumerate() if t.name == "agentcli-split-prefetch"]
+    assert result.tree == git_add_all_tree(repo, tmp_path / "x")
