@@ -8,7 +8,11 @@ Each bench prints its own paired ratios and its baseline's command; this script 
 one after another, records the load average before each, and writes everything to
 ``bench/out/YYYYmmdd-HHMMSS-{quiet,hog}/`` (one ``NAME.txt`` per bench plus ``summary.txt``).
 The hog is ``python -c 'while True: pass'``: one core of a 2-core machine kept busy, the case the
-issue asks the figures to hold in.
+issue asks the figures to hold in. It runs in a session of its own, as a build in another terminal
+does: where Linux groups tasks by session for the scheduler (autogroups, on by default), a hog in
+the bench's own session would share that session's CPU thread by thread with the bench, git and
+agentcli, which favours whichever side starts the most threads (git's `add` starts up to 20) and is
+not how another program competes with agentcli.
 """
 
 from __future__ import annotations
@@ -61,7 +65,9 @@ def main() -> None:
         if args.only and bench.name not in args.only:
             continue
         command = [sys.executable, str(script_of(bench)), *(bench.quick_args if args.quick else bench.args)]
-        hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.hog else None
+        hog = (
+            subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) if args.hog else None
+        )
         load = os.getloadavg()[0]
         began = time.monotonic()
         try:
