@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from textual.geometry import Size
 from textual.widget import Widget
+from textual.widgets import OptionList
 
 
 class LaidOut(Widget):
@@ -28,3 +29,17 @@ class LaidOut(Widget):
         return super()._size_updated(size, virtual_size, container_size,
                                      layout=layout and (self.is_container or self.is_scrollable))
 
+
+
+class SteadyOptionList(OptionList):
+    """An ``OptionList`` whose scrollbar is not repainted by every layout of the screen.
+
+    ``ScrollView._size_updated`` compares the virtual size the compositor hands it (its region:
+    a scroll view arranges no children) with its own (its options' height, which it keeps), so
+    every full layout of the app, a page of history mounted included, updated its scrollbar and
+    repainted it a frame later for nothing. It is handed its own virtual size, which is the one
+    it uses anyway; a change of its region or of its options still updates it.
+    """
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        return super()._size_updated(size, self.virtual_size, container_size, layout)
