@@ -10,9 +10,10 @@ slot made half of such a press's time (bench/README.md, "History paging: one lay
 For a block that arranges no children the size it was just given is the layout's own result:
 nothing placed depends on it, so it is recorded without asking for another pass, as Textual
 already does on its scroll path (``reflow_visible`` passes ``layout=False``). A block that is
-a container at the moment (a live chunk left to ``Markdown``) keeps Textual's behaviour. A change that needs
-a new layout (a scrollbar shown, a block's text or height changed) still asks for one through
-its own reactive or ``refresh(layout=True)``.
+a container at the moment (a live chunk left to ``Markdown``) keeps Textual's behaviour. A
+change that needs a new layout (a block's text or height changed) still asks for one through
+its own reactive or ``refresh(layout=True)``. The stream's own virtual size is set before the
+layout instead (``_anchored.presize``).
 """
 
 from __future__ import annotations
@@ -23,12 +24,13 @@ from textual.widgets import OptionList
 
 
 class LaidOut(Widget):
-    """Mixed in before a block's widget class: the layout's size taken without a second layout."""
+    """Mixed in after a block's widget class (``class UserBlock(Static, LaidOut)``): the layout's
+    size taken without a second layout. After, because Textual's CSS type chain follows a class's
+    first base only: first, it would hide ``Static``'s rules (``height: auto``) from the block."""
 
     def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
         return super()._size_updated(size, virtual_size, container_size,
                                      layout=layout and (self.is_container or self.is_scrollable))
-
 
 
 class SteadyOptionList(OptionList):
