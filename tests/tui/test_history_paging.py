@@ -8,8 +8,11 @@ from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import pytest
 from textual.app import App
+from textual.geometry import Size
 from textual.pilot import Pilot
+from textual.screen import Screen
 from textual.widget import Widget
 
 from agentcli.events import (
@@ -129,6 +132,36 @@ async def test_blocks_mounted_above_the_view_do_not_move_it() -> None:
         assert shown(app) == before
 
 
+async def test_a_page_mounted_above_is_laid_out_once_and_every_block_at_its_own_height(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each block takes the size the layout gives it without asking for another pass over the
+    whole window (``_laid_out``): one layout for a page, and that one already right."""
+    async with opened(200) as (pilot, conversation):
+        conversation.release_anchor()
+        conversation.scroll_to(y=conversation.max_scroll_y - 40, animate=False, immediate=True)
+        await drain(pilot)
+        await wait_for(pilot, lambda: settled(conversation), what="nothing in flight")
+        full: list[bool] = []
+        original = Screen._refresh_layout
+
+        def counted(screen: Screen[Any], size: Size | None = None, scroll: bool = False) -> None:
+            full.append(not (scroll and not screen._layout_widgets))  # else Textual's scroll path
+            original(screen, size, scroll)
+
+        monkeypatch.setattr(Screen, "_refresh_layout", counted)
+        first = conversation._first_mounted
+        assert await conversation._mount_above(SLICE) > 0
+        await drain(pilot)
+        assert full.count(True) == 1, f"the window was laid out {full.count(True)} times for one page"
+        blocks = [r.widget for r in conversation.records[conversation._first_mounted : first]]
+        assert len(blocks) == SLICE
+        for block in blocks:
+            assert block is not None
+            width = block.content_size.width
+            assert block.content_size.height == block.get_content_height(block.size, block.size, width), \
+                f"{type(block).__name__} laid out at a height that is not its content's"
+
+
 async def test_a_page_up_pressed_while_blocks_are_mounted_above_goes_one_screen_up() -> None:
     """The key's scroll is reckoned at once and done after the next refresh; blocks mounted
     above in between must not leave it short by their height (seen in a terminal: a jump down)."""
@@ -153,16 +186,21 @@ async def test_the_page_mounted_on_reaching_the_top_does_not_move_the_view() -> 
         app = pilot.app
         assert isinstance(app, Recorded)
         first = conversation._first_mounted
+        oldest = next(match.group(1) for record in conversation.records[first:]
+                      if (match := NUMBER.search(record.text)))
         conversation.release_anchor()
         app.frames.clear()
         conversation.scroll_to(y=0, animate=False, immediate=True)
         await wait_for(pilot, lambda: settled(conversation) and conversation._first_mounted < first,
                        what="the page above")
         await drain(pilot)
-        # The first frame shows the window's top: the marker, then its oldest block. Every later
-        # frame shows that block on the same row (above it, the blocks mounted since).
+        # The first frame shows the window's top: its oldest block (under the marker, or with the
+        # page already mounted above it when both land in one frame). Every later frame shows
+        # that block on the same row (above it, the blocks mounted since).
         top = next(row for row, text in enumerate(app.frames[0]) if NUMBER.search(text))
-        assert len(app.frames) > 1 and conversation.scroll_y > 0
+        shown_first = NUMBER.search(app.frames[0][top])
+        assert shown_first is not None and shown_first.group(1) == oldest, "the view stayed on the oldest block"
+        assert conversation.scroll_y > 0
         assert all(frame[top:] == app.frames[0][top:] for frame in app.frames)
 
 

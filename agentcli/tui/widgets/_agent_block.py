@@ -19,6 +19,7 @@ from textual.widgets import Markdown
 from agentcli.tui.widgets._block_styles import BlockStyles
 from agentcli.tui.widgets._flat_markdown import FlatMarkdown, Part, flat_parts
 from agentcli.tui.widgets._flat_table import TableStyles
+from agentcli.tui.widgets._laid_out import LaidOut
 from agentcli.tui.widgets._part_cache import PartCache
 
 MAX_APPEND_CHARS = 1000
@@ -142,7 +143,7 @@ class SlicedStream:
 # -- finished messages -------------------------------------------------------------------
 
 
-class FinishedAgentBlock(AgentBlock):
+class FinishedAgentBlock(AgentBlock, LaidOut):
     """An agent message that no longer changes, drawn as one widget that looks like ``AgentBlock``.
 
     ``Markdown`` mounts a widget per paragraph, list, item and bullet (about a dozen for a short

@@ -84,3 +84,26 @@ def shift_view(container: Widget, lines: int) -> None:
     container.set_reactive(Widget.scroll_y, container.scroll_y + lines)
     if container.show_vertical_scrollbar:
         container.vertical_scrollbar.position = container.scroll_y
+
+
+def presize(container: Widget) -> None:
+    """Give ``container`` (the stream) the virtual size its next layout will, and its scrollbar
+    the thumb for it, now (blocks were mounted or unloaded).
+
+    Left to the layout, the new virtual size is a ``layout=True`` reactive that asks for a
+    second pass over the whole window, and the scrollbar it resizes is repainted a frame after
+    the blocks (bench/README.md, "History paging: one layout"). Arranged here with the
+    container's own ``arrange``, which Textual caches for the layout that follows; what the
+    compositor then measures is the same, so it changes nothing and asks for nothing. Should
+    they ever differ, Textual's own update still runs: the cost comes back, not a wrong size.
+    """
+    size = container.scrollable_content_region.size
+    if not size:
+        return
+    total = container.arrange(size).total_region
+    virtual = Size(max(size.width, total.right), max(size.height, total.bottom))
+    if virtual == container.virtual_size:
+        return
+    container.set_reactive(Widget.virtual_size, virtual)
+    if container.show_vertical_scrollbar:
+        container.vertical_scrollbar.window_virtual_size = virtual.height

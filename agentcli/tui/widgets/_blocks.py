@@ -19,12 +19,12 @@ from textual.reactive import var
 from textual.strip import Strip
 from textual.style import Style
 from textual.visual import RenderOptions
-from textual.widget import Widget
 from textual.widgets import Static
 
 from agentcli.describe import CALL_MARKS, clip_lines, more_lines
 from agentcli.tui.call_details import call_detail
 from agentcli.tui.calls import ToolCallInfo, format_duration
+from agentcli.tui.widgets._laid_out import LaidOut
 
 if TYPE_CHECKING:
     from textual.css.styles import RulesMap
@@ -43,7 +43,7 @@ def call_widget_id(call_id: str) -> str:
 # -- blocks ------------------------------------------------------------------------------
 
 
-class UserBlock(Static):
+class UserBlock(Static, LaidOut):
     """Something the user said: a task, an answer, guidance."""
 
     DEFAULT_CSS = """
@@ -57,7 +57,7 @@ class UserBlock(Static):
     """
 
 
-class NoticeBlock(Static):
+class NoticeBlock(Static, LaidOut):
     """A line of the describer's (``agentcli.describe``): a retry, an error, a question, a turn's end.
 
     Its classes are ``-{role}`` (and ``-turn`` for a turn's end): the describer says what kind of
@@ -81,7 +81,7 @@ class NoticeBlock(Static):
     """
 
 
-class EarlierMarker(Widget):
+class EarlierMarker(LaidOut):
     """A line at an end of the window saying how many blocks are not shown there; click to load.
 
     Not a ``Static``: ``Static.update`` repaints the whole widget, and finding how big it is
@@ -123,7 +123,7 @@ class EarlierMarker(Widget):
         self.post_message(self.Clicked(self.later))
 
 
-class ToolCallBlock(Static, can_focus=True):
+class ToolCallBlock(Static, LaidOut, can_focus=True):
     """A tool call inline in the stream: one line collapsed; arguments and result expanded."""
 
     DEFAULT_CSS = """
@@ -212,7 +212,7 @@ def render_call(info: ToolCallInfo, now: float, *, expanded: bool) -> Content:
     return Content("\n").join(parts)
 
 
-class ReasoningBlock(Widget, can_focus=True):
+class ReasoningBlock(LaidOut, can_focus=True):
     """The model's reasoning before a reply: dimmed, expanded while it streams, then one line.
 
     Streamed into with ``append``, a coalesced delta at a time. The text is plain (reasoning is

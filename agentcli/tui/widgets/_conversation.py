@@ -33,7 +33,16 @@ from textual.widget import Widget
 
 from agentcli.tui.calls import ToolCalls
 from agentcli.tui.messages import SessionEventPosted
-from agentcli.tui.widgets._anchored import AHEAD, QUIET_S, SLICE, laid_out_tops, shift_view, top_of, tops
+from agentcli.tui.widgets._anchored import (
+    AHEAD,
+    QUIET_S,
+    SLICE,
+    laid_out_tops,
+    presize,
+    shift_view,
+    top_of,
+    tops,
+)
 from agentcli.tui.widgets._block_styles import BlockStyles
 from agentcli.tui.widgets._blocks import (
     EarlierMarker,
@@ -640,6 +649,7 @@ class Conversation(VerticalScroll, can_focus=True):
                     shift = after - before
                     shift_view(self, shift)
                     self._shifted += shift
+                presize(self)
             if reveal and after is not None and after < self.scroll_y:
                 self.scroll_to(y=after, animate=False, immediate=True)
             return shift
@@ -715,6 +725,7 @@ class Conversation(VerticalScroll, can_focus=True):
             with self.app.batch_update():
                 await self.remove_children(doomed)
                 self._update_marker()
+                presize(self)
 
     def _keep_focus_off(self, doomed: list[Widget]) -> None:
         """A focused block about to be unmounted hands the focus to the stream, without scrolling:

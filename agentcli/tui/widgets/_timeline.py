@@ -23,6 +23,7 @@ from textual.widgets.option_list import Option
 
 from agentcli.events import SnapshotCaptured, SnapshotRestored
 from agentcli.tui.messages import SessionEventPosted
+from agentcli.tui.widgets._laid_out import SteadyOptionList
 
 PREVIEW_DELAY_S = 0.12
 """Scrubbing pause before a diff is computed: keys held down never start a diff."""
@@ -195,7 +196,7 @@ class SnapshotTimeline(Vertical):
         self.following = True
         self.previews_started = 0
         """Previews that actually ran a diff (scrubbing past entries starts none)."""
-        self.option_list = OptionList(id="snapshot-list")
+        self.option_list = SteadyOptionList(id="snapshot-list")
         self._diff = Static(id="diff-text")
         self._preview: VerticalScroll | None = None
 

@@ -18,6 +18,7 @@ from agentcli.tui.call_details import call_detail as edit_detail
 from agentcli.tui.calls import ToolCallInfo, ToolCalls, format_duration
 from agentcli.tui.messages import SessionEventPosted
 from agentcli.tui.widgets._blocks import status_mark
+from agentcli.tui.widgets._laid_out import SteadyOptionList
 
 DETAIL_OUTPUT_CHARS = 20_000
 """The detail view shows this much of a result (tools already cap what the model sees)."""
@@ -84,7 +85,7 @@ class ToolPanel(Vertical):
         self.following = True
         """Highlight each new call until the user picks one."""
         self.selected: str | None = None
-        self.option_list = OptionList(id="tool-list")
+        self.option_list = SteadyOptionList(id="tool-list")
         self._detail = Static(Content.styled("No tool calls yet.", "$text-muted"), id="tool-detail-text")
 
     def compose(self) -> Iterable[Widget]:
