@@ -39,3 +39,19 @@ async def test_a_steady_list_still_scrolls_and_sizes_its_scrollbar_as_options_co
         options.highlighted = 29
         await drain(pilot)
         assert options.scroll_y == options.max_scroll_y > 0, "the last option scrolled into view"
+
+
+def test_the_private_hook_the_mixins_override_has_the_shape_they_expect() -> None:
+    """``_size_updated`` is Textual's private API: a pinned Textual that renamed or reshaped it
+    would leave the overrides never called (two layouts again) or failing at the first layout."""
+    import inspect
+
+    from textual.scroll_view import ScrollView
+
+    from agentcli.tui.widgets._laid_out import LaidOut
+
+    expected = ["self", "size", "virtual_size", "container_size", "layout"]
+    for owner in (Widget, ScrollView):
+        assert list(inspect.signature(owner._size_updated).parameters) == expected, owner
+    assert list(inspect.signature(LaidOut._size_updated).parameters) == expected
+    assert list(inspect.signature(SteadyOptionList._size_updated).parameters) == expected
