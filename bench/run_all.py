@@ -7,7 +7,7 @@
 Each bench prints its own paired ratios and its baseline's command; this script only runs them
 one after another, records the load average before each, and writes everything to
 ``bench/out/YYYYmmdd-HHMMSS-{quiet,hog}/`` (one ``NAME.txt`` per bench plus ``summary.txt``).
-The hog is ``python -c 'while True: pass'``: one core of a 2-core machine kept busy, the case the
+The hog is a Python busy loop (``HOG``): one core of a 2-core machine kept busy, the case the
 issue asks the figures to hold in. It runs in a session of its own, as a build in another terminal
 does: where Linux groups tasks by session for the scheduler (autogroups, on by default), a hog in
 the bench's own session would share that session's CPU thread by thread with the bench, git and
@@ -47,6 +47,11 @@ BENCHES = (
 )
 
 
+HOG = "import os\nparent = os.getppid()\nwhile os.getppid() == parent: pass"
+"""A busy loop that ends with its runner: in a session of its own, a kill of the runner's
+process group or a hang-up would not reach it, and it would skew every later measurement."""
+
+
 def script_of(bench: Bench) -> Path:
     return BENCH / (bench.name.removesuffix("_200").removesuffix("_ceiling") + ".py")
 
@@ -66,7 +71,7 @@ def main() -> None:
             continue
         command = [sys.executable, str(script_of(bench)), *(bench.quick_args if args.quick else bench.args)]
         hog = (
-            subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) if args.hog else None
+            subprocess.Popen([sys.executable, "-c", HOG], start_new_session=True) if args.hog else None
         )
         load = os.getloadavg()[0]
         began = time.monotonic()

@@ -28,7 +28,7 @@ import pygit2
 
 from agentcli.snapshots._libgit2 import any_flagged_entry, untrustworthy_entries
 from agentcli.snapshots.conversions import converted_entries, distrust, may_convert
-from agentcli.snapshots.splitwalk import cpus_idle
+from agentcli.snapshots.splitwalk import cpus_idle, worker_count
 
 
 class _Load:
@@ -53,6 +53,19 @@ class _Load:
             raise self._error
         assert self._index is not None
         return self._index
+
+    def wait(self) -> None:
+        """Waits for the thread without raising its failure (another is propagating)."""
+        self._thread.join()
+
+
+def _start_load(repo: pygit2.Repository) -> _Load | None:
+    """The load on a thread, or None where no thread can be started (a `pids.max` or ulimit
+    reached in a container): the copy is then loaded here, as on one CPU."""
+    try:
+        return _Load(repo)
+    except RuntimeError:
+        return None
 
 
 def copy_user_index(source: Path, target: Path) -> bytes:
@@ -105,17 +118,18 @@ def seed_from_user_index(
             index fails libgit2's checksum); the caller seeds from HEAD instead.
     """
     raw = copy_user_index(user_index, target)
-    overlap = cpus_idle(2)
-    if overlap:
-        load = _Load(repo)
+    load = _start_load(repo) if worker_count() >= 2 and cpus_idle(2) else None
+    if load is not None:
         try:
             if copied is not None:
                 copied(int.from_bytes(raw[8:12], "big") if raw[:4] == b"DIRC" else 0)
             flagged = any_flagged_entry(raw)
             user_repo = open_user_repo()
             converts = may_convert(user_repo, common_dir, raw) if user_repo is not None else False
-        finally:
-            index = load.result()  # never leave the thread running, whatever failed here
+        except BaseException:
+            load.wait()  # never leave the thread running; what failed here is what is raised
+            raise
+        index = load.result()
     else:
         index = repo.index
         flagged = any_flagged_entry(raw)
@@ -134,4 +148,4 @@ def seed_from_user_index(
     distrust(index, converted)
     if dropped or converted:
         index.write()
-    return "thread" if overlap else "here"
+    return "thread" if load is not None else "here"

@@ -142,9 +142,9 @@ class ShadowRepo:
         self._user_repo: pygit2.Repository | None = None
         self.own_odb: pygit2.Odb | None = None
         self.seeded: str | None = None
+        """How this process seeded the index, if it did: "thread" or "here" (seed.py), "head"."""
         self.on_index_copied: Callable[[int], object] | None = None
         """Told the entry count once a seed's copy is written, before libgit2 loads it (seed.py)."""
-        """How this process seeded the index, if it did: "thread" or "here" (seed.py), "head"."""
 
     # -- opening -----------------------------------------------------------------------------
 

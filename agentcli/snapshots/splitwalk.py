@@ -10,10 +10,8 @@ ignored, unreadable, nested repositories) become the path hint of the one diff t
 index (`DISABLE_PATHSPEC_MATCH`, as after `write_file`), so what is recorded is exactly what the
 single walk records (a property test compares both after random file operations).
 
-Alternatives measured and rejected: `os.lstat` over the index entries on a thread pool (275 ms at
-100k files on one thread, slower on more: per-call Python overhead holds the GIL, and the walk
-alone takes 250 ms); several diffs updating the index at once (libgit2's index is not safe to
-write from two threads).
+Rejected (bench/README.md): `os.lstat` on a thread pool (the GIL); diffs updating one index at
+once (libgit2's index is not safe to write from two threads).
 
 What a read-only diff cannot do is keep the stat data of a file that was touched but not changed:
 it hashes the file, finds the same blob and reports nothing, so that file would be hashed again
@@ -82,19 +80,14 @@ def worker_count() -> int:
 def cpus_idle(workers: int) -> bool:
     """Tells whether the CPUs are free enough for the split to pay.
 
-    Measured at 10k files with the machine's two cores busy with other work (load average 3-4):
-    each half of a split walk took as long as a whole walk does, and the split's own costs
-    (cutting the tree, the updating diff) made the capture 1.1-1.6x slower. So the walk is
-    split only while `workers - 1` CPUs besides this thread are free.
-
-    The 1-minute load average, this process included, must leave about a CPU free, or, on
-    Linux, the tasks running at this moment (`/proc/loadavg`'s fourth field) must. The average
-    lags: after a `git gc` on both cores, or any burst of work this process did itself, it can
-    stay above the bound for a minute on a machine that has gone quiet, and every walk in that
-    minute would run on one thread. The count of running tasks does not lag, but one sample can catch
-    a kernel thread's moment of work, so it only adds splits to the average's: a busy process
-    (the CPU hog of the bench) is in both. One sample can also miss another job between two
-    bursts; then one capture pays the split's overhead (at most ~1.6x, above).
+    At 10k files with both cores busy (load 3-4) each half of a split walk took as long as a
+    whole walk, and the split's own costs made the capture 1.1-1.6x slower: so it splits only
+    while `workers - 1` CPUs besides this thread are free. The 1-minute load average (this
+    process included) must leave about a CPU free, or, on Linux, the tasks running now
+    (`/proc/loadavg`'s fourth field) must: the average lags a burst by a minute, while one
+    sample of the count can catch a kernel thread's moment, so the count only adds splits. A
+    busy process (the bench's CPU hog) is in both; one sample can miss a job between bursts,
+    and then one capture pays the split's overhead (at most ~1.6x).
     """
     try:
         load: float | None = os.getloadavg()[0]
@@ -137,7 +130,8 @@ class SplitWalk:
         self._workspace = workspace
         self._repos: list[pygit2.Repository] = []
         self._stamp: _Stamp = ()
-        self._prefetching: tuple[_Stamp, list[pygit2.Repository], threading.Thread] | None = None
+        self._prefetching: tuple[_Stamp, list[pygit2.Repository], list[threading.Thread]] | None = None
+        self._loading: list[threading.Thread] = []  # every head start's threads, dropped ones too
         self.outcomes: Counter[str] = Counter()
         """How each `find` ended: "split", "busy" (no CPU free), "small" (or one CPU), "other"
         (no counters, no tree, one group, an error). What the bench prints, so a run says
@@ -229,39 +223,47 @@ class SplitWalk:
         return Found(paths=sorted(paths), hashed=hashed)
 
     def prefetch(self, entries: int) -> None:
-        """Opens the other threads' handles now and loads their index file on a thread of its own.
+        """Opens the other threads' handles now and loads their index file, each on a thread.
 
-        Called as a seed's copy is written (the handles load it beside this thread's own load,
-        not inside the split's walk: ~45 ms at 100k entries) and as a walk returns (ready for the
-        next). Only where a split will follow (a big index, CPUs idle) and the handles held read
-        an older file; if the file changes again before the split, the new handles go unused.
-
-        Args:
-            entries: How many entries the index holds.
+        Called as a seed's copy is written and as a walk returns: ~45 ms at 100k entries out of
+        the next split's walk. Only where a split will follow (`entries` many, CPUs idle) and
+        the handles held read an older file; a head start the file outran goes unused.
         """
         workers = worker_count()
-        if workers < 2 or entries < MIN_ENTRIES or self._prefetching is not None or not cpus_idle(workers):
+        if workers < 2 or entries < MIN_ENTRIES or not cpus_idle(workers):
             return
         stamp = self._current_stamp()
+        if self._prefetching is not None:
+            if self._prefetching[0] == stamp:
+                return  # under way for this very file
+            # A stale head start (walks since were not split) is dropped, not waited for: its
+            # threads touch only their own handles.
+            self._prefetching = None
         if stamp == self._stamp and len(self._repos) >= workers - 1:
             return  # the handles held read this very file
         try:
             repos = [pygit2.Repository(str(self._path)) for _ in range(workers - 1)]
-        except (pygit2.GitError, OSError):
+            threads = [threading.Thread(target=_load_index, args=(repo,), name="agentcli-split-prefetch", daemon=True)
+                       for repo in repos]
+            self._loading = [thread for thread in self._loading if thread.is_alive()]
+            for thread in threads:  # one each: loaded side by side, as the split's threads would
+                thread.start()
+                self._loading.append(thread)
+        except (pygit2.GitError, OSError, RuntimeError):
             return  # only a head start: the split opens its handles itself, or falls back
-        thread = threading.Thread(target=_load_indexes, args=(repos,), name="agentcli-split-prefetch", daemon=True)
-        thread.start()
-        self._prefetching = (stamp, repos, thread)
+        self._prefetching = (stamp, repos, threads)
 
     def _take_prefetched(self) -> None:
         """Waits for a prefetch and keeps its handles if the files are still the ones they read."""
         if self._prefetching is None:
             return
-        stamp, repos, thread = self._prefetching
+        stamp, repos, threads = self._prefetching
         self._prefetching = None
-        thread.join()
-        if stamp == self._current_stamp():
-            self._repos, self._stamp = repos, stamp
+        if stamp != self._current_stamp():
+            return  # read an older file: not waited for (its threads touch only their handles)
+        for thread in threads:
+            thread.join()
+        self._repos, self._stamp = repos, stamp
 
     def _current_stamp(self) -> _Stamp:
         return (_stamp(self._path / "config"), _stamp(self._path / "index"))
@@ -287,9 +289,10 @@ class SplitWalk:
 
     def reset(self) -> None:
         """Drops the handles (after gc repacked the store, or the store closed)."""
-        if self._prefetching is not None:
-            self._prefetching[2].join()  # no thread left reading a store about to change
-            self._prefetching = None
+        for thread in self._loading:
+            thread.join()  # no thread left reading a store about to change
+        self._loading = []
+        self._prefetching = None
         self._repos = []
         self._stamp = ()
 
@@ -353,12 +356,11 @@ def _groups(
     return [sorted(g) for g in groups if g]
 
 
-def _load_indexes(repos: list[pygit2.Repository]) -> None:
-    for repo in repos:
-        try:
-            repo.index  # noqa: B018 - libgit2 loads the file on first access
-        except (pygit2.GitError, OSError):
-            pass  # the walk meets it again, and falls back as it always did
+def _load_index(repo: pygit2.Repository) -> None:
+    try:
+        repo.index  # noqa: B018 - libgit2 loads the file on first access
+    except (pygit2.GitError, OSError):
+        pass  # the walk meets it again, and falls back as it always did
 
 
 def _stamp(path: Path) -> tuple[int, int, int] | None:

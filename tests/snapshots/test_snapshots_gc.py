@@ -242,3 +242,4 @@ def test_a_restore_copies_the_blobs_it_wrote_unless_head_holds_them_at_the_same_
     assert again.matches_target
     head_old = git(repo, "rev-parse", "HEAD:old.txt").strip()
     assert pygit2.Oid(hex=head_old) not in own  # at HEAD, same path: stays borrowed
+    store.close()  # its watcher's descriptor and thread end with the test

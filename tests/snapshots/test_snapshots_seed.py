@@ -28,6 +28,7 @@ def test_both_ways_drop_flagged_and_converted_entries(
     repo: Path, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overlap: bool
 ) -> None:
     monkeypatch.setattr(seed, "cpus_idle", lambda workers: overlap)
+    monkeypatch.setattr(seed, "worker_count", lambda: 2)  # a thread even on a one-CPU runner
     write(repo / ".gitattributes", "*.txt eol=crlf\n")
     write(repo / "notes.txt", "one\ntwo\n")
     commit_all(repo, "crlf on checkout")
@@ -55,6 +56,7 @@ def test_a_copy_that_fails_its_checksum_is_not_trusted(
     repo: Path, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overlap: bool
 ) -> None:
     monkeypatch.setattr(seed, "cpus_idle", lambda workers: overlap)
+    monkeypatch.setattr(seed, "worker_count", lambda: 2)  # a thread even on a one-CPU runner
     # The user's index, altered behind git's back: src/app.py's entry gets the stat data of the
     # file as rewritten below (same size), keeping the old blob id, so trusting the copy would
     # record the old content for a changed file. The trailing checksum is left as it was.
@@ -90,6 +92,7 @@ def test_a_failing_check_while_the_thread_loads_waits_for_it_and_seeds_from_head
     repo: Path, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(seed, "cpus_idle", lambda workers: True)
+    monkeypatch.setattr(seed, "worker_count", lambda: 2)
 
     def broken_scan(raw: bytes) -> bool | None:
         raise ValueError("scan failed")
