@@ -714,18 +714,23 @@ class AgentApp(App[int]):
         if pane not in PANES or not self._panes_mounted:
             return
         widget = self.query_one(f"#{pane}-pane")
-        if widget.has_class("-hidden") or not self._sidebar_shown():
-            # A pane in a side bar nobody sees is shown, not hidden: at 80 columns the first
-            # ctrl+g hid the graph inside the closed bar and seemed to do nothing.
-            self._reveal(pane)
-        else:
+        if self._pane_seen(widget):
             widget.add_class("-hidden")
+            return
+        # A pane nobody sees is shown, not hidden: at 80 columns the first ctrl+g hid the graph
+        # inside the closed bar and seemed to do nothing.
+        self._reveal(pane)
+        if self._eclipsed(widget):
+            self.prompt.input.focus()  # the focused pane no longer takes the whole overlay
 
-    def _sidebar_shown(self) -> bool:
-        sidebar = self._sidebar
-        if sidebar.has_class("-hidden"):
-            return False
-        return sidebar.has_class("-shown") or not self.screen.has_class("-narrow")
+    def _pane_seen(self, widget: Widget) -> bool:
+        """Whether a pane is on screen, as the stylesheet decides (the side bar closed, or at
+        a narrow width another pane holding the focus and the whole overlay, hide it)."""
+        return not widget.has_class("-hidden") and self._sidebar.display and not self._eclipsed(widget)
+
+    def _eclipsed(self, widget: Widget) -> bool:
+        return (self.screen.has_class("-narrow") and self._sidebar.has_focus_within
+                and not widget.has_focus_within)
 
     def _reveal(self, pane: str) -> bool:
         """Show a side pane; False in the instant before the panes are mounted."""

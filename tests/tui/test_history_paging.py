@@ -158,8 +158,14 @@ async def test_a_page_mounted_above_is_laid_out_once_and_every_block_at_its_own_
         for block in blocks:
             assert block is not None
             width = block.content_size.width
+            block.clear_cached_dimensions()  # measured afresh, not the number the layout used
             assert block.content_size.height == block.get_content_height(block.size, block.size, width), \
                 f"{type(block).__name__} laid out at a height that is not its content's"
+        region = conversation.scrollable_content_region.size
+        conversation._clear_arrangement_cache()
+        total = conversation.arrange(region).total_region
+        assert conversation.virtual_size.height == max(region.height, total.bottom)
+        assert conversation.vertical_scrollbar.window_virtual_size == conversation.virtual_size.height
 
 
 async def test_a_page_up_pressed_while_blocks_are_mounted_above_goes_one_screen_up() -> None:
@@ -313,3 +319,25 @@ async def test_a_focused_block_about_to_be_unloaded_gives_the_focus_to_the_strea
         y = conversation.scroll_y
         await drain(pilot)
         assert conversation.scroll_y == y
+
+
+async def test_a_window_that_fitted_the_view_scrolls_once_a_page_above_overflows_it() -> None:
+    """The stream's size set ahead of the layout must not skip Textual's decision to show the
+    scrollbar: without it the stream would not scroll at all (wheel, keys) until a resize."""
+    events: list[Event] = []
+    for n in range(150):
+        events += [UserMessage(text=f"question {n}"), AssistantMessage(text=f"answer {n}")]
+    app = Recorded()
+    async with app.run_test(size=(90, 200)) as pilot:
+        conversation = app.query_one(Conversation)
+        await conversation.load_history(events)
+        await drain(pilot)
+        if conversation.virtual_size.height > conversation.scrollable_content_region.height:
+            pytest.fail("the first window should fit this view; make the view taller")
+        assert not conversation.show_vertical_scrollbar
+        await conversation.action_show_earlier()
+        await wait_for(pilot, lambda: settled(conversation), what="the page mounted")
+        await drain(pilot)
+        assert conversation.virtual_size.height > conversation.scrollable_content_region.height
+        assert conversation.show_vertical_scrollbar and conversation.allow_vertical_scroll
+        assert conversation.vertical_scrollbar.window_virtual_size == conversation.virtual_size.height

@@ -115,6 +115,12 @@ async def test_at_80x24_a_pane_key_opens_the_closed_side_bar_on_its_pane(project
         await pilot.press("ctrl+g")
         await drain(pilot)
         assert sidebar.display and graph.display, "a hidden pane in a closed bar comes back with it"
+        await pilot.press("f2")  # the timeline takes the whole overlay while it has the focus
+        await drain(pilot)
+        assert app.focused is app.timeline.option_list and not graph.display
+        await pilot.press("ctrl+g")
+        await drain(pilot)
+        assert graph.display and app.focused is app.prompt.input, "the eclipsed graph is shown"
 
 
 async def test_wide_screens_show_every_pane_and_toggle_them(project: Path) -> None:

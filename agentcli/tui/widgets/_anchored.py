@@ -104,6 +104,10 @@ def presize(container: Widget) -> None:
     virtual = Size(max(size.width, total.right), max(size.height, total.bottom))
     if virtual == container.virtual_size:
         return
+    if (virtual.height > size.height) != container.show_vertical_scrollbar:
+        # Whether the scrollbar shows (and so whether the stream scrolls at all) is decided by
+        # Textual's own update of the size, which a silent change here would skip.
+        return
     container.set_reactive(Widget.virtual_size, virtual)
     if container.show_vertical_scrollbar:
         container.vertical_scrollbar.window_virtual_size = virtual.height
