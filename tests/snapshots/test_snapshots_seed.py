@@ -23,12 +23,18 @@ def _seed_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "agentcli-seed-load"]
 
 
-@pytest.mark.parametrize("overlap", [True, False], ids=["load-on-a-thread", "load-here"])
-def test_both_ways_drop_flagged_and_converted_entries(
-    repo: Path, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overlap: bool
-) -> None:
-    monkeypatch.setattr(seed, "cpus_idle", lambda workers: overlap)
+@pytest.fixture(params=[True, False], ids=["load-on-a-thread", "load-here"])
+def overlap(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """The seed's load on a thread beside its checks (as with a CPU free), or here before them."""
+    on_thread: bool = request.param
+    monkeypatch.setattr(seed, "cpus_idle", lambda workers: on_thread)
     monkeypatch.setattr(seed, "worker_count", lambda: 2)  # a thread even on a one-CPU runner
+    return on_thread
+
+
+def test_both_ways_drop_flagged_and_converted_entries(
+    repo: Path, data_dir: Path, tmp_path: Path, overlap: bool
+) -> None:
     write(repo / ".gitattributes", "*.txt eol=crlf\n")
     write(repo / "notes.txt", "one\ntwo\n")
     commit_all(repo, "crlf on checkout")
@@ -51,12 +57,9 @@ def test_both_ways_drop_flagged_and_converted_entries(
     assert not _seed_threads()
 
 
-@pytest.mark.parametrize("overlap", [True, False], ids=["load-on-a-thread", "load-here"])
 def test_a_copy_that_fails_its_checksum_is_not_trusted(
-    repo: Path, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overlap: bool
+    repo: Path, data_dir: Path, tmp_path: Path, overlap: bool
 ) -> None:
-    monkeypatch.setattr(seed, "cpus_idle", lambda workers: overlap)
-    monkeypatch.setattr(seed, "worker_count", lambda: 2)  # a thread even on a one-CPU runner
     # The user's index, altered behind git's back: src/app.py's entry gets the stat data of the
     # file as rewritten below (same size), keeping the old blob id, so trusting the copy would
     # record the old content for a changed file. The trailing checksum is left as it was.
