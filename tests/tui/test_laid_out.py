@@ -31,9 +31,15 @@ async def test_a_steady_list_still_scrolls_and_sizes_its_scrollbar_as_options_co
         await drain(pilot)
         assert options.virtual_size.height == 30 and options.show_vertical_scrollbar
         assert options.vertical_scrollbar.window_virtual_size == 30
-        # A layout of the whole screen for another widget keeps the list's own height.
+        # A layout of the whole screen for another widget keeps the list's own height, and
+        # does not repaint its scrollbar (a plain OptionList's is, a frame later).
+        scrollbar = options.vertical_scrollbar
+        repaints: list[object] = []
+        plain_refresh = scrollbar.refresh
+        scrollbar.refresh = lambda *args, **kwargs: repaints.append(args) or plain_refresh(*args, **kwargs)  # type: ignore[method-assign]
         app.query_one("#other", Static).update("a\nb\nc")
         await drain(pilot)
+        assert not repaints, "the screen's layout repainted the list's scrollbar"
         height = options.scrollable_content_region.height
         assert options.virtual_size.height == 30 and options.max_scroll_y == 30 - height
         options.highlighted = 29
