@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import secrets
 import stat
+import threading
 import unicodedata
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -71,6 +72,11 @@ def write_files(
                 record(*item, write(item))
         return
     with ThreadPoolExecutor(WRITE_THREADS, thread_name_prefix="restore-write") as pool:
+        if not _all_started(pool):
+            for batch in _read_blobs(repo, writes):
+                for item in batch:
+                    record(*item, write(item))
+            return
         try:
             for batch in _read_blobs(repo, writes):
                 for item, written in zip(batch, pool.map(write, batch), strict=True):
@@ -79,6 +85,21 @@ def write_files(
             # A failure (or an interrupt) starts no write still queued; those under way finish.
             pool.shutdown(wait=True, cancel_futures=True)
             raise
+
+
+def _all_started(pool: ThreadPoolExecutor) -> bool:
+    """Starts every thread of `pool` before any write; False where one cannot be started (a
+    `pids.max` or ulimit reached), so the writes run in this thread rather than fail halfway
+    through a restore whose deletions are done."""
+    gate = threading.Barrier(WRITE_THREADS + 1)
+    try:
+        for _ in range(WRITE_THREADS):
+            pool.submit(gate.wait)  # each blocks its thread, so the next needs a new one
+    except RuntimeError:
+        gate.abort()  # the threads started are let go (their wait fails, to no one's notice)
+        return False
+    gate.wait()
+    return True
 
 
 def distinct_everywhere(writes: list[PlannedChange]) -> bool:

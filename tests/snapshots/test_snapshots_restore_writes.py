@@ -119,6 +119,45 @@ def test_files_written_from_threads_are_the_target_exactly(
     assert walked.snapshot is None and walked.tree == result.tree
 
 
+def test_where_no_writer_thread_can_start_the_files_are_written_here(
+    repo: Path, watching: SnapshotStore, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A `pids.max` reached after the first writer thread started: the restore does not fail
+    halfway (its deletions done, nothing written), it writes every file in its own thread."""
+    _make_start(repo)
+    start = watching.capture(session_id="s", reason="start", record_layout=True).snapshot
+    assert start is not None
+    expected = _state(repo)
+    _change_everything(repo)
+    watching.capture(session_id="s", reason="after bash", watched=True)
+    real_start = threading.Thread.start
+    writer_threads: list[str] = []
+
+    def limited(thread: threading.Thread) -> None:
+        if thread.name.startswith("restore-write"):
+            writer_threads.append(thread.name)
+            if len(writer_threads) > 1:
+                raise RuntimeError("can't start new thread")
+        real_start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", limited)
+    writers: set[str] = set()
+    real_write = restorewrites._write
+
+    def spying(*args: object) -> os.stat_result | None:
+        writers.add(threading.current_thread().name)
+        return real_write(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(restorewrites, "_write", spying)
+
+    result = watching.restore(start, session_id="s")
+
+    assert len(writer_threads) == 2  # one started, the second refused
+    assert writers == {threading.current_thread().name}
+    assert result.matches_target and _state(repo) == expected
+    assert result.tree == git_add_all_tree(repo, tmp_path / "crosscheck")
+
+
 def test_a_write_that_fails_ends_the_restore_after_the_others_and_leaves_no_half_file(
     repo: Path, watching: SnapshotStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
