@@ -21,7 +21,7 @@ from snaphelpers import git_add_all_tree, write
 
 from agentcli.snapshots import SnapshotStore, restorewrites
 from agentcli.snapshots.layout import scan_layout
-from agentcli.snapshots.models import PlannedChange
+from agentcli.snapshots.models import PlannedChange, Snapshot
 from agentcli.snapshots.restore import umask
 
 pytestmark = [
@@ -90,23 +90,36 @@ def _change_everything(repo: Path) -> None:
     (repo / "empty").rmdir()
 
 
-def test_files_written_from_threads_are_the_target_exactly(
-    repo: Path, watching: SnapshotStore, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def _start_then_change(repo: Path, store: SnapshotStore) -> tuple[Snapshot, dict[str, tuple[str, bytes, int]]]:
+    """The start snapshot (its layout recorded) and the tree as it was; then everything changed,
+    and captured as a `bash` step's would be."""
     _make_start(repo)
-    start = watching.capture(session_id="s", reason="start", record_layout=True).snapshot
+    start = store.capture(session_id="s", reason="start", record_layout=True).snapshot
     assert start is not None
     expected = _state(repo)
     _change_everything(repo)
-    watching.capture(session_id="s", reason="after bash", watched=True)
-    threads: set[str] = set()
+    store.capture(session_id="s", reason="after bash", watched=True)
+    return start, expected
+
+
+def _writer_names(monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    """The names of the threads `_write` runs on, filled as the restore writes."""
+    names: set[str] = set()
     real_write = restorewrites._write
 
     def spying(*args: object) -> os.stat_result | None:
-        threads.add(threading.current_thread().name)
+        names.add(threading.current_thread().name)
         return real_write(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(restorewrites, "_write", spying)
+    return names
+
+
+def test_files_written_from_threads_are_the_target_exactly(
+    repo: Path, watching: SnapshotStore, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    start, expected = _start_then_change(repo, watching)
+    threads = _writer_names(monkeypatch)
 
     result = watching.restore(start, session_id="s")
 
@@ -124,12 +137,7 @@ def test_where_no_writer_thread_can_start_the_files_are_written_here(
 ) -> None:
     """A `pids.max` reached after the first writer thread started: the restore does not fail
     halfway (its deletions done, nothing written), it writes every file in its own thread."""
-    _make_start(repo)
-    start = watching.capture(session_id="s", reason="start", record_layout=True).snapshot
-    assert start is not None
-    expected = _state(repo)
-    _change_everything(repo)
-    watching.capture(session_id="s", reason="after bash", watched=True)
+    start, expected = _start_then_change(repo, watching)
     real_start = threading.Thread.start
     writer_threads: list[str] = []
 
@@ -141,14 +149,7 @@ def test_where_no_writer_thread_can_start_the_files_are_written_here(
         real_start(thread)
 
     monkeypatch.setattr(threading.Thread, "start", limited)
-    writers: set[str] = set()
-    real_write = restorewrites._write
-
-    def spying(*args: object) -> os.stat_result | None:
-        writers.add(threading.current_thread().name)
-        return real_write(*args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(restorewrites, "_write", spying)
+    writers = _writer_names(monkeypatch)
 
     result = watching.restore(start, session_id="s")
 
