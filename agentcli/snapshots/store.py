@@ -296,8 +296,11 @@ class SnapshotStore:
 
     def _current_layout(self) -> Layout:
         """The workspace's layout: from the watcher's paths while it vouches, else a full scan."""
-        mask = self._restore_umask if self._restore_umask is not None else umask()
-        return self._layout_now.current(mask, trusted=self.watching, sources=self._restore_sources)
+        return self._layout_now.current(self._umask(), trusted=self.watching, sources=self._restore_sources)
+
+    def _umask(self) -> int:
+        """The umask a restore read at its start, or now outside one."""
+        return self._restore_umask if self._restore_umask is not None else umask()
 
     def _refresh_unrecorded(self) -> str:
         """Refreshes the index for a look at the files now, without a timeline entry.
@@ -509,8 +512,7 @@ class SnapshotStore:
         if layout is not None:
             # The files written are learnt from their descriptors' stat data (a look again
             # would lstat each and every folder above it: most of a restore's lstats).
-            mask = self._restore_umask if self._restore_umask is not None else umask()
-            unlearnt = self._layout_now.wrote(applied.files, applied.symlinks(), mask)
+            unlearnt = self._layout_now.wrote(applied.files, applied.symlinks(), self._umask())
             self._layout_now.note([*applied.deleted, *applied.chmodded, *unlearnt])
             now = self._current_layout()
             layout_dirs = [*layout.empty_dirs, *now.empty_dirs]
