@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pygit2
 
+from agentcli.snapshots.layout import default_mode
 from agentcli.snapshots.models import PlannedChange
 
 WRITE_THREADS = 4
@@ -66,20 +67,14 @@ def write_files(
         change, data = item
         return _write(workspace, change, data, mask, recorded.get(change.path))
 
-    if len(writes) < PARALLEL_WRITES_MIN or not distinct_everywhere(writes):
-        for batch in _read_blobs(repo, writes):
-            for item in batch:
-                record(*item, write(item))
-        return
     with ThreadPoolExecutor(WRITE_THREADS, thread_name_prefix="restore-write") as pool:
-        if not _all_started(pool):
-            for batch in _read_blobs(repo, writes):
-                for item in batch:
-                    record(*item, write(item))
-            return
+        # A pool starts no thread until asked: few writes, or names that may be one file, or
+        # no thread to be had, and each is written here, in the plan's order.
+        many = len(writes) >= PARALLEL_WRITES_MIN and distinct_everywhere(writes)
+        each = pool.map if many and _all_started(pool) else map
         try:
             for batch in _read_blobs(repo, writes):
-                for item, written in zip(batch, pool.map(write, batch), strict=True):
+                for item, written in zip(batch, each(write, batch), strict=True):
                     record(*item, written)
         except BaseException:
             # A failure (or an interrupt) starts no write still queued; those under way finish.
@@ -159,7 +154,7 @@ def _write(workspace: Path, change: PlannedChange, data: bytes, umask: int, mode
     elif keep is not None:
         wanted = mode_for(change.kind, keep, umask)
     else:
-        wanted = (0o777 if executable else 0o666) & ~umask
+        wanted = default_mode(executable, umask)
     # Raw descriptor calls: a file object per file cost more than the writes at 100 files. Made
     # with its final mode when the umask leaves it whole (never wider than wanted, so never
     # readable by others meanwhile); else 0600 and fchmod, a call and a watcher event more.
