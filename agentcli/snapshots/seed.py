@@ -111,7 +111,7 @@ def seed_from_user_index(
             walk's handles start loading it then: `SplitWalk.prefetch`).
 
     Returns:
-        How the copy was loaded: "thread" (beside the checks) or "here" (before them).
+        How the copy was loaded: "thread" (beside the checks) or "here" (after them).
 
     Raises:
         OSError, pygit2.GitError, ValueError: The copy could not be made or loaded (a corrupt
@@ -119,22 +119,17 @@ def seed_from_user_index(
     """
     raw = copy_user_index(user_index, target)
     load = _start_load(repo) if worker_count() >= 2 and cpus_idle(2) else None
-    if load is not None:
-        try:
-            if copied is not None:
-                copied(int.from_bytes(raw[8:12], "big") if raw[:4] == b"DIRC" else 0)
-            flagged = any_flagged_entry(raw)
-            user_repo = open_user_repo()
-            converts = may_convert(user_repo, common_dir, raw) if user_repo is not None else False
-        except BaseException:
-            load.wait()  # never leave the thread running; what failed here is what is raised
-            raise
-        index = load.result()
-    else:
-        index = repo.index
+    try:
+        if load is not None and copied is not None:
+            copied(int.from_bytes(raw[8:12], "big") if raw[:4] == b"DIRC" else 0)
         flagged = any_flagged_entry(raw)
         user_repo = open_user_repo()
         converts = may_convert(user_repo, common_dir, raw) if user_repo is not None else False
+    except BaseException:
+        if load is not None:
+            load.wait()  # never leave the thread running; what failed here is what is raised
+        raise
+    index = load.result() if load is not None else repo.index
     dropped = untrustworthy_entries(index) if flagged is not False else []
     for path in dropped:
         for stage in (0, 1, 2, 3):

@@ -25,7 +25,7 @@ def _seed_threads() -> list[threading.Thread]:
 
 @pytest.fixture(params=[True, False], ids=["load-on-a-thread", "load-here"])
 def overlap(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
-    """The seed's load on a thread beside its checks (as with a CPU free), or here before them."""
+    """The seed's load on a thread beside its checks (as with a CPU free), or here after them."""
     on_thread: bool = request.param
     monkeypatch.setattr(seed, "cpus_idle", lambda workers: on_thread)
     monkeypatch.setattr(seed, "worker_count", lambda: 2)  # a thread even on a one-CPU runner
