@@ -97,3 +97,18 @@ def write(path: Path, content: str | bytes, mode: int | None = None) -> Path:
     if mode is not None:
         path.chmod(mode)
     return path
+
+
+def change_behind_flags(repo: Path) -> dict[str, bytes]:
+    """Changes two tracked files behind index flags git would not look past (assume-unchanged,
+    skip-worktree), so a seed that trusted those entries would record the old content; returns
+    what each file now holds."""
+    git(repo, "update-index", "--assume-unchanged", "src/app.py")
+    git(repo, "update-index", "--skip-worktree", "src/util.py")
+    now = {
+        "src/app.py": b"changed behind an assume-unchanged flag\n",
+        "src/util.py": b"changed behind a skip-worktree flag\n",
+    }
+    for path, content in now.items():
+        write(repo / path, content)
+    return now

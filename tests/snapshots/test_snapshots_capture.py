@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.snapshots import SkipReason, SnapshotStore
-from snaphelpers import blob_bytes, commit_all, git, git_add_all_tree, ls_tree, shadow_git, write
+from snaphelpers import blob_bytes, change_behind_flags, commit_all, git, git_add_all_tree, ls_tree, shadow_git, write
 
 
 def test_first_capture_records_uncommitted_work_exactly_like_git(store: SnapshotStore, repo: Path, tmp_path: Path) -> None:
@@ -389,17 +389,14 @@ def test_invalid_session_ids_are_refused(store: SnapshotStore, bad: str) -> None
 
 
 def test_seed_drops_assume_unchanged_and_skip_worktree_entries(repo: Path, data_dir: Path, tmp_path: Path) -> None:
-    git(repo, "update-index", "--assume-unchanged", "src/app.py")
-    git(repo, "update-index", "--skip-worktree", "src/util.py")
-    write(repo / "src" / "app.py", "changed behind an assume-unchanged flag\n")
-    write(repo / "src" / "util.py", "changed behind a skip-worktree flag\n")
+    now = change_behind_flags(repo)
     store = SnapshotStore(repo, data_dir)
 
     result = store.capture(session_id="s", reason="start")
 
     entries = ls_tree(store, result.tree)
-    assert shadow_git(store, "cat-file", "-p", entries["src/app.py"][1]) == "changed behind an assume-unchanged flag\n"
-    assert shadow_git(store, "cat-file", "-p", entries["src/util.py"][1]) == "changed behind a skip-worktree flag\n"
+    for path, content in now.items():
+        assert blob_bytes(store, entries[path][1]) == content
     assert result.tree == git_add_all_tree(repo, tmp_path / "x")
 
 

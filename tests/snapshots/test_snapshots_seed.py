@@ -16,7 +16,7 @@ import pytest
 
 from agentcli.snapshots import SnapshotStore, seed
 from agentcli.snapshots.seed import copy_user_index
-from snaphelpers import blob_bytes, commit_all, git, git_add_all_tree, ls_tree, write
+from snaphelpers import blob_bytes, change_behind_flags, commit_all, git, git_add_all_tree, ls_tree, write
 
 
 def _seed_threads() -> list[threading.Thread]:
@@ -40,18 +40,15 @@ def test_both_ways_drop_flagged_and_converted_entries(
     commit_all(repo, "crlf on checkout")
     (repo / "notes.txt").unlink()
     git(repo, "checkout", "--", "notes.txt")  # now CRLF on disk, LF in the blob the index vouches for
-    git(repo, "update-index", "--assume-unchanged", "src/app.py")
-    git(repo, "update-index", "--skip-worktree", "src/util.py")
-    write(repo / "src" / "app.py", "changed behind an assume-unchanged flag\n")
-    write(repo / "src" / "util.py", "changed behind a skip-worktree flag\n")
+    now = change_behind_flags(repo)
     store = SnapshotStore(repo, data_dir)
 
     result = store.capture(session_id="s", reason="start")
 
     entries = ls_tree(store, result.tree)
     assert blob_bytes(store, entries["notes.txt"][1]) == b"one\r\ntwo\r\n"
-    assert blob_bytes(store, entries["src/app.py"][1]) == b"changed behind an assume-unchanged flag\n"
-    assert blob_bytes(store, entries["src/util.py"][1]) == b"changed behind a skip-worktree flag\n"
+    for path, content in now.items():
+        assert blob_bytes(store, entries[path][1]) == content
     assert result.tree == git_add_all_tree(repo, tmp_path / "x")
     assert store._shadow.seeded == ("thread" if overlap else "here")
     assert not _seed_threads()
