@@ -17,7 +17,7 @@ keeping them in one module keeps the log's format in one place.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
@@ -294,6 +294,20 @@ class QueuedMessage:
     attached: str = ""
     files: list[str] = field(default_factory=list)
 
+    @property
+    def model_text(self) -> str:
+        """The message as the model reads it (as :attr:`UserMessage.model_text`)."""
+        return f"{self.text}\n\n{self.attached}" if self.attached else self.text
+
+
+def joined_queue(messages: Sequence[QueuedMessage | UserMessage]) -> QueuedMessage:
+    """Queued messages sent as one, when the turn ended before a step boundary took them: texts
+    and attachments each joined by a blank line, the files in order. A resumed log recognises
+    the delivery by it (``session.resume.rebuild``)."""
+    return QueuedMessage(text="\n\n".join(m.text for m in messages),
+                         attached="\n\n".join(m.attached for m in messages if m.attached),
+                         files=[f for m in messages for f in m.files])
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class QueueChanged(BaseEvent):
@@ -301,7 +315,9 @@ class QueueChanged(BaseEvent):
 
     ``messages`` is the whole queue after the change, oldest first, so a resumed session gets back
     what was still waiting. A delivery at a step boundary logs no ``QueueChanged``: each message
-    delivered is a ``UserMessage`` with ``queued`` set, which takes the oldest off the queue.
+    delivered is a ``UserMessage`` with ``queued`` set, which takes the oldest off the queue. A
+    turn that ended first sends the whole queue as one message (:func:`joined_queue`), then logs
+    the queue emptied; a log cut between the two is read as delivered.
     """
 
     type: Literal["queue_changed"] = "queue_changed"

@@ -231,6 +231,13 @@ def _next_turn(session: Session, *, prompt: str | None, answer: str | None,
     if answer is not None and view.waiting_for != "answer":
         raise fail(f"the session is not waiting for an answer (it is {view.control})")
     words = answer if answer is not None else prompt
+    if words is None and session.queued:
+        # Typed while the agent worked and still queued when its process ended: what the user
+        # meant to send next (the TUI would have sent them as the turn ended).
+        async def send_queued() -> None:
+            await session.send_queued()
+
+        return send_queued
     if words is None and view.waiting_for == "answer":
         question = view.question.question if view.question else "(unknown)"
         raise fail(f"the session waits for an answer to: {question}\nuse --answer TEXT")

@@ -18,6 +18,7 @@ from agentcli.events import (
     QueuedMessage,
     ToolCallFinished,
     UserMessage,
+    joined_queue,
 )
 from agentcli.llm.types import Message
 from agentcli.session.errors import SessionStateError
@@ -51,6 +52,8 @@ class InputCommands:
 
         async def restore(self, ref: str, *, note: bool = True) -> RestoreResult: ...
 
+        async def respond(self, text: str | None, *, attached: str = "", files: list[str] | None = None) -> None: ...
+
     # -- messages typed while the agent works --------------------------------------------
 
     def queue(self, text: str, *, attached: str = "", files: list[str] | None = None) -> None:
@@ -73,16 +76,39 @@ class InputCommands:
         self._log_queue()
         return text
 
-    def take_queued(self) -> UserMessage | None:
-        """Every queued message as one (the turn ended before a step boundary took them)."""
+    def take_queued(self) -> QueuedMessage | None:
+        """Every queued message as one, out of the queue (a pause puts them back into the prompt)."""
         messages = list(self.turn.queued)
         self.turn.queued.clear()
         if not messages:
             return None
         self._log_queue()
-        return UserMessage(text="\n\n".join(m.text for m in messages),
-                           attached="\n\n".join(m.attached for m in messages if m.attached),
-                           files=[f for m in messages for f in m.files])
+        return joined_queue(messages)
+
+    async def send_queued(self) -> bool:
+        """Send every queued message as the user's next words (:meth:`respond`): the turn ended
+        before a step boundary took them. False if none was queued.
+
+        The log keeps them queued until they are sent, and a resumed log that has the message
+        but not the queue's change reads them as delivered (``rebuild``): a crash in between
+        loses nothing and sends nothing twice.
+
+        Raises:
+            SessionStateError: what :meth:`respond` raises; the messages stay queued.
+        """
+        messages = list(self.turn.queued)
+        if not messages:
+            return False
+        message = joined_queue(messages)
+        # Out of the queue while the turn starts, or its first step boundary would send them again.
+        self.turn.queued.clear()
+        try:
+            await self.respond(message.text, attached=message.attached, files=message.files)
+        except BaseException:
+            self.turn.queued.extendleft(reversed(messages))
+            raise
+        self._log_queue()
+        return True
 
     def restore_queue(self, messages: list[QueuedMessage]) -> None:
         """Messages still queued when the session's process ended, as its log kept them."""

@@ -36,6 +36,7 @@ from agentcli.events import (
     TurnEnded,
     UsageReported,
     UserMessage,
+    joined_queue,
 )
 from agentcli.llm.types import Message
 from agentcli.session.chart import CONTROL_STATES, WAITING_STATES
@@ -80,6 +81,11 @@ class Rebuilt:
     """Messages typed while the agent worked that no step boundary had taken yet."""
 
 
+def _text_and_attached(queued: list[QueuedMessage]) -> tuple[str, str]:
+    joined = joined_queue(queued)
+    return joined.text, joined.attached
+
+
 def rebuild(events: Iterable[Event]) -> Rebuilt:
     state = Rebuilt()
     open_calls: dict[str, ToolCallRequest] = {}  # calls with no result yet, in order
@@ -94,10 +100,14 @@ def rebuild(events: Iterable[Event]) -> Rebuilt:
             state.messages.append({"role": "user", "content": event.model_text})
             if event.queued and state.queued:
                 state.queued.pop(0)  # delivered at a step boundary, oldest first
+            elif state.queued and (event.text, event.attached) == _text_and_attached(state.queued):
+                state.queued = []  # sent whole after the turn ended; the log ends before the queue's change
             state.rewind_undo = None
             state.last_turn = None
         elif isinstance(event, ClarificationAnswered):
             state.messages.append({"role": "user", "content": answer_message(event.question, event.answer)})
+            if state.queued and event.answer == joined_queue(state.queued).model_text:
+                state.queued = []  # the queue sent whole as the answer (as for a UserMessage above)
             state.pending_question = None
             state.last_turn = None
         elif isinstance(event, ModelNote):

@@ -123,17 +123,13 @@ class Commands:
         session = self.app.session
         if session is None or session.view.waiting_for in (None, "approval"):
             return  # an approval waits for a verdict first; the queue waits for the next boundary
-        message = session.take_queued()
-        self.app.prompt.show_queued([])
-        if message is None:
-            return
         from agentcli.session import SessionStateError
 
         try:
-            await session.respond(message.text, attached=message.attached, files=message.files)
+            await session.send_queued()
         except SessionStateError as error:
-            self.app.notify(f"The queued message was not sent: {error}", severity="warning")
-            self.app.prompt.input.value = message.text
+            self.app.notify(f"The queued message was not sent, it stays queued: {error}", severity="warning")
+        self.app.prompt.show_queued(session.queued)
 
     def requeue_to_prompt(self) -> None:
         """The run paused or halted with messages queued: they go back into the prompt (sending

@@ -107,6 +107,56 @@ async def test_the_log_keeps_the_queue_until_a_step_boundary_delivers_it(workspa
     assert [m.text for m in rebuild(events[:delivered[1]]).queued] == ["and the tests"], "delivered oldest first"
 
 
+async def test_a_queue_sent_after_the_turn_ended_is_logged_once_sent(workspace: Path, isolated_dirs: Path) -> None:
+    from agentcli.events import QueueChanged
+    from agentcli.session import SessionStateError
+
+    data = isolated_dirs / "data" / "agentcli"
+    client = replay(("", [("complete", {"summary": "first"})]), ("", [("complete", {"summary": "second"})]))
+    session = new_session(workspace, Settings(), model_client=client, data_dir=data)
+    await session.run_turn("start")
+    session.queue("also the README", attached="README.md: hello", files=["README.md"])
+    session.queue("and the tests")
+    assert await session.send_queued()
+    assert (await session.wait_turn()).reason == "second"
+    assert session.queued == [] and not await session.send_queued(), "nothing left to send"
+    session.close()
+    events = list(read_events(find_session(data, session.id).directory))
+    sent = next(i for i, e in enumerate(events) if isinstance(e, UserMessage) and e.text.startswith("also"))
+    message = events[sent]
+    assert isinstance(message, UserMessage) and not message.queued
+    assert (message.text, message.attached, message.files) == (
+        "also the README\n\nand the tests", "README.md: hello", ["README.md"])
+    cleared = next(i for i, e in enumerate(events) if isinstance(e, QueueChanged) and not e.messages)
+    assert cleared > sent, "the queue is logged empty only once its message is in the log"
+    assert [m.text for m in rebuild(events[:sent]).queued] == ["also the README", "and the tests"], "not yet sent"
+    assert rebuild(events[:sent + 1]).queued == [], "a log cut before the queue's change: sent, not sent again"
+    assert rebuild(events).queued == []
+
+    # Refused (a call waits for approval): the messages stay queued, in order, and in the log.
+    waiting = new_session(workspace, Settings(), data_dir=data, default_permission_mode="ask",
+                          model_client=replay(("", [("bash", {"command": "true"})])))
+    assert (await waiting.run_turn("run it")).outcome == "approval"
+    waiting.queue("one")
+    waiting.queue("two")
+    with pytest.raises(SessionStateError):
+        await waiting.send_queued()
+    assert waiting.queued == ["one", "two"]
+    waiting.close()
+    logged = rebuild(read_events(find_session(data, waiting.id).directory)).queued
+    assert [m.text for m in logged] == ["one", "two"]
+
+
+def test_a_queue_sent_whole_as_an_answer_reads_as_delivered() -> None:
+    from agentcli.events import ClarificationAnswered, QueueChanged, QueuedMessage
+
+    queue = QueueChanged(messages=[QueuedMessage("use tabs", "a.txt: x", ["a.txt"]), QueuedMessage("and spaces")])
+    answer = ClarificationAnswered(call_id="c", question="tabs?", answer="use tabs\n\nand spaces\n\na.txt: x")
+    assert rebuild([UserMessage(text="go"), queue, answer]).queued == []
+    other = ClarificationAnswered(call_id="c", question="tabs?", answer="spaces")
+    assert [m.text for m in rebuild([UserMessage(text="go"), queue, other]).queued] == ["use tabs", "and spaces"]
+
+
 async def test_resume_rebuilds_without_rerunning_anything(workspace: Path, isolated_dirs: Path) -> None:
     data = isolated_dirs / "data" / "agentcli"
     counter = workspace / "runs.txt"

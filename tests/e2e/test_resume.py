@@ -93,6 +93,27 @@ def test_resume_refuses_what_does_not_fit(workspace: Path, server: OpenAIServer)
     assert agentcli("resume", "nosuchsession", "x", cwd=workspace).returncode == 2
 
 
+def test_a_message_still_queued_when_the_tui_died_is_sent_by_a_headless_resume(
+    workspace: Path, server: OpenAIServer
+) -> None:
+    from agentcli.events import QueueChanged, QueuedMessage, event_to_json
+
+    server.add(Reply(calls=[Call("complete", {"summary": "done"})]))
+    proc = agentcli("run", "go", *_model(server), "-o", "jsonl", cwd=workspace)
+    session_id = events(proc.stdout)[0]["session_id"]
+    # As the TUI logs a message typed while the agent worked, its process killed before the
+    # turn's end could send it.
+    with (_session_dir(session_id) / "events.jsonl").open("a") as log:
+        log.write(event_to_json(QueueChanged(messages=[QueuedMessage("now the tests")])) + "\n")
+    server.add(Reply(calls=[Call("complete", {"summary": "tests done"})]))
+    resumed = agentcli("resume", session_id, *_model(server), cwd=workspace)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert server.requests[-1]["messages"][-1] == {"role": "user", "content": "now the tests"}
+    server.add(Reply(calls=[Call("complete", {"summary": "again"})]))
+    again = agentcli("resume", session_id, cwd=workspace)
+    assert again.returncode == 2 and "give a PROMPT" in again.stderr, "sent once: nothing queued any more"
+
+
 def test_sigkill_mid_stream_then_resume_to_completion(workspace: Path, server: OpenAIServer) -> None:
     said = "Let me think about this carefully before acting. " * 20
     server.add(Reply(text=said, chunk_size=5, delay_s=0.05))

@@ -532,6 +532,7 @@ class Conversation(VerticalScroll, can_focus=True):
         with self.app.batch_update():
             await self.mount(new, after=old)
             record.widget = new
+            forget_lines([old])
             await old.remove()
 
     def _end_stream(self, *, interrupted: bool) -> None:
