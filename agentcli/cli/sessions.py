@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from agentcli.cli.common import find_session, workspace
+from agentcli.cli.common import fail, find_session, workspace
 from agentcli.cli.options import CommonOptions, shared_options
 
 app = typer.Typer(help="List, show and remove recorded sessions.", no_args_is_help=False, rich_markup_mode=None)
@@ -102,9 +102,15 @@ def sessions_show(session_ref: Annotated[str, typer.Argument(metavar="ID")]) -> 
 @app.command("rm")
 @shared_options("sessions rm")
 def sessions_rm(session_ref: Annotated[str, typer.Argument(metavar="ID")]) -> None:
-    """Delete a session's log."""
+    """Delete a session's log (not while another agentcli has it open: exit 2)."""
+    from agentcli.session.lock import SessionInUse
     from agentcli.session.log import remove_session
 
     entry = find_session(session_ref)
-    remove_session(entry)
+    try:
+        remove_session(entry)
+    except SessionInUse as error:
+        raise fail(str(error)) from None
+    except FileNotFoundError:
+        raise fail(f"session {entry.meta.id} was already removed") from None
     typer.echo(f"Removed session {entry.meta.id}")

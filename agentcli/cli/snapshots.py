@@ -32,9 +32,10 @@ SessionOpt = Annotated[
 
 
 @contextmanager
-def _snapshot_session(session_ref: str | None, cwd: Path | None) -> Iterator[Session]:
+def _snapshot_session(session_ref: str | None, cwd: Path | None, *, writes: bool = True) -> Iterator[Session]:
     """The session whose timeline a snapshot command works on, opened without running anything
-    and closed (its log flushed) when the command ends, however it ends."""
+    and closed (its log flushed) when the command ends, however it ends. A command that only
+    looks (not ``writes``) leaves the log alone, so it works on a session another agentcli runs."""
     from agentcli.config import data_home
     from agentcli.session.factory import SessionSetupError, resume_session, resume_settings_overrides
     from agentcli.session.log import list_sessions
@@ -49,7 +50,7 @@ def _snapshot_session(session_ref: str | None, cwd: Path | None) -> Iterator[Ses
         entry = entries[0]
     settings = load_settings(Path(entry.meta.workspace), resume_settings_overrides(entry, {}))
     try:
-        session = resume_session(entry, settings)
+        session = resume_session(entry, settings, record=writes)
     except SessionSetupError as error:
         raise fail(str(error)) from None
     try:
@@ -88,7 +89,7 @@ def snapshots_list(ctx: typer.Context, session: SessionOpt = None, *, options: C
     from agentcli.events import FileChange
     from agentcli.headless import format_age, format_changes
 
-    with _snapshot_session(session, options.cwd) as opened:
+    with _snapshot_session(session, options.cwd, writes=False) as opened:
         timeline = _snapshot_call(opened.timeline)
     table = Table(box=None, header_style="bold", title=f"session {opened.id}", title_justify="left")
     for column in ("#", "id", "age", "tool", "reason", "changes"):
@@ -133,7 +134,7 @@ def diff(
     from rich.console import Console
     from rich.syntax import Syntax
 
-    with _snapshot_session(session, options.cwd) as opened:
+    with _snapshot_session(session, options.cwd, writes=False) as opened:
         result = _snapshot_call(lambda: opened.diff(a, b))
     console = Console(highlight=False)
     for change in result.files:

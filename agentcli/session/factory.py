@@ -14,6 +14,7 @@ from agentcli.llm.litellm_client import LiteLLMClient
 from agentcli.llm.replay import RecordingError, ReplayModel
 from agentcli.llm.types import ModelClient
 from agentcli.llm.warmup import start_background_import
+from agentcli.session.lock import SessionInUse, SessionLock
 from agentcli.session.log import SessionEntry, SessionLog, read_events
 from agentcli.session.resume import rebuild
 from agentcli.session.session import Session, new_session_id
@@ -199,9 +200,40 @@ def resume_session(
     replay_delay_s: float | None = None,
     data_dir: Path | None = None,
     default_permission_mode: Mode = "edits",
+    record: bool = True,
 ) -> Session:
-    """Rebuild a session from its log and reopen the log for appending. No tool or model runs."""
+    """Rebuild a session from its log and reopen the log for appending. No tool or model runs.
+
+    With ``record`` the session's lock is taken first, so the log read is the whole of it and no
+    other process appends while this one does (another holding it: ``SessionSetupError`` naming
+    its pid). Without, nothing is written: for commands that only look (``diff``, ``snapshots``).
+    """
     check_sandbox(settings)
+    lock = _lock(entry) if record else None
+    try:
+        session = _rebuilt_session(entry, settings, model_client, replay_delay_s, data_dir, default_permission_mode)
+        if lock is not None:
+            log = SessionLog.reopen(entry.directory, lock=lock)
+            session.subscribe(log)
+            session.log = log
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+    return session
+
+
+def _lock(entry: SessionEntry) -> SessionLock:
+    try:
+        return SessionLock.acquire(entry.directory)
+    except SessionInUse as error:
+        raise SessionSetupError(str(error)) from error
+    except FileNotFoundError:
+        raise SessionSetupError(f"session {entry.meta.id} was removed") from None
+
+
+def _rebuilt_session(entry: SessionEntry, settings: Settings, model_client: ModelClient | None,
+                     replay_delay_s: float | None, data_dir: Path | None, default_permission_mode: Mode) -> Session:
     rebuilt = rebuild(read_events(entry.directory))
     client = model_client or model_client_for(settings, replay_delay_s=replay_delay_s)
     if isinstance(client, ReplayModel):
@@ -218,9 +250,6 @@ def resume_session(
     )
     session.load(rebuilt)
     session.use_mcp()
-    log = SessionLog.reopen(entry.directory)
-    session.subscribe(log)
-    session.log = log
     return session
 
 

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -36,6 +35,7 @@ from agentcli.events import (
     event_to_dict,
 )
 from agentcli.secrets import Redactor
+from agentcli.session.lock import SessionLock
 
 TITLE_CHARS = 80
 
@@ -90,16 +90,25 @@ def sessions_dir(data_dir: Path) -> Path:
 class SessionLog:
     """Appends a session's events and keeps its ``meta.json`` current."""
 
-    def __init__(self, directory: Path, meta: SessionMeta, redactor: Redactor | None = None) -> None:
+    def __init__(self, directory: Path, meta: SessionMeta, redactor: Redactor | None = None,
+                 lock: SessionLock | None = None) -> None:
+        """Open the log for appending, holding the session's lock (``lock``, or taken here: raises
+        :class:`~agentcli.session.lock.SessionInUse` when another process writes the session)
+        until :meth:`close`."""
         self.directory = directory
         self.meta = meta
         self.redact = redactor or Redactor()
         directory.mkdir(parents=True, exist_ok=True)
-        path = directory / "events.jsonl"
-        self._file = path.open("a", encoding="utf-8")
-        _end_torn_line(path, self._file)
-        self.meta.pid = os.getpid()
-        self._write_meta()
+        self.lock = lock or SessionLock.acquire(directory)
+        try:
+            path = directory / "events.jsonl"
+            _set_torn_line_aside(path)
+            self._file = path.open("a", encoding="utf-8")
+            self.meta.pid = os.getpid()
+            self._write_meta()
+        except BaseException:
+            self.lock.release()
+            raise
 
     @classmethod
     def create(cls, data_dir: Path, session_id: str, workspace: Path, **fields: object) -> SessionLog:
@@ -108,8 +117,8 @@ class SessionLog:
         return cls(sessions_dir(data_dir) / session_id, meta)
 
     @classmethod
-    def reopen(cls, directory: Path) -> SessionLog:
-        return cls(directory, read_meta(directory))
+    def reopen(cls, directory: Path, lock: SessionLock | None = None) -> SessionLog:
+        return cls(directory, read_meta(directory), lock=lock)
 
     def __call__(self, event: Event) -> None:
         """Subscriber: append one event, and fold it into the meta."""
@@ -167,26 +176,50 @@ class SessionLog:
             self._file.close()
             self.meta.pid = None
             self._write_meta()
+        self.lock.release()
 
 
-def _end_torn_line(path: Path, handle: TextIO) -> None:
-    """Close a last line a crash cut short, so the next event starts a line of its own.
+TORN_SUFFIX = ".torn"
 
-    Appended onto the torn half, the next event would be unreadable too: one lost event after a
-    crash would become two, and the second one is the first thing the resumed session did.
+
+def _set_torn_line_aside(path: Path) -> None:
+    """Cut a last line a crash left unfinished off the log, keeping its bytes in ``events.jsonl.torn``.
+
+    Appended onto the torn half, the next event would be unreadable too; and a torn line left in
+    the middle of the log would be warned about on every later read. Cut off, it is warned about
+    by the read that resumes the session and never again; its bytes stay at hand to look at.
     """
     try:
-        with path.open("rb") as reader:
-            reader.seek(0, os.SEEK_END)
-            if reader.tell() == 0:
+        with path.open("rb+") as log:
+            size = log.seek(0, os.SEEK_END)
+            if size == 0:
                 return
-            reader.seek(-1, os.SEEK_END)
-            last = reader.read(1)
-    except OSError:
+            log.seek(size - 1)
+            if log.read(1) == b"\n":
+                return
+            # The start of the torn line: just after the last newline (a torn line is one write,
+            # far shorter than the whole log, so reading back in blocks finds it quickly).
+            start = 0
+            at = size
+            while at > 0:
+                step = min(at, 65536)
+                at -= step
+                log.seek(at)
+                newline = log.read(step).rfind(b"\n")
+                if newline >= 0:
+                    start = at + newline + 1
+                    break
+            log.seek(start)
+            torn = log.read()
+            with path.with_name(path.name + TORN_SUFFIX).open("ab") as aside:
+                aside.write(torn + b"\n")
+                aside.flush()
+                os.fsync(aside.fileno())
+            log.truncate(start)
+            log.flush()
+            os.fsync(log.fileno())
+    except FileNotFoundError:
         return
-    if last != b"\n":
-        handle.write("\n")
-        handle.flush()
 
 
 def status(meta: SessionMeta) -> str:
@@ -285,4 +318,12 @@ def find_session(data_dir: Path, ref: str) -> SessionEntry:
 
 
 def remove_session(entry: SessionEntry) -> None:
-    shutil.rmtree(entry.directory)
+    """Delete a session's folder; raises ``SessionInUse`` while another process writes it.
+
+    The lock is held while the folder goes, so no process can open the session half-removed.
+    """
+    lock = SessionLock.acquire(entry.directory)
+    try:
+        shutil.rmtree(entry.directory)
+    finally:
+        lock.release()

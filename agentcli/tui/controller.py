@@ -289,6 +289,10 @@ class Commands:
         if session is not None and session.view.allows("pause"):
             app.notify("Pause the agent before switching sessions (ctrl+s).", severity="warning")
             return
+        if session is not None and entry is not None and entry.meta.id == session.id:
+            # Reopened, it would be refused as in use: this app holds its lock.
+            app.notify(f"Session {session.id} is the one open.")
+            return
         from agentcli.session import factory
 
         try:
