@@ -15,6 +15,7 @@ from rich.markup import escape
 
 from agentcli.describe import Description, Role, describe, format_changes
 from agentcli.events import (
+    ClarificationAnswered,
     Event,
     Outcome,
     ReasoningDelta,
@@ -22,6 +23,7 @@ from agentcli.events import (
     TextDelta,
     TurnEnded,
     UsageReported,
+    UserMessage,
     event_to_json,
 )
 
@@ -103,8 +105,11 @@ def rich_lines(description: Description) -> list[str]:
 class TextPrinter:
     """Prints what the agent says and does, for a person watching a terminal."""
 
-    def __init__(self, console: Console | None = None) -> None:
+    def __init__(self, console: Console | None = None, *, echo_user: bool = False) -> None:
         self.console = console or Console(highlight=False)
+        self.echo_user = echo_user
+        """Print the user's own words too: a transcript read back (``sessions show``), where the
+        live run leaves them out (the user has just typed them)."""
         self._mid_text = False
         self._mid_reasoning = False
         self._totals: UsageReported | None = None
@@ -135,6 +140,10 @@ class TextPrinter:
             return
         if isinstance(event, SessionStarted):
             self.session_id = event.session_id
+        if self.echo_user and isinstance(event, (UserMessage, ClarificationAnswered)):
+            self._end_text()
+            self._print_user(event)
+            return
         description = describe(event)
         if description is None:
             return
@@ -143,6 +152,16 @@ class TextPrinter:
             self.console.print(line)
         if isinstance(event, TurnEnded):
             self._print_end(event)
+
+    def _print_user(self, event: UserMessage | ClarificationAnswered) -> None:
+        """``› `` and the user's words (a task, guidance, an answer); attachments by their names."""
+        text = event.text if isinstance(event, UserMessage) else event.answer
+        lines = text.strip().split("\n") or [""]
+        self.console.print(f"[bold]› {escape(lines[0])}[/]")
+        for more in lines[1:]:
+            self.console.print(f"  {escape(more)}")
+        if isinstance(event, UserMessage) and event.files:
+            self.console.print(f"  [dim]attached: {escape(', '.join(event.files))}[/]")
 
     def _print_end(self, event: TurnEnded) -> None:
         """After the turn's end: what it cost, and how to go on from the command line."""

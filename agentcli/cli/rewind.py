@@ -47,7 +47,8 @@ def rewind(
         raise fail(f"the session's workspace {folder} no longer exists")
     settings = load_settings(folder, resume_settings_overrides(entry, options.settings_overrides()))
     try:
-        session = resume_session(entry, settings)
+        # Listing the messages only reads: it works on a session another agentcli is running.
+        session = resume_session(entry, settings, record=undo or message is not None)
     except SessionSetupError as error:
         raise fail(str(error)) from None
     try:

@@ -94,7 +94,7 @@ def sessions_show(session_ref: Annotated[str, typer.Argument(metavar="ID")]) -> 
     from agentcli.session.log import read_events
 
     entry = find_session(session_ref)
-    printer = TextPrinter()
+    printer = TextPrinter(echo_user=True)
     for event in read_events(entry.directory):
         printer(event)
 
