@@ -22,6 +22,7 @@ command ~20 ms before its first frame; ``run``, ``demo`` and ``resume`` another 
 from __future__ import annotations
 
 import sys
+import warnings
 from importlib import import_module
 from typing import Any
 
@@ -30,6 +31,7 @@ from typer.core import TyperGroup
 
 from agentcli import startup_gc
 from agentcli.cli import run
+from agentcli.cli.common import show_warning
 
 __all__ = ["app", "every_command", "main"]
 
@@ -124,6 +126,7 @@ def main() -> None:
     # No cyclic collection while the program starts (agentcli/startup_gc.py): the TUI resumes it
     # after its first frame, other commands as they start; this ``finally`` covers the rest.
     startup_gc.pause()
+    warnings.showwarning = show_warning
     try:
         app()
     except KeyboardInterrupt:

@@ -6,9 +6,11 @@ pydantic, are imported when a command asks for them.
 
 from __future__ import annotations
 
+import sys
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import typer
 
@@ -66,3 +68,24 @@ def interactive() -> bool:
     import agentcli.cli
 
     return agentcli.cli._interactive()
+
+
+_python_showwarning = warnings.showwarning
+
+
+def show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                 file: TextIO | None = None, line: str | None = None) -> None:
+    """``warnings.showwarning`` for the command line: a session log's warnings (a torn line, an
+    unknown event) are for the user, so one ``agentcli: warning: …`` line, not Python's format
+    with agentcli's source file and line; other warnings keep Python's, for whoever debugs them."""
+    # Looked up, not imported: the log module (and pydantic) is loaded only by the commands that
+    # read a log, and a SessionLogWarning can only come from one of those.
+    log = sys.modules.get("agentcli.session.log")
+    if log is not None and issubclass(category, log.SessionLogWarning):
+        stream = file or sys.stderr
+        try:
+            stream.write(f"agentcli: warning: {message}\n")
+        except OSError:
+            pass  # stderr closed: as Python's own showwarning, the warning is lost, not the command
+        return
+    _python_showwarning(message, category, filename, lineno, file, line)
