@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from agentcli.config import Settings, data_home
@@ -59,6 +61,48 @@ async def test_a_session_from_the_palette_opens_with_its_history(project: Path, 
         assert app.tools.option_list.option_count == 2
         assert app.graph.counts[("idle", "thinking")] == 1
         assert app.status.session_id == "01d5e5510000"
+
+
+HOLD_THE_LOG = """
+import sys
+from pathlib import Path
+from agentcli.session.log import SessionLog
+log = SessionLog.reopen(Path(sys.argv[1]))
+print("open", flush=True)
+sys.stdin.read()  # until the test closes the pipe
+log.close()
+"""
+
+
+async def test_a_session_another_process_writes_is_refused_with_a_notice(project: Path, tmp_path: Path) -> None:
+    model = write_recording(tmp_path / "rec.json", REC)
+    old = make_session(project, ReplayModel(REC), session_id="01d5e5510000", record=True, data_dir=data_home(),
+                       model=model)
+    await old.run_turn("what does textstats do?")
+    old.close()
+    [entry] = list_sessions(data_home())
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_THE_LOG, str(entry.directory)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "open\n"
+        before = (entry.directory / "events.jsonl").read_bytes()
+        app = make_app(project, None, settings=Settings(model=model))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for(pilot, lambda: app.session_ready, what="the new session")
+            current = app.session
+            await pilot.press("ctrl+p")
+            await wait_for(pilot, lambda: len(app.screen_stack) > 1, what="the palette")
+            await pilot.press(*"session: open 01d5")
+            await wait_for(pilot, lambda: palette_highlights(app, "01d5"), what="the palette to find the session")
+            await pilot.press("enter")
+            refusal = f"session 01d5e5510000 is in use by another agentcli (pid {holder.pid})"
+            await wait_for(pilot, lambda: any(refusal in str(n.message) for n in app._notifications),
+                           what="the refusal")
+            assert app.session is current and app.session_ready, "the open session stays open"
+        assert (entry.directory / "events.jsonl").read_bytes() == before
+    finally:
+        holder.communicate(timeout=60)
+    assert holder.returncode == 0
 
 
 async def test_ctrl_n_starts_a_new_session(project: Path, tmp_path: Path) -> None:
