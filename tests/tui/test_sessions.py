@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -81,10 +82,11 @@ async def test_a_session_another_process_writes_is_refused_with_a_notice(project
     await old.run_turn("what does textstats do?")
     old.close()
     [entry] = list_sessions(data_home())
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_THE_LOG, str(entry.directory)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = await asyncio.create_subprocess_exec(sys.executable, "-c", HOLD_THE_LOG, str(entry.directory),
+                                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
-        assert holder.stdout is not None and holder.stdout.readline() == "open\n"
+        assert holder.stdin is not None and holder.stdout is not None
+        assert await holder.stdout.readline() == b"open\n"
         before = (entry.directory / "events.jsonl").read_bytes()
         app = make_app(project, None, settings=Settings(model=model))
         async with app.run_test(size=(120, 40)) as pilot:
@@ -101,7 +103,8 @@ async def test_a_session_another_process_writes_is_refused_with_a_notice(project
             assert app.session is current and app.session_ready, "the open session stays open"
         assert (entry.directory / "events.jsonl").read_bytes() == before
     finally:
-        holder.communicate(timeout=60)
+        holder.stdin.close()
+        await holder.wait()
     assert holder.returncode == 0
 
 
