@@ -275,8 +275,9 @@ def read_events(directory: Path) -> Iterator[Event]:
         try:
             yield event_from_dict(data)
         except ValidationError as error:
-            warnings.warn(f"{path}: line {number} is not a valid event ({error.error_count()} errors); skipped",
-                          SessionLogWarning, stacklevel=2)
+            count = error.error_count()
+            warnings.warn(f"{path}: line {number} is not a valid event ({count} error{'s' if count > 1 else ''}); "
+                          "skipped", SessionLogWarning, stacklevel=2)
 
 
 @dataclass(frozen=True)

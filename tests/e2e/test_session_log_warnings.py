@@ -31,7 +31,7 @@ def test_log_warnings_are_one_line_each_and_a_torn_line_warns_once(workspace: Pa
     assert shown.returncode == 0, shown.stderr
     assert _warnings(shown.stderr) == [
         f"agentcli: warning: {log}: line 3 has unknown event type 'hologram' (newer version?); skipped",
-        f"agentcli: warning: {log}: line 4 is not a valid event (1 errors); skipped",
+        f"agentcli: warning: {log}: line 4 is not a valid event (1 error); skipped",
         f"agentcli: warning: {log}: last line is incomplete (torn by a crash?) and was skipped",
     ]
     listed = agentcli("rewind", "--last", cwd=workspace)
@@ -49,5 +49,5 @@ def test_log_warnings_are_one_line_each_and_a_torn_line_warns_once(workspace: Pa
     assert again.returncode == 0 and "incomplete" not in again.stderr, again.stderr
     assert [line.split(": ", 3)[-1] for line in _warnings(again.stderr)] == [
         "line 3 has unknown event type 'hologram' (newer version?); skipped",
-        "line 4 is not a valid event (1 errors); skipped",
+        "line 4 is not a valid event (1 error); skipped",
     ]
