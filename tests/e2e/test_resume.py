@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -216,6 +217,20 @@ def test_ctrl_c_pauses_cleanly_and_resume_continues(workspace: Path, server: Ope
     server.add(Reply(calls=[Call("complete", {"summary": "continued"})]))
     resumed = agentcli("resume", str(seen[0]["session_id"]), cwd=workspace)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+
+
+def test_a_demo_stopped_before_it_completes_keeps_its_folder_for_resume(tmp_path: Path) -> None:
+    proc = _start(["demo", "--delay", "0.2", "-o", "jsonl"], tmp_path)
+    seen = _read_until(proc, "text_delta")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 5, err
+    kept = Path(err.split("Demo files kept in ", 1)[1].split()[0])
+    assert (kept / "textstats.py").is_file(), "the folder the resume hint needs"
+    meta = json.loads((_session_dir(str(seen[0]["session_id"])) / "meta.json").read_text())
+    assert Path(meta["workspace"]) == kept
+    assert all(json.loads(line) for line in out.splitlines()), "stdout stays JSON lines"
+    shutil.rmtree(kept)
 
 
 def test_sessions_show_and_rm(workspace: Path, server: OpenAIServer) -> None:
