@@ -170,17 +170,27 @@ def new_session(
     )
     session.use_mcp()
     if record:
-        log = SessionLog.create(
-            data_dir or data_home(),
-            session_id,
-            session.workspace,
-            model=settings.model,
-            api_base=settings.api_base,
-            workflow=workflow.name,
-        )
+        try:
+            log = SessionLog.create(
+                data_dir or data_home(),
+                session_id,
+                session.workspace,
+                model=settings.model,
+                api_base=settings.api_base,
+                workflow=workflow.name,
+            )
+        except OSError as error:
+            session.close()
+            raise SessionSetupError(_unwritable(error)) from None
         session.subscribe(log)
         session.log = log
     return session
+
+
+def _unwritable(error: OSError) -> str:
+    where = error.filename or "the data folder"
+    return (f"cannot write the session log at {where}: {error.strerror or error}; "
+            "make the folder writable or point XDG_DATA_HOME elsewhere")
 
 
 def resume_settings_overrides(entry: SessionEntry, flags: dict[str, object]) -> dict[str, object]:
@@ -212,14 +222,21 @@ def resume_session(
     lock = _lock(entry) if record else None
     try:
         session = _rebuilt_session(entry, settings, model_client, replay_delay_s, data_dir, default_permission_mode)
-        if lock is not None:
-            log = SessionLog.reopen(entry.directory, lock=lock)
-            session.subscribe(log)
-            session.log = log
     except BaseException:
         if lock is not None:
             lock.release()
         raise
+    if lock is not None:
+        try:
+            log = SessionLog.reopen(entry.directory, lock=lock)
+        except BaseException as error:
+            lock.release()
+            session.close()
+            if isinstance(error, OSError):
+                raise SessionSetupError(_unwritable(error)) from None
+            raise
+        session.subscribe(log)
+        session.log = log
     return session
 
 
@@ -230,6 +247,8 @@ def _lock(entry: SessionEntry) -> SessionLock:
         raise SessionSetupError(str(error)) from error
     except FileNotFoundError:
         raise SessionSetupError(f"session {entry.meta.id} was removed") from None
+    except OSError as error:
+        raise SessionSetupError(_unwritable(error)) from None
 
 
 def _rebuilt_session(entry: SessionEntry, settings: Settings, model_client: ModelClient | None,
