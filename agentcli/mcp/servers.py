@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentcli.config_mcp import SERVER_NAME, McpServerSettings, McpSettings
+from agentcli.config_sources import not_utf8
 
 PROJECT_FILE = ".mcp.json"
 
@@ -84,7 +85,9 @@ def read_project_file(path: Path) -> tuple[dict[str, dict[str, Any]], list[str]]
         return {}, []
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+    except UnicodeDecodeError as error:
+        return {}, [f"{not_utf8(path, error)}; the file is ignored"]
+    except (OSError, json.JSONDecodeError) as error:
         return {}, [f"{path} is ignored: {error}"]
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     if not isinstance(servers, dict):
