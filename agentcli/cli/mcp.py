@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentcli.cli.common import EXIT_ERROR, fail, load_settings, workspace
-from agentcli.cli.options import CommonOptions, shared_options
+from agentcli.cli.options import CommonOptions, PlainUsage, shared_options
 
 if TYPE_CHECKING:
     from agentcli.session.mcp_servers import McpConfigError
@@ -26,7 +26,7 @@ def mcp_root(ctx: typer.Context, *, options: CommonOptions) -> None:
         _list(options)
 
 
-@app.command("list")
+@app.command("list", cls=PlainUsage)
 @shared_options("mcp list")
 def mcp_list(*, options: CommonOptions) -> None:
     """Start each configured MCP server, show its status and tools, and stop it again.
@@ -75,12 +75,12 @@ def _list(options: CommonOptions) -> None:
         raise typer.Exit(EXIT_ERROR)
 
 
-@app.command("call")
+@app.command("call", cls=PlainUsage)
 @shared_options("mcp call")
 def mcp_call(
-    server: Annotated[str, typer.Argument(help="The server's name.")],
-    tool: Annotated[str, typer.Argument(help="The tool's name on the server (or its mcp__ name).")],
-    arguments: Annotated[str, typer.Argument(help="The arguments as a JSON object.")] = "{}",
+    server: Annotated[str, typer.Argument(metavar="SERVER", help="The server's name.")],
+    tool: Annotated[str, typer.Argument(metavar="TOOL", help="The tool's name on the server (or its mcp__ name).")],
+    arguments: Annotated[str, typer.Argument(metavar="ARGUMENTS", help="The arguments as a JSON object.")] = "{}",
     *,
     options: CommonOptions,
 ) -> None:
