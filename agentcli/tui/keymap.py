@@ -38,7 +38,7 @@ def load_keymap(path: Path | None = None, known_ids: set[str] | None = None) -> 
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise KeymapError(f"cannot read the keymap {path}: {error}") from None
     except UnicodeDecodeError as error:
-        raise KeymapError(f"keymap {not_utf8(path, error)}") from None
+        raise KeymapError(not_utf8(path, error)) from None
     keymap: dict[str, str] = {}
     warnings: list[str] = []
     for binding_id, keys in data.items():

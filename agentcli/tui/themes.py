@@ -240,7 +240,7 @@ def load_theme_file(path: Path) -> ThemeSpec:
     except OSError as error:
         raise ThemeFileError(f"cannot read theme {path}: {error.strerror}") from None
     except UnicodeDecodeError as error:
-        raise ThemeFileError(f"theme {not_utf8(path, error)}") from None
+        raise ThemeFileError(not_utf8(path, error)) from None
     except tomllib.TOMLDecodeError as error:
         raise ThemeFileError(f"invalid TOML in theme {path}: {error}") from None
     try:
