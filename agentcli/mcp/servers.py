@@ -68,7 +68,8 @@ class _ProjectFile:
 
 def resolve_servers(settings: McpSettings, workspace: Path) -> ServerList:
     """The enabled servers, in name order, from `.mcp.json` (when read) and the settings."""
-    project = read_project_file(workspace / PROJECT_FILE) if settings.project_file else _ProjectFile(Path())
+    path = workspace / PROJECT_FILE
+    project = read_project_file(path) if settings.project_file else _ProjectFile(path)  # not read
     base = project.entries
     errors = list(project.errors)
     servers: list[ServerSpec] = []
