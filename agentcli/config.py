@@ -7,11 +7,12 @@ variable) it came from and the field that is wrong. The sources themselves are r
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agentcli.config_mcp import McpSettings
 from agentcli.config_sources import (
@@ -284,7 +285,8 @@ class Settings(_Section):
     model: str = DEFAULT_MODEL
     """The default model role, a litellm model string such as ``openai/gpt-4o``."""
     api_base: str | None = None
-    """Base URL of an OpenAI-compatible (or other) server, passed to litellm."""
+    """Base URL of an OpenAI-compatible (or other) server, passed to litellm: ``http://`` or
+    ``https://`` and a host (a URL without its scheme reached no server and read as a server error)."""
     max_steps: int = Field(100, ge=1)
     """Model calls allowed per turn before the run halts."""
     workflow: str = "single"
@@ -307,6 +309,14 @@ class Settings(_Section):
     """How the TUI calls you back when the agent waits for you while the terminal is not focused:
     the bell, or a desktop notification (OSC 9: iTerm2, WezTerm, kitty; OSC 777: foot, rxvt)."""
 
+    @field_validator("api_base")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        # Without its scheme a URL reached no server, and litellm reported a server error 500.
+        if value is not None and not re.match(r"https?://[^\s/]", value):
+            raise ValueError(f"{value!r} is not an http:// or https:// URL; write it as e.g. http://localhost:11434")
+        return value
+
     def model_for(self, role: str) -> str:
         """The litellm model string for a role (``default``, ``plan``, ``build``, ``explore``)."""
         value = getattr(self.models, role, None) if role in ("plan", "build", "explore") else None
@@ -321,7 +331,8 @@ def _describe(error: ValidationError, source: str) -> str:
     lines = [f"invalid configuration in {source}:"]
     for item in error.errors():
         field = ".".join(str(part) for part in item["loc"]) or "(top level)"
-        lines.append(f"  {field}: {item['msg']}")
+        message = item["msg"].removeprefix("Value error, ")  # our validators' own words
+        lines.append(f"  {field}: {message}")
     return "\n".join(lines)
 
 

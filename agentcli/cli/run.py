@@ -66,6 +66,8 @@ def run(
     Exit codes: 0 completed, 1 error, 2 usage or configuration error, 3 awaiting
     clarification, 4 halted, 5 paused or waiting for approval.
     """
+    if not prompt.strip():
+        raise fail("the prompt is empty: give the agent a task")
     folder = workspace(options.cwd)
     from agentcli.prompt.custom import CommandError, headless_task
 
@@ -118,15 +120,19 @@ def demo(
     import tempfile
 
     from agentcli.config import Settings
-    from agentcli.session.factory import model_client_for, new_session
+    from agentcli.session.factory import SessionSetupError, model_client_for, new_session
 
     bundled = Path(agentcli.__file__).parent / "data" / "demo"
     folder = Path(tempfile.mkdtemp(prefix="agentcli-demo-")).resolve()
     shutil.copytree(bundled / "project", folder, dirs_exist_ok=True)
     settings = Settings(model=f"replay:{bundled / 'recording.json'}")
     # The demo's recording runs in a throwaway copy of the sample project: nothing to approve.
-    session = new_session(folder, settings, model_client=model_client_for(settings, replay_delay_s=delay),
-                          default_permission_mode="all")
+    try:
+        session = new_session(folder, settings, model_client=model_client_for(settings, replay_delay_s=delay),
+                              default_permission_mode="all")
+    except SessionSetupError as error:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise fail(str(error)) from None
     task = (bundled / "task.txt").read_text(encoding="utf-8").strip()
     if interactive() and not headless and options.output is OutputFormat.text:
         try:
@@ -137,8 +143,9 @@ def demo(
     if options.output is OutputFormat.text:
         typer.echo(f"Demo workspace: {folder}")
     code = asyncio.run(drive(session, lambda: session.send_user_message(task), options.output))
-    if keep:
-        typer.echo(f"Demo files kept in {folder}")
+    if keep or code != 0:
+        # A demo stopped before it completed is resumable, and its hint names this folder.
+        typer.echo(f"Demo files kept in {folder}", err=options.output is not OutputFormat.text)
     else:
         shutil.rmtree(folder, ignore_errors=True)
     raise typer.Exit(code)
@@ -233,6 +240,8 @@ def _next_turn(session: Session, *, prompt: str | None, answer: str | None,
     if answer is not None and view.waiting_for != "answer":
         raise fail(f"the session is not waiting for an answer (it is {view.control})")
     words = answer if answer is not None else prompt
+    if words is not None and not words.strip():
+        raise fail(f"the {'answer' if answer is not None else 'prompt'} is empty")
     if words is None and session.queued:
         # Typed while the agent worked and still queued when its process ended: what the user
         # meant to send next (the TUI would have sent them as the turn ended).

@@ -11,6 +11,10 @@ def unknown_model(model: str, api_base: str | None) -> str | None:
     Blocks until litellm is imported (a few seconds on first use): for command-line checks before
     a session is created, never on a UI thread.
     """
+    provider, slash, name = model.partition("/")
+    if not model.strip() or (slash and not name.strip()) or not provider.strip():
+        return (f"{model!r} names no model; write it as provider/model, e.g. anthropic/claude-sonnet-4-5, "
+                "openai/gpt-4o, ollama_chat/qwen3:8b")
     litellm = import_litellm()
     from agentcli.llm.litellm_client import resolve_model
 

@@ -169,17 +169,27 @@ def new_session(
     )
     session.use_mcp()
     if record:
-        log = SessionLog.create(
-            data_dir or data_home(),
-            session_id,
-            session.workspace,
-            model=settings.model,
-            api_base=settings.api_base,
-            workflow=workflow.name,
-        )
+        try:
+            log = SessionLog.create(
+                data_dir or data_home(),
+                session_id,
+                session.workspace,
+                model=settings.model,
+                api_base=settings.api_base,
+                workflow=workflow.name,
+            )
+        except OSError as error:
+            session.close()
+            raise SessionSetupError(_unwritable(error)) from None
         session.subscribe(log)
         session.log = log
     return session
+
+
+def _unwritable(error: OSError) -> str:
+    where = error.filename or "the data folder"
+    return (f"cannot write the session log at {where}: {error.strerror or error}; "
+            "make the folder writable or point XDG_DATA_HOME elsewhere")
 
 
 def resume_settings_overrides(entry: SessionEntry, flags: dict[str, object]) -> dict[str, object]:
@@ -218,7 +228,11 @@ def resume_session(
     )
     session.load(rebuilt)
     session.use_mcp()
-    log = SessionLog.reopen(entry.directory)
+    try:
+        log = SessionLog.reopen(entry.directory)
+    except OSError as error:
+        session.close()
+        raise SessionSetupError(_unwritable(error)) from None
     session.subscribe(log)
     session.log = log
     return session

@@ -36,6 +36,7 @@ from agentcli.events import (
     event_to_dict,
 )
 from agentcli.secrets import Redactor
+from agentcli.tools.text import valid_text, valid_values
 
 TITLE_CHARS = 80
 
@@ -113,8 +114,14 @@ class SessionLog:
 
     def __call__(self, event: Event) -> None:
         """Subscriber: append one event, and fold it into the meta."""
-        payload = event_to_dict(event)
-        line = self.redact(json.dumps({"v": SCHEMA_VERSION, **payload}, ensure_ascii=False))
+        payload = {"v": SCHEMA_VERSION, **event_to_dict(event)}
+        line = self.redact(json.dumps(payload, ensure_ascii=False))
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError:
+            # A lone surrogate (bytes that are not UTF-8, from a file name or an argument) that
+            # got past the entry points: kept as its escaped bytes rather than losing the event.
+            line = self.redact(json.dumps(valid_values(payload), ensure_ascii=False))
         self._file.write(line + "\n")
         self._file.flush()
         self._fold(event)
@@ -129,7 +136,7 @@ class SessionLog:
         meta = self.meta
         meta.updated = event.ts
         if isinstance(event, UserMessage) and not meta.title:
-            meta.title = self.redact(" ".join(event.text.split()))[:TITLE_CHARS]
+            meta.title = valid_text(self.redact(" ".join(event.text.split())))[:TITLE_CHARS]
         elif isinstance(event, StateChanged):
             meta.state = next((s for s in reversed(event.configuration) if not s.startswith("phase")), meta.state)
             if event.event in ("user_message", "answer", "resume"):

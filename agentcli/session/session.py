@@ -60,6 +60,7 @@ from agentcli.session.toolset import build_registry
 from agentcli.session.turn import Totals, Turn
 from agentcli.session.view import SessionView, view_of
 from agentcli.tools.registry import ToolRegistry
+from agentcli.tools.text import valid_text
 from agentcli.tools.workflow_tools import PlanStore
 from agentcli.workflow.model import Workflow
 
@@ -316,7 +317,7 @@ class Session(InputCommands, TimelineCommands, McpCommands):
             raise SessionStateError("there is no question waiting for an answer")
         self.pending_question = None
         self._note_resume()
-        text = self.turn.redact(text)
+        text = valid_text(self.turn.redact(text))
         self._emit(ClarificationAnswered(call_id=question.call_id, question=question.question, answer=text))
         self.turn.begin_turn(answer_message(question.question, text))
         await self._send("answer")

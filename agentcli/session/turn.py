@@ -41,6 +41,7 @@ from agentcli.session.watchdog import Watchdog
 from agentcli.tools.base import ToolContext, ToolResult
 from agentcli.tools.control import CONTROL_TOOLS
 from agentcli.tools.registry import ToolRegistry, parse_arguments
+from agentcli.tools.text import valid_text
 from agentcli.tools.workflow_tools import PlanStore
 from agentcli.workflow.model import ALL_TOOLS, RESEARCH_TOOLS, Phase, Workflow
 
@@ -361,8 +362,10 @@ class Turn:
                      queued: bool = False) -> UserMessage:
         """The user's words as an event, redacted: sent, queued or given as guidance, a key typed
         into the prompt must neither be shown as is nor reach the model."""
-        return UserMessage(text=self.redact(text), attached=self.redact(attached), files=list(files or []),
-                           queued=queued)
+        # Bytes that are not UTF-8 (an argument, a file name) as their escapes: neither the log
+        # nor a model API can encode a lone surrogate.
+        return UserMessage(text=valid_text(self.redact(text)), attached=valid_text(self.redact(attached)),
+                           files=[valid_text(f) for f in files or []], queued=queued)
 
     def announce_call(self, call_id: str, name: str, arguments: str) -> None:
         """A call starts: shown redacted (the tool itself gets the arguments as written)."""

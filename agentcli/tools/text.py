@@ -56,6 +56,17 @@ def valid_text(text: str) -> str:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+def valid_values(value: object) -> object:
+    """A JSON value with every string (keys too) made :func:`valid_text`."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, dict):
+        return {valid_text(str(key)): valid_values(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [valid_values(item) for item in value]
+    return value
+
+
 def first_invalid_text(value: object, where: str = "arguments") -> str | None:
     """Where a JSON value holds a string that is not valid Unicode (a lone surrogate), if anywhere.
 

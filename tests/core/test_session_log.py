@@ -36,6 +36,19 @@ async def test_secrets_never_reach_the_log(workspace: Path, isolated_dirs: Path,
     assert "[redacted:OPENAI_API_KEY]" in raw and "[redacted:MY_SERVICE_TOKEN]" in raw
 
 
+def test_an_event_holding_bytes_that_are_not_utf8_is_logged_with_them_escaped(tmp_path: Path) -> None:
+    from agentcli.session.log import SessionLog
+
+    log = SessionLog.create(tmp_path, "0123456789ab", tmp_path)
+    log(ToolCallFinished(call_id="a", name="bash", ok=True, output="caf\udce9", duration_s=0))
+    log(UserMessage(text="a lone \ud800"))
+    log.close()
+    loaded = list(read_events(tmp_path / "sessions" / "0123456789ab"))
+    assert [e.type for e in loaded] == ["tool_call_finished", "user_message"]
+    assert loaded[0].output == "caf\\xe9"  # type: ignore[attr-defined]
+    assert loaded[1].text == "a lone \\ud800"  # type: ignore[attr-defined]
+
+
 def test_redactor_ignores_short_and_non_secret_values() -> None:
     redact = Redactor({"PATH": "/usr/bin:/bin", "DEBUG_KEY": "1", "API_KEY": "abcdefgh12"})
     assert redact("/usr/bin:/bin and 1 and abcdefgh12") == "/usr/bin:/bin and 1 and [redacted:API_KEY]"

@@ -109,6 +109,46 @@ def test_usage_and_configuration_errors_exit_2(workspace: Path) -> None:
     assert no_recording.returncode == 2 and "/no/such/file.json" in no_recording.stderr
 
 
+def test_empty_words_a_model_string_with_no_model_and_a_url_with_no_scheme_are_refused(
+    workspace: Path, server: OpenAIServer
+) -> None:
+    from agentcli.session.log import list_sessions
+
+    for prompt in ("", "   ", "\n\t"):
+        empty = agentcli("run", prompt, cwd=workspace)
+        assert empty.returncode == 2 and "the prompt is empty" in empty.stderr, empty.stderr
+    nameless = agentcli("run", "go", "-m", "openai/", cwd=workspace)
+    assert nameless.returncode == 2 and "'openai/' names no model" in nameless.stderr
+    for base in ("127.0.0.1:8000/v1", "not a url"):
+        bad = agentcli("run", "go", "-m", "openai/x", "--api-base", base, cwd=workspace)
+        assert bad.returncode == 2 and "api_base" in bad.stderr and "not an http:// or https:// URL" in bad.stderr
+    (workspace / ".agentcli.toml").write_text("api_base = 'localhost:11434'\n")
+    configured = agentcli("run", "go", cwd=workspace)
+    assert configured.returncode == 2 and ".agentcli.toml" in configured.stderr and "api_base" in configured.stderr
+    (workspace / ".agentcli.toml").unlink()
+    data = Path(os.environ["XDG_DATA_HOME"]) / "agentcli"
+    assert not list_sessions(data, workspace), "nothing refused made a session"
+
+    server.add(Reply(calls=[Call("clarify", {"question": "Which?"})]))
+    asked = agentcli("run", "go", "-m", "openai/x", "--api-base", server.base_url, "-o", "jsonl", cwd=workspace)
+    session_id = str(events(asked.stdout)[0]["session_id"])
+    for args in (["--answer", " "], [" "]):
+        refused = agentcli("resume", session_id, *args, cwd=workspace)
+        assert refused.returncode == 2 and "is empty" in refused.stderr, refused.stderr
+    assert len(server.requests) == 1, "no empty message reached the model"
+
+
+def test_a_data_folder_that_cannot_be_written_is_an_error_naming_it(workspace: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    env = {"XDG_DATA_HOME": str(blocker / "data")}
+    for args in (["run", "go", "-m", "openai/x"], ["demo", "--delay", "0"]):
+        proc = agentcli(*args, cwd=workspace, env=env)
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert "cannot write the session log" in proc.stderr and str(blocker) in proc.stderr
+        assert "Traceback" not in proc.stderr
+
+
 def test_model_and_api_base_come_from_the_environment(workspace: Path, server: OpenAIServer) -> None:
     server.add(Reply(calls=[Call("complete", {"summary": "env ok"})]))
     proc = agentcli("run", "go", cwd=workspace, env={"AGENTCLI_MODEL": "openai/env-model", "AGENTCLI_API_BASE": server.base_url})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -114,6 +115,27 @@ def test_a_message_still_queued_when_the_tui_died_is_sent_by_a_headless_resume(
     assert again.returncode == 2 and "give a PROMPT" in again.stderr, "sent once: nothing queued any more"
 
 
+def test_bytes_that_are_not_utf8_in_a_prompt_or_an_answer_are_logged_and_sent_as_escapes(
+    workspace: Path, server: OpenAIServer
+) -> None:
+    from agentcli.session.log import read_events
+
+    server.add(Reply(calls=[Call("clarify", {"question": "Which database?"})]))
+    # An argument's bytes that are not UTF-8 reach Python as lone surrogates (surrogateescape).
+    first = agentcli("run", "fix caf\udce9 and \udcff", *_model(server), "-o", "jsonl", cwd=workspace)
+    assert first.returncode == 3, first.stdout + first.stderr
+    session_id = events(first.stdout)[0]["session_id"]
+    server.add(Reply(calls=[Call("complete", {"summary": "done"})]))
+    answered = agentcli("resume", session_id, "--answer", "post\udcffgres", cwd=workspace)
+    assert answered.returncode == 0, answered.stdout + answered.stderr
+    assert "Traceback" not in first.stderr + answered.stderr and "subscriber" not in first.stdout + answered.stdout
+    assert server.requests[0]["messages"][-1]["content"] == "fix caf\\xe9 and \\xff"
+    assert "post\\xffgres" in server.requests[1]["messages"][-1]["content"]
+    logged = [e.type for e in read_events(_session_dir(session_id))]
+    assert logged.count("user_message") == 1 and logged.count("clarification_answered") == 1
+    assert logged.count("turn_ended") == 2, "every event of both runs is in the log"
+
+
 def test_sigkill_mid_stream_then_resume_to_completion(workspace: Path, server: OpenAIServer) -> None:
     said = "Let me think about this carefully before acting. " * 20
     server.add(Reply(text=said, chunk_size=5, delay_s=0.05))
@@ -195,6 +217,20 @@ def test_ctrl_c_pauses_cleanly_and_resume_continues(workspace: Path, server: Ope
     server.add(Reply(calls=[Call("complete", {"summary": "continued"})]))
     resumed = agentcli("resume", str(seen[0]["session_id"]), cwd=workspace)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+
+
+def test_a_demo_stopped_before_it_completes_keeps_its_folder_for_resume(tmp_path: Path) -> None:
+    proc = _start(["demo", "--delay", "0.2", "-o", "jsonl"], tmp_path)
+    seen = _read_until(proc, "text_delta")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 5, err
+    kept = Path(err.split("Demo files kept in ", 1)[1].split()[0])
+    assert (kept / "textstats.py").is_file(), "the folder the resume hint needs"
+    meta = json.loads((_session_dir(str(seen[0]["session_id"])) / "meta.json").read_text())
+    assert Path(meta["workspace"]) == kept
+    assert all(json.loads(line) for line in out.splitlines()), "stdout stays JSON lines"
+    shutil.rmtree(kept)
 
 
 def test_sessions_show_and_rm(workspace: Path, server: OpenAIServer) -> None:
