@@ -51,6 +51,25 @@ def data_home() -> Path:
     return Path(base) / "agentcli"
 
 
+def not_utf8(path: Path | str, error: UnicodeDecodeError) -> str:
+    """``FILE: not UTF-8 (byte 0xff at offset 0); …``: what a user file that does not decode is told.
+
+    Every loader of a user-written file (config, workflows, themes, keymap, `.mcp.json`) says it
+    the same way: the first byte that fails and where it is are what the user needs to find it.
+    """
+    return f"{path}: {utf8_problem(error)}"
+
+
+def utf8_problem(error: UnicodeDecodeError) -> str:
+    """``not UTF-8 (byte 0xff at offset 0); save it as UTF-8``, for a message that names the file
+    itself; a file saved as UTF-16 (as some Windows editors do) is named as such."""
+    data = error.object if isinstance(error.object, bytes | bytearray) else b""
+    byte = f"byte 0x{data[error.start]:02x}" if error.start < len(data) else "a byte"
+    utf16 = data[:2] in (b"\xff\xfe", b"\xfe\xff")
+    hint = "it looks like UTF-16; save it as UTF-8" if utf16 else "save it as UTF-8"
+    return f"not UTF-8 ({byte} at offset {error.start}); {hint}"
+
+
 def read_toml(path: Path) -> dict[str, Any]:
     """Read one TOML config file; a syntax error names the file and the line."""
     try:
@@ -58,6 +77,9 @@ def read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(handle)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"invalid TOML in {path}: {error}") from None
+    except UnicodeDecodeError as error:
+        # tomllib decodes the whole file first; that error is not a TOMLDecodeError.
+        raise ConfigError(not_utf8(path, error)) from None
     except OSError as error:
         raise ConfigError(f"cannot read {path}: {error.strerror}") from None
 

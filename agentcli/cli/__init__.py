@@ -32,6 +32,7 @@ from typer.core import TyperGroup
 from agentcli import startup_gc
 from agentcli.cli import run
 from agentcli.cli.common import show_warning
+from agentcli.cli.options import PlainUsage
 
 __all__ = ["app", "every_command", "main"]
 
@@ -64,7 +65,7 @@ def _build(name: str) -> Any:
     if isinstance(target, typer.Typer):
         holder.add_typer(target, name=name)
     else:
-        holder.command(name=name)(target)
+        holder.command(name=name, cls=PlainUsage)(target)
     return typer.main.get_command(holder).commands[name]  # type: ignore[attr-defined]
 
 

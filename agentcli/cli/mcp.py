@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agentcli.cli.common import EXIT_ERROR, fail, load_settings, workspace
-from agentcli.cli.options import CommonOptions, shared_options
+from agentcli.cli.options import CommonOptions, PlainUsage, shared_options
+
+if TYPE_CHECKING:
+    from agentcli.session.mcp_servers import McpConfigError
 
 app = typer.Typer(help="List the MCP servers and their tools; call a tool by hand.", no_args_is_help=False)
 
@@ -23,19 +26,26 @@ def mcp_root(ctx: typer.Context, *, options: CommonOptions) -> None:
         _list(options)
 
 
-@app.command("list")
+@app.command("list", cls=PlainUsage)
 @shared_options("mcp list")
 def mcp_list(*, options: CommonOptions) -> None:
-    """Start each configured MCP server, show its status and tools, and stop it again."""
+    """Start each configured MCP server, show its status and tools, and stop it again.
+
+    Exit 0 when every server started, 1 when one failed, 2 for a usage or configuration error
+    (a `.mcp.json` that cannot be read, an entry with a wrong field).
+    """
     _list(options)
 
 
 def _list(options: CommonOptions) -> None:
-    from agentcli.session.mcp_servers import list_servers
+    from agentcli.session.mcp_servers import McpConfigError, list_servers
 
     folder = workspace(options.cwd)
     settings = load_settings(folder, options.settings_overrides())
-    listing = asyncio.run(list_servers(folder, settings))
+    try:
+        listing = asyncio.run(list_servers(folder, settings))
+    except McpConfigError as error:
+        raise _config_failure(error) from None
     for problem in listing.problems:
         typer.echo(f"warning: {problem}", err=True)
     if not listing.servers and not listing.disabled:
@@ -65,27 +75,40 @@ def _list(options: CommonOptions) -> None:
         raise typer.Exit(EXIT_ERROR)
 
 
-@app.command("call")
+@app.command("call", cls=PlainUsage)
 @shared_options("mcp call")
 def mcp_call(
-    server: Annotated[str, typer.Argument(help="The server's name.")],
-    tool: Annotated[str, typer.Argument(help="The tool's name on the server (or its mcp__ name).")],
-    arguments: Annotated[str, typer.Argument(help="The arguments as a JSON object.")] = "{}",
+    server: Annotated[str, typer.Argument(metavar="SERVER", help="The server's name.")],
+    tool: Annotated[str, typer.Argument(metavar="TOOL", help="The tool's name on the server (or its mcp__ name).")],
+    arguments: Annotated[str, typer.Argument(metavar="ARGUMENTS", help="The arguments as a JSON object.")] = "{}",
     *,
     options: CommonOptions,
 ) -> None:
     """Start one server, call one tool with JSON arguments, print the result as the model reads it.
 
-    Exit 0 when the tool succeeded, 1 when it answered with an error, 2 for a usage error.
+    Exit 0 when the tool succeeded, 1 when it answered with an error or the server did not start,
+    2 for a usage or configuration error.
     """
-    from agentcli.session.mcp_servers import McpCommandError, call_tool
+    from agentcli.session.mcp_servers import McpCommandError, McpConfigError, McpServerFailed, call_tool
 
     folder = workspace(options.cwd)
     settings = load_settings(folder, options.settings_overrides())
     try:
         result = asyncio.run(call_tool(folder, settings, server, tool, arguments))
+    except McpConfigError as error:
+        raise _config_failure(error) from None
+    except McpServerFailed as error:
+        raise fail(str(error), EXIT_ERROR) from None
     except McpCommandError as error:
         raise fail(str(error)) from None
     typer.echo(result.output)
     if not result.ok:
         raise typer.Exit(EXIT_ERROR)
+
+
+def _config_failure(error: McpConfigError) -> typer.Exit:
+    """Each problem on a line of its own, then exit 2: a configuration error, as one in
+    `.agentcli.toml` is (a session would warn and go on without the servers it covers)."""
+    for problem in error.errors[:-1]:
+        fail(problem)
+    return fail(error.errors[-1])

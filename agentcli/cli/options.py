@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, get_args, get_type_hints
 
 import typer
+from typer.core import TyperCommand
 from typer.models import OptionInfo
 
 from agentcli.cli.common import fail
@@ -55,6 +56,18 @@ class PermissionMode(str, Enum):
     ask = "ask"
     edits = "edits"
     all = "all"
+
+
+class PlainUsage(TyperCommand):
+    """A command whose usage line reads as the README writes it, ``agentcli run [OPTIONS] PROMPT``.
+
+    typer 0.28 wraps a required argument in braces (``{PROMPT}``), which reads as a set to pick
+    from or a template to fill in; click's own convention, kept here, is the bare name.
+    """
+
+    def collect_usage_pieces(self, ctx: Context) -> list[str]:
+        pieces: list[str] = super().collect_usage_pieces(ctx)
+        return [piece[1:-1] if piece.startswith("{") and piece.endswith("}") else piece for piece in pieces]
 
 
 @dataclass(frozen=True)
@@ -91,6 +104,7 @@ class CommonOptions:
     def settings_overrides(self) -> dict[str, Any]:
         """The settings these options override, for ``load_settings``; ``None`` leaves a setting
         to the configuration files and the environment."""
+        # -y with another --permission-mode than all was refused when the options were read.
         mode = PermissionMode.all if self.yes else self.permission_mode
         overrides: dict[str, Any] = {"model": self.model, "api_base": self.api_base, "max_steps": self.max_steps,
                                      "workflow": self.workflow, "sandbox": self.sandbox}
@@ -220,6 +234,10 @@ def _resolve(ctx: Context, command: str, values: dict[str, Any]) -> dict[str, An
             raise fail(_misplaced(ctx, command, name))
         if givers[0] is not ctx:
             resolved[name] = ctx.meta[_GIVEN][id(givers[0])][name]
+    mode = resolved.get("permission_mode")
+    if resolved.get("yes") and mode not in (None, PermissionMode.all):
+        # Letting -y win would run commands the user asked to approve one by one.
+        raise fail(f"-y and --permission-mode {mode.value} exclude each other: -y is --permission-mode all")
     return resolved
 
 

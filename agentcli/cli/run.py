@@ -58,11 +58,13 @@ def root(
 
 
 @shared_options("run")
-def run(prompt: Annotated[str, typer.Argument(help="The task for the agent.")], *, options: CommonOptions) -> None:
+def run(
+    prompt: Annotated[str, typer.Argument(metavar="PROMPT", help="The task for the agent.")], *, options: CommonOptions
+) -> None:
     """Run the agent on PROMPT headless until it completes, asks, pauses or halts.
 
     Exit codes: 0 completed, 1 error, 2 usage or configuration error, 3 awaiting
-    clarification, 4 halted, 5 paused.
+    clarification, 4 halted, 5 paused or waiting for approval.
     """
     if not prompt.strip():
         raise fail("the prompt is empty: give the agent a task")
@@ -153,7 +155,7 @@ def demo(
 def resume(
     session_ref: Annotated[str | None, typer.Argument(metavar="ID", help="Session id (or a unique prefix).")] = None,
     prompt: Annotated[
-        str | None, typer.Argument(help="Guidance, a follow-up task, or the answer to a question.")
+        str | None, typer.Argument(metavar="PROMPT", help="Guidance, a follow-up task, or the answer to a question.")
     ] = None,
     answer: Annotated[str | None, typer.Option("--answer", help="Answer the question the agent asked.")] = None,
     last: Annotated[bool, typer.Option("--last", help="The newest session of this workspace.")] = False,

@@ -12,13 +12,14 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from agentcli.config_mcp import SERVER_NAME, McpServerSettings, McpSettings
+from agentcli.config_sources import not_utf8
 
 PROJECT_FILE = ".mcp.json"
 
@@ -45,15 +46,32 @@ class ServerList:
 
     servers: tuple[ServerSpec, ...]
     problems: tuple[str, ...] = ()
+    """Everything to tell the user, errors included (a session shows them all as notices)."""
     disabled: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()
+    """The problems that left a server or the whole `.mcp.json` out, each naming the file and the
+    field: `agentcli mcp list` and `mcp call` refuse to go on with them (exit 2), as a mistake in
+    `.agentcli.toml` does, while a session warns and goes on without what they cover."""
+
+
+@dataclass
+class _ProjectFile:
+    """What `.mcp.json` holds: entries by (sanitized) name, and what was wrong with it."""
+
+    path: Path
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict)
+    """Sanitized name -> the name as written, to point at the entry in the file."""
+    warnings: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
 
 
 def resolve_servers(settings: McpSettings, workspace: Path) -> ServerList:
     """The enabled servers, in name order, from `.mcp.json` (when read) and the settings."""
-    problems: list[str] = []
-    base: dict[str, dict[str, Any]] = {}
-    if settings.project_file:
-        base, problems = read_project_file(workspace / PROJECT_FILE)
+    path = workspace / PROJECT_FILE
+    project = read_project_file(path) if settings.project_file else _ProjectFile(path)  # not read
+    base = project.entries
+    errors = list(project.errors)
     servers: list[ServerSpec] = []
     disabled: list[str] = []
     for name in sorted({*base, *settings.servers}):
@@ -65,47 +83,75 @@ def resolve_servers(settings: McpSettings, workspace: Path) -> ServerList:
         try:
             spec = McpServerSettings.model_validate(raw)
         except ValidationError as error:
-            problems.append(f"MCP server '{name}' ({source}) is ignored: {_first_error(error)}")
+            # The config's own values were validated with the settings: a field that fails here
+            # is one `.mcp.json` wrote.
+            where, message = _first_error(error)
+            field_path = f"mcpServers.{project.names.get(name, name)}" + (f".{where}" if where else "")
+            errors.append(f"{project.path}: {field_path}: {message}; "
+                          f"the MCP server '{name}' is ignored")
             continue
         if not spec.enabled:
             disabled.append(name)
             continue
         unreachable = spec.unreachable()
         if unreachable is not None:
-            problems.append(f"MCP server '{name}' ({source}) is ignored: {unreachable}")
+            if name not in base:
+                entry = f"mcp.servers.{name}"
+            elif configured is None:
+                entry = f"{project.path}: mcpServers.{project.names[name]}"
+            else:
+                entry = f"{project.path}: mcpServers.{project.names[name]} with mcp.servers.{name}"
+            errors.append(f"{entry}: {unreachable}; the MCP server '{name}' is ignored")
             continue
         servers.append(ServerSpec(name, spec, source))
-    return ServerList(tuple(servers), tuple(problems), tuple(disabled))
+    return ServerList(tuple(servers), (*project.warnings, *errors), tuple(disabled), tuple(errors))
 
 
-def read_project_file(path: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
+def read_project_file(path: Path) -> _ProjectFile:
     """The server entries of a `.mcp.json`, by (sanitized) name, and its problems."""
+    found = _ProjectFile(path)
     if not path.is_file():
-        return {}, []
+        return found
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        return {}, [f"{path} is ignored: {error}"]
+    except UnicodeDecodeError as error:
+        found.errors.append(f"{not_utf8(path, error)}; the file is ignored")
+        return found
+    except json.JSONDecodeError as error:
+        found.errors.append(f"{path}: not valid JSON ({error.msg} at line {error.lineno} column {error.colno}); "
+                            "the file is ignored")
+        return found
+    except OSError as error:
+        found.errors.append(f"{path}: cannot be read ({error.strerror or error}); the file is ignored")
+        return found
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     if not isinstance(servers, dict):
-        return {}, [f"{path} is ignored: it has no \"mcpServers\" object"]
-    entries: dict[str, dict[str, Any]] = {}
-    problems: list[str] = []
+        what = "it has none" if servers is None else f"found a {_json_type(servers)}"
+        found.errors.append(f"{path}: mcpServers: must be an object of servers by name "
+                            f"({{\"mcpServers\": {{\"NAME\": {{...}}}}}}), {what}; the file is ignored")
+        return found
     for raw_name, entry in servers.items():
         name = sanitize_server_name(str(raw_name))
         if not isinstance(entry, dict):
-            problems.append(f"{path}: server '{raw_name}' is ignored: its entry is not an object")
+            found.errors.append(f"{path}: mcpServers.{raw_name}: must be an object, found a {_json_type(entry)}; "
+                                f"the MCP server '{name}' is ignored")
             continue
-        entries[name] = {key: value for key, value in entry.items() if key in McpServerSettings.model_fields}
+        found.names[name] = str(raw_name)
+        found.entries[name] = {key: value for key, value in entry.items() if key in McpServerSettings.model_fields}
         unknown = sorted(set(entry) - set(McpServerSettings.model_fields))
         if unknown and unknown != ["disabled"]:
             # Keys Claude Code itself uses for other things are skipped, not refused.
-            problems.append(f"{path}: server '{raw_name}': ignored keys {', '.join(unknown)}")
+            found.warnings.append(f"{path}: server '{raw_name}': ignored keys {', '.join(unknown)}")
         if entry.get("disabled") is True:
-            entries[name]["enabled"] = False
-        if entries[name].get("type") == "streamable-http":
-            entries[name]["type"] = "http"
-    return entries, problems
+            found.entries[name]["enabled"] = False
+        if found.entries[name].get("type") == "streamable-http":
+            found.entries[name]["type"] = "http"
+    return found
+
+
+def _json_type(value: object) -> str:
+    names = {list: "list", str: "string", bool: "boolean", int: "number", float: "number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
 
 
 def sanitize_server_name(name: str) -> str:
@@ -140,8 +186,11 @@ def expand_all(values: Mapping[str, str], environ: Mapping[str, str] | None = No
     return {key: expand(value, environ) for key, value in values.items()}
 
 
-def _first_error(error: ValidationError) -> str:
+def _first_error(error: ValidationError) -> tuple[str, str]:
+    """The first problem's field (``command``, ``args.0``) and message."""
     item = error.errors()[0]
     where = ".".join(str(part) for part in item["loc"])
     message = str(item["msg"]).removeprefix("Value error, ")
-    return f"{where}: {message}" if where else message
+    if "input" in item and not isinstance(item["input"], dict | list):
+        message += f" (found {json.dumps(item['input'])})"
+    return where, message

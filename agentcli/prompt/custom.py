@@ -14,7 +14,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentcli.config_sources import config_home
+from agentcli.config_sources import config_home, utf8_problem
 from agentcli.prompt.slash import BUILT_IN_NAMES
 
 FIELDS = ("description", "model", "workflow")
@@ -100,7 +100,9 @@ def parse_command(path: Path) -> CustomCommand | CommandProblem:
         return CommandProblem(path, f"/{name} is a built-in command; rename the file")
     try:
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+    except UnicodeDecodeError as error:
+        return CommandProblem(path, utf8_problem(error))
+    except OSError as error:
         return CommandProblem(path, f"cannot be read: {error}")
     meta: dict[str, str] = {}
     body = text

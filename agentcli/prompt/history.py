@@ -37,17 +37,19 @@ class PromptHistory:
 
     def _load(self) -> None:
         try:
-            lines = self.path.read_text(encoding="utf-8").splitlines()
+            raw = self.path.read_bytes().splitlines()
         except FileNotFoundError:
             return
         except OSError as error:
             self.problem = f"cannot read the prompt history {self.path}: {error}"
             return
-        for line in lines:
+        for line in raw:
             try:
-                value = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a torn line from a crash
+                value = json.loads(line.decode("utf-8"))
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                # A torn line from a crash, or one not UTF-8 (edited by hand): that line only is
+                # skipped, rather than the whole history being unreadable.
+                continue
             if isinstance(value, str) and value:
                 self.entries.append(value)
         if len(self.entries) > MAX_ENTRIES:

@@ -11,13 +11,26 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agentcli.config import Settings, data_home
-from agentcli.mcp import McpManager, McpTool, Status, resolve_servers
+from agentcli.mcp import McpManager, McpTool, ServerList, Status, resolve_servers
 from agentcli.tools.base import ToolContext, ToolResult
 from agentcli.tools.registry import ToolRegistry
 
 
 class McpCommandError(Exception):
     """The command cannot be carried out as asked (unknown server or tool, bad JSON)."""
+
+
+class McpConfigError(McpCommandError):
+    """The configuration leaves servers out (a broken `.mcp.json`, an entry with a wrong field):
+    nothing was started. ``errors`` name the file and the field, one per problem."""
+
+    def __init__(self, errors: tuple[str, ...]) -> None:
+        super().__init__("\n".join(errors))
+        self.errors = errors
+
+
+class McpServerFailed(McpCommandError):
+    """The server did not start (command not found, a crash, a timeout): a failure, not a usage error."""
 
 
 @dataclass(frozen=True)
@@ -44,15 +57,23 @@ class Listing:
     notices: list[str]
 
 
-def _manager(workspace: Path, settings: Settings, notices: list[str]) -> McpManager:
+def _configured(workspace: Path, settings: Settings) -> ServerList:
+    """The servers, or :class:`McpConfigError` when the configuration left any out: a command run
+    to look at MCP is where such a mistake must be refused, not listed past."""
     servers = resolve_servers(settings.mcp, workspace)
-    return McpManager(servers, workspace, ToolRegistry([]), notify=notices.append)
+    if servers.errors:
+        raise McpConfigError(servers.errors)
+    return servers
 
 
 async def list_servers(workspace: Path, settings: Settings) -> Listing:
-    """Start every configured server, list its tools, and stop it again."""
+    """Start every configured server, list its tools, and stop it again.
+
+    Raises:
+        McpConfigError: the configuration leaves a server out; nothing was started.
+    """
     notices: list[str] = []
-    manager = _manager(workspace, settings, notices)
+    manager = McpManager(_configured(workspace, settings), workspace, ToolRegistry([]), notify=notices.append)
     manager.start(log_dir=data_home() / "mcp-logs")
     try:
         await manager.ready()
@@ -68,8 +89,10 @@ async def call_tool(workspace: Path, settings: Settings, server: str, tool: str,
     """Start ``server`` alone, call one of its tools (by its own name or its ``mcp__`` name), stop it.
 
     Raises:
-        McpCommandError: the server is not configured or did not start, the tool is unknown, or
-            the arguments are not a JSON object.
+        McpConfigError: the configuration leaves a server out; nothing was started.
+        McpServerFailed: the server did not start.
+        McpCommandError: the server is not configured, the tool is unknown, or the arguments are
+            not a JSON object.
     """
     try:
         parsed = json.loads(arguments or "{}")
@@ -78,7 +101,7 @@ async def call_tool(workspace: Path, settings: Settings, server: str, tool: str,
     if not isinstance(parsed, dict):
         raise McpCommandError("the arguments must be a JSON object, such as '{\"timezone\": \"UTC\"}'")
     notices: list[str] = []
-    servers = resolve_servers(settings.mcp, workspace)
+    servers = _configured(workspace, settings)
     chosen = [spec for spec in servers.servers if spec.name == server]
     if not chosen:
         known = ", ".join(spec.name for spec in servers.servers) or "none"
@@ -90,7 +113,8 @@ async def call_tool(workspace: Path, settings: Settings, server: str, tool: str,
         await manager.ready()
         status = manager.statuses[0]
         if status.state != "ready":
-            raise McpCommandError(f"the MCP server '{server}' did not start: {status.error}")
+            stderr = f" (its stderr: {status.log})" if status.log else ""
+            raise McpServerFailed(f"the MCP server '{server}' did not start: {status.error}{stderr}")
         tools = manager.tools_of(server)
         found = next((t for t in tools if tool in (t.name, t.remote_name)), None)
         if found is None:

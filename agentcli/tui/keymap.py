@@ -13,7 +13,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from agentcli.config_sources import config_home
+from agentcli.config_sources import config_home, not_utf8
 
 
 class KeymapError(Exception):
@@ -37,6 +37,8 @@ def load_keymap(path: Path | None = None, known_ids: set[str] | None = None) -> 
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise KeymapError(f"cannot read the keymap {path}: {error}") from None
+    except UnicodeDecodeError as error:
+        raise KeymapError(not_utf8(path, error)) from None
     keymap: dict[str, str] = {}
     warnings: list[str] = []
     for binding_id, keys in data.items():

@@ -23,7 +23,7 @@ from typing import Any, Required, TypedDict
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-from agentcli.config_sources import Layer, config_home, merge_layers
+from agentcli.config_sources import Layer, config_home, merge_layers, not_utf8
 
 DEFAULT_THEME = "agentcli-dark"
 """Used when the configured theme is unknown or its file is broken."""
@@ -239,6 +239,8 @@ def load_theme_file(path: Path) -> ThemeSpec:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
         raise ThemeFileError(f"cannot read theme {path}: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise ThemeFileError(not_utf8(path, error)) from None
     except tomllib.TOMLDecodeError as error:
         raise ThemeFileError(f"invalid TOML in theme {path}: {error}") from None
     try:

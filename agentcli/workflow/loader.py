@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from agentcli.config_sources import config_home
+from agentcli.config_sources import config_home, utf8_problem
 from agentcli.workflow.builtin import BUILTIN_WORKFLOWS, UnknownWorkflowError
 from agentcli.workflow.model import InvalidWorkflowError, Phase, Workflow, WorkflowProblem
 
@@ -153,6 +153,9 @@ def load_workflow_file(
             data = tomllib.load(handle)
     except tomllib.TOMLDecodeError as error:
         return invalid(WorkflowProblem("", f"invalid TOML: {error}"))
+    except UnicodeDecodeError as error:
+        # tomllib decodes the whole file first; that error is not a TOMLDecodeError.
+        return invalid(WorkflowProblem("", utf8_problem(error)))
     except OSError as error:
         return invalid(WorkflowProblem("", f"cannot read the file: {error.strerror or error}"))
 

@@ -95,6 +95,24 @@ def test_history_persists_per_workspace_and_searches_newest_first(tmp_path: Path
     assert history_path(tmp_path / "other", tmp_path / "data") != path
 
 
+def test_a_history_line_that_is_not_utf8_is_skipped_and_the_rest_kept(tmp_path: Path) -> None:
+    path = history_path(tmp_path / "ws", tmp_path / "data")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b'"first"\n"caf\xe9"\n\xff\xfe"x"\n"last"\n')
+    history = PromptHistory(path)
+    assert history.entries == ["first", "last"] and history.problem is None
+    history.add("new")
+    assert PromptHistory(path).entries == ["first", "last", "new"]
+
+
+def test_a_command_file_that_is_not_utf8_is_a_problem_naming_the_byte(tmp_path: Path) -> None:
+    path = tmp_path / "deploy.md"
+    path.write_bytes(b"Deploy to caf\xe9\n")
+    problem = parse_command(path)
+    assert isinstance(problem, CommandProblem)
+    assert str(problem) == f"{path}: not UTF-8 (byte 0xe9 at offset 13); save it as UTF-8"
+
+
 def test_instructions_precedence_workspace_then_parents_then_user(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     workspace = repo / "packages" / "api"

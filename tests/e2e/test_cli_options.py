@@ -51,3 +51,32 @@ def test_an_option_the_command_does_not_take_exits_2_naming_where_it_goes(worksp
     assert restore.returncode == 2 and "agentcli restore … --yes" in restore.stderr
     listing = agentcli("--model", "openai/x", "sessions", cwd=workspace)
     assert listing.returncode == 2 and "--model" in listing.stderr
+
+
+def test_yes_and_a_permission_mode_other_than_all_exclude_each_other(workspace: Path, server: OpenAIServer) -> None:
+    for mode, before in (("ask", False), ("edits", False), ("ask", True)):
+        args = ["run", "touch made.txt", "--permission-mode", mode, "--model", "openai/m", "--api-base", server.base_url]
+        proc = agentcli(*(["-y", *args] if before else [*args, "-y"]), cwd=workspace)
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert f"-y and --permission-mode {mode} exclude each other" in proc.stderr
+    assert server.requests == [] and not (workspace / "made.txt").exists()  # nothing ran
+    tui = agentcli("-y", "--permission-mode", "ask", cwd=workspace)  # the bare command (the TUI) too
+    assert tui.returncode == 2 and "exclude each other" in tui.stderr
+    server.add(Reply(calls=[Call("bash", {"command": "touch made.txt"})]),
+               Reply(calls=[Call("complete", {"summary": "made"})]))
+    agreed = agentcli("run", "touch made.txt", "--permission-mode", "all", "-y", "--model", "openai/m",
+                      "--api-base", server.base_url, cwd=workspace)
+    assert agreed.returncode == 0, agreed.stdout + agreed.stderr
+    assert (workspace / "made.txt").exists()
+
+
+def test_run_help_names_prompt_and_every_exit_code() -> None:
+    proc = agentcli("run", "--help", cwd=Path.cwd())
+    assert proc.returncode == 0
+    assert "agentcli run [OPTIONS] PROMPT\n" in proc.stdout
+    assert "  PROMPT  The task for the agent." in proc.stdout
+    assert "5 paused or waiting for approval" in " ".join(proc.stdout.split())
+    missing = agentcli("run", cwd=Path.cwd())
+    assert missing.returncode == 2 and "Missing argument 'PROMPT'" in missing.stderr
+    called = agentcli("mcp", "call", "--help", cwd=Path.cwd())
+    assert "agentcli mcp call [OPTIONS] SERVER TOOL [ARGUMENTS]\n" in called.stdout

@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.test_cli import agentcli, events, recording
 from tests.mcp.conftest import FAULTY, group_alive
 
@@ -78,3 +80,50 @@ def test_an_mcp_call_approved_on_resume_runs_once_its_server_is_up(workspace: Pa
     approved = agentcli("resume", session_id, "--approve", "-o", "jsonl", cwd=workspace)
     assert approved.returncode == 0, approved.stdout + approved.stderr
     assert (workspace / "made.txt").read_text() == "written by the faulty server\n"
+
+
+@pytest.mark.parametrize(("text", "named"), [
+    ("{not json", ".mcp.json: not valid JSON (Expecting property name enclosed in double quotes at line 1 column 2)"),
+    ('{"mcpServers": []}', ".mcp.json: mcpServers: must be an object of servers by name"),
+    ('{"mcpServers": {"x": {"command": 5}}}', ".mcp.json: mcpServers.x.command: Input should be a valid string"),
+    ('{"mcpServers": {"x": "uvx"}}', ".mcp.json: mcpServers.x: must be an object, found a string"),
+    ('{"mcpServers": {"x": {"args": ["a"]}}}', ".mcp.json: mcpServers.x: a stdio server needs a `command`"),
+])
+def test_a_broken_mcp_json_exits_2_naming_the_file_and_the_field(workspace: Path, text: str, named: str) -> None:
+    (workspace / ".mcp.json").write_text(text)
+    listed = agentcli("mcp", "list", cwd=workspace)
+    assert listed.returncode == 2, listed.stdout + listed.stderr
+    assert f"agentcli: {workspace}/{named}" in listed.stderr
+    assert "No MCP servers configured" not in listed.stdout
+    called = agentcli("mcp", "call", "x", "tool", cwd=workspace)
+    assert called.returncode == 2 and f"{workspace}/{named}" in called.stderr
+    assert (workspace / ".mcp.json").read_text() == text
+
+
+def test_a_broken_entry_stops_mcp_list_before_any_server_starts(workspace: Path, tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {
+        "faulty": {"command": sys.executable, "args": [str(FAULTY)], "env": {"FAULTY_PID_FILE": str(pid_file)}},
+        "typo": {"command": "x", "timeout_s": "soon"},
+    }}))
+    listed = agentcli("mcp", "list", cwd=workspace)
+    assert listed.returncode == 2 and "mcpServers.typo.timeout_s" in listed.stderr
+    assert not pid_file.exists()  # nothing was started
+
+
+def test_a_run_warns_about_a_broken_mcp_json_and_goes_on(workspace: Path, tmp_path: Path) -> None:
+    (workspace / ".mcp.json").write_text('{"mcpServers": {"x": {"command": 5}}}')
+    model = recording(tmp_path / "rec.json", {"tool_calls": [{"name": "complete", "arguments": {"summary": "done"}}]})
+    run = agentcli("run", "go", "--model", model, "-o", "jsonl", cwd=workspace)
+    assert run.returncode == 0, run.stdout + run.stderr
+    notices = [str(e["text"]) for e in events(run.stdout) if e["type"] == "notice"]
+    assert any(".mcp.json: mcpServers.x.command" in text for text in notices), notices
+
+
+def test_mcp_call_exits_1_when_the_server_does_not_start_as_mcp_list_does(workspace: Path) -> None:
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"gone": {"command": "no-such-mcp-server-here"}}}))
+    called = agentcli("mcp", "call", "gone", "anything", cwd=workspace)
+    assert called.returncode == 1, called.stderr
+    assert "the MCP server 'gone' did not start: the command was not found" in called.stderr
+    assert "gone.log" in called.stderr
+    assert agentcli("mcp", "list", cwd=workspace).returncode == 1

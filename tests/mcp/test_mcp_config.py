@@ -58,14 +58,18 @@ def test_claude_codes_mcp_json_works_unchanged_and_the_config_overrides_it(works
 def test_a_broken_mcp_json_is_a_problem_to_show_not_a_failure(workspace: Path) -> None:
     _write(workspace / ".mcp.json", "{ not json")
     listing = resolve_servers(McpSettings(), workspace)
-    assert listing.servers == () and ".mcp.json is ignored" in listing.problems[0]
+    assert listing.servers == () and ".mcp.json: not valid JSON" in listing.problems[0]
+    assert listing.errors == listing.problems  # it leaves the whole file out
     _write(workspace / ".mcp.json", json.dumps({"mcpServers": {"a": {"args": ["x"]}, "b": {"command": "ok"}}}))
     listing = resolve_servers(McpSettings(), workspace)
     assert [spec.name for spec in listing.servers] == ["b"]
-    assert "MCP server 'a' (.mcp.json) is ignored" in listing.problems[0] and "command" in listing.problems[0]
+    assert listing.problems[0].endswith(
+        ".mcp.json: mcpServers.a: a stdio server needs a `command` (or give a `url` for an HTTP server); "
+        "the MCP server 'a' is ignored")
     assert resolve_servers(McpSettings(project_file=False), workspace).servers == ()
     http_without_url = McpSettings.model_validate({"servers": {"web": {"type": "http"}}, "project_file": False})
-    assert "needs a `url`" in resolve_servers(http_without_url, workspace).problems[0]
+    assert resolve_servers(http_without_url, workspace).errors == (
+        "mcp.servers.web: an http server needs a `url`; the MCP server 'web' is ignored",)
 
 
 @pytest.mark.parametrize(("toml", "wrong"), [

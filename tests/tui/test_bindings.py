@@ -77,3 +77,13 @@ async def test_a_remapped_prompt_key_moves_and_the_old_key_no_longer_runs_it(pro
         assert "[pasted 12 lines #1]" in field.text, "ctrl+o was moved away by the keymap"
         await pilot.press("f7")
         await wait_for(pilot, lambda: "line 11" in field.text, what="the chip expanded by f7")
+
+
+async def test_a_keymap_that_is_not_utf8_is_skipped_with_a_notification(project: Path) -> None:
+    keymap_file().parent.mkdir(parents=True)
+    keymap_file().write_bytes(b'"agentcli.pause" = "\xe9"\n')
+    wanted = f"{keymap_file()}: not UTF-8 (byte 0xe9 at offset 20)"
+    app = make_app(project, None)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: any(wanted in n.message for n in app._notifications), what="the notification")
+        assert app.is_running  # the app goes on with its own keys

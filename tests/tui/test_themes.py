@@ -247,3 +247,15 @@ async def test_a_broken_user_theme_is_skipped_with_a_notification(project: Path)
                        what="the notification")
         assert "bad" not in app.available_themes
         assert any("bad.toml" in n.message for n in app._notifications)
+
+
+async def test_a_user_theme_that_is_not_utf8_is_skipped_with_a_notification(project: Path) -> None:
+    folder = user_themes_dir()
+    folder.mkdir(parents=True)
+    (folder / "mine.toml").write_bytes(b"\xff\xfe" + 'name = "mine"\n'.encode("utf-16-le"))
+    app = make_app(project, None)
+    wanted = f"{folder / 'mine.toml'}: not UTF-8 (byte 0xff at offset 0)"
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: any(wanted in n.message for n in app._notifications), what="the notification")
+        assert app.theme == "agentcli-dark"  # the app runs on, with the default theme
+        assert "agentcli-light" in app.available_themes  # the other themes still load
