@@ -113,6 +113,7 @@ class TextPrinter:
         self._mid_text = False
         self._mid_reasoning = False
         self._totals: UsageReported | None = None
+        self._hint = ""
         self.session_id = ""
 
     def _end_text(self) -> None:
@@ -184,7 +185,18 @@ class TextPrinter:
                 "halted": f'agentcli resume {self.session_id} "guidance…"',
                 "error": f"agentcli resume {self.session_id}",
             }[event.outcome]
-            c.print(f"[dim]continue with: {escape(hint)}[/]")
+            if self.echo_user:
+                self._hint = hint  # a transcript: only its last turn's hint still applies (finish)
+            else:
+                c.print(f"[dim]continue with: {escape(hint)}[/]")
+        elif self.echo_user:
+            self._hint = ""
+
+    def finish(self) -> None:
+        """The end of a transcript read back: how to go on from where the session is now."""
+        self._end_text()
+        if self._hint:
+            self.console.print(f"[dim]continue with: {escape(self._hint)}[/]")
 
 
 class JsonLinesPrinter:

@@ -62,12 +62,21 @@ class PlainUsage(TyperCommand):
     """A command whose usage line reads as the README writes it, ``agentcli run [OPTIONS] PROMPT``.
 
     typer 0.28 wraps a required argument in braces (``{PROMPT}``), which reads as a set to pick
-    from or a template to fill in; click's own convention, kept here, is the bare name.
+    from or a template to fill in, and leaves arguments without a metavar in lower case
+    (``a [b]``); click's own convention, kept here, is the bare name in capitals.
     """
 
     def collect_usage_pieces(self, ctx: Context) -> list[str]:
         pieces: list[str] = super().collect_usage_pieces(ctx)
-        return [piece[1:-1] if piece.startswith("{") and piece.endswith("}") else piece for piece in pieces]
+        return [_plain(piece) for piece in pieces]
+
+
+def _plain(piece: str) -> str:
+    """``{ID}`` → ``ID``, ``a`` → ``A``, ``[b]`` → ``[B]``: arguments named in capitals, as
+    every usage line in the README writes them."""
+    if piece.startswith("{") and piece.endswith("}"):
+        piece = piece[1:-1]
+    return piece.upper()
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typer.core import TyperGroup
 
 from agentcli.cli.common import EXIT_ERROR, fail, interactive, load_settings, workspace
 from agentcli.cli.fleet_common import EXIT_INTERRUPTED, RayOpt, backend_for, run_cancellable, split_list
-from agentcli.cli.options import CommonOptions, OutputFormat, shared_options
+from agentcli.cli.options import CommonOptions, OutputFormat, PlainUsage, shared_options
 
 if TYPE_CHECKING:
     from agentcli.fleet.models import Attempt, Race
@@ -42,7 +42,7 @@ RaceOpt = Annotated[str | None, typer.Option("--race", "-r",
                                              help="Race id or prefix (default: this workspace's newest).")]
 
 
-@app.command("start")
+@app.command("start", cls=PlainUsage)
 @shared_options("race start")
 def start(
     task: Annotated[str, typer.Argument(help="The task every attempt gets.")],
@@ -190,7 +190,7 @@ def _attempt(race: Race, attempt_id: str) -> Attempt:
     return found
 
 
-@app.command("show")
+@app.command("show", cls=PlainUsage)
 @shared_options("race show")
 def show(race_ref: RaceOpt = None,
          as_json: Annotated[bool, typer.Option("--json", help="The race record as JSON.")] = False,
@@ -218,7 +218,7 @@ def show(race_ref: RaceOpt = None,
         typer.echo(f"applied attempt {applied.attempt} at {applied.at:%Y-%m-%d %H:%M}; undo: agentcli race undo")
 
 
-@app.command("list")
+@app.command("list", cls=PlainUsage)
 @shared_options("race list")
 def list_races(all_workspaces: Annotated[bool, typer.Option("--all", help="Every workspace.")] = False,
                *, options: CommonOptions) -> None:
@@ -237,7 +237,7 @@ def list_races(all_workspaces: Annotated[bool, typer.Option("--all", help="Every
                    + (f"  ({race.workspace})" if all_workspaces else ""))
 
 
-@app.command("diff")
+@app.command("diff", cls=PlainUsage)
 @shared_options("race diff")
 def diff(attempt_id: Annotated[str, typer.Argument(metavar="ATTEMPT", help="Attempt number.")],
          race_ref: RaceOpt = None, *, options: CommonOptions) -> None:
@@ -255,7 +255,7 @@ def diff(attempt_id: Annotated[str, typer.Argument(metavar="ATTEMPT", help="Atte
     typer.echo(patch if patch else f"attempt {attempt.id} changed nothing", nl=not patch)
 
 
-@app.command("apply")
+@app.command("apply", cls=PlainUsage)
 @shared_options("race apply")
 def apply(attempt_id: Annotated[str, typer.Argument(metavar="ATTEMPT", help="Attempt number.")],
           race_ref: RaceOpt = None,
@@ -292,7 +292,7 @@ def apply(attempt_id: Annotated[str, typer.Argument(metavar="ATTEMPT", help="Att
     typer.echo(f"applied attempt {attempt_id} of race {race.id}; undo with: agentcli race undo")
 
 
-@app.command("undo")
+@app.command("undo", cls=PlainUsage)
 @shared_options("race undo")
 def undo(race_ref: RaceOpt = None,
          # Not the shared --yes (approve every tool call): this one confirms the undo.
@@ -320,7 +320,7 @@ def undo(race_ref: RaceOpt = None,
                f"the state before this undo is snapshot {before}")
 
 
-@app.command("rm")
+@app.command("rm", cls=PlainUsage)
 @shared_options("race rm")
 def remove(race_ref: Annotated[str, typer.Argument(metavar="RACE", help="Race id or prefix.")],
            *, options: CommonOptions) -> None:

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from agentcli.cli.common import fail, find_session, workspace
-from agentcli.cli.options import CommonOptions, shared_options
+from agentcli.cli.options import CommonOptions, PlainUsage, shared_options
 
 app = typer.Typer(help="List, show and remove recorded sessions.", no_args_is_help=False, rich_markup_mode=None)
 
@@ -86,7 +86,7 @@ def _tail(text: str, width: int) -> str:
     return text if len(text) <= width else "…" + text[-(width - 1):]
 
 
-@app.command("show")
+@app.command("show", cls=PlainUsage)
 @shared_options("sessions show")
 def sessions_show(session_ref: Annotated[str, typer.Argument(metavar="ID")]) -> None:
     """Print a session's transcript from its log."""
@@ -97,9 +97,10 @@ def sessions_show(session_ref: Annotated[str, typer.Argument(metavar="ID")]) -> 
     printer = TextPrinter(echo_user=True)
     for event in read_events(entry.directory):
         printer(event)
+    printer.finish()
 
 
-@app.command("rm")
+@app.command("rm", cls=PlainUsage)
 @shared_options("sessions rm")
 def sessions_rm(session_ref: Annotated[str, typer.Argument(metavar="ID")]) -> None:
     """Delete a session's log (not while another agentcli has it open: exit 2)."""

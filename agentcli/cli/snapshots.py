@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from agentcli.cli.common import fail, find_session, load_settings, workspace
-from agentcli.cli.options import CommonOptions, shared_options
+from agentcli.cli.options import CommonOptions, PlainUsage, shared_options
 
 if TYPE_CHECKING:
     from agentcli.session import Session
@@ -103,7 +103,7 @@ def snapshots_list(ctx: typer.Context, session: SessionOpt = None, *, options: C
     Console().print(table)
 
 
-@app.command("gc")
+@app.command("gc", cls=PlainUsage)
 @shared_options("snapshots gc")
 def snapshots_gc(*, options: CommonOptions) -> None:
     """Repack this workspace's snapshot store and keep it within its size budget."""

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from agentcli.cli.common import EXIT_USAGE, fail, workspace
-from agentcli.cli.options import CommonOptions, shared_options
+from agentcli.cli.options import CommonOptions, PlainUsage, shared_options
 
 app = typer.Typer(help="List, check and draw workflows.", no_args_is_help=False, rich_markup_mode=None)
 
@@ -54,7 +54,7 @@ def workflows_list(ctx: typer.Context, *, options: CommonOptions) -> None:
         raise typer.Exit(EXIT_USAGE)
 
 
-@app.command("show")
+@app.command("show", cls=PlainUsage)
 @shared_options("workflows show")
 def workflows_show(
     name: Annotated[str, typer.Argument(help="The workflow's name.")],

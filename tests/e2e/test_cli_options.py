@@ -80,3 +80,16 @@ def test_run_help_names_prompt_and_every_exit_code() -> None:
     assert missing.returncode == 2 and "Missing argument 'PROMPT'" in missing.stderr
     called = agentcli("mcp", "call", "--help", cwd=Path.cwd())
     assert "agentcli mcp call [OPTIONS] SERVER TOOL [ARGUMENTS]\n" in called.stdout
+
+
+def test_every_usage_line_names_its_arguments_in_capitals() -> None:
+    expected = {
+        ("sessions", "show"): "agentcli sessions show [OPTIONS] ID\n",
+        ("workflows", "show"): "agentcli workflows show [OPTIONS] NAME\n",
+        ("race", "start"): "agentcli race start [OPTIONS] TASK\n",
+        ("diff",): "agentcli diff [OPTIONS] A [B]\n",
+        ("restore",): "agentcli restore [OPTIONS] SNAPSHOT\n",
+    }
+    for command, usage in expected.items():
+        proc = agentcli(*command, "--help", cwd=Path.cwd())
+        assert proc.returncode == 0 and usage in proc.stdout, proc.stdout

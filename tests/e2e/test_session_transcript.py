@@ -34,3 +34,9 @@ def test_show_has_the_task_the_answer_and_the_guidance(workspace: Path, server: 
     assert lines[guidance + 1] == "  and keep it short"
     assert task < said < answer < guidance, shown.stdout
     assert "say hello politely" not in shown.stdout, "attachments are named, not printed"
+    assert "continue with" not in shown.stdout, "the session completed: no earlier turn's hint is current"
+
+    server.add(Reply(calls=[Call("pause", {"reason": "again"})]))
+    assert agentcli("resume", session_id, "one more thing", cwd=workspace).returncode == 5
+    paused = agentcli("sessions", "show", session_id, cwd=workspace).stdout
+    assert paused.count("continue with") == 1 and paused.rstrip().endswith(f"continue with: agentcli resume {session_id}")
