@@ -9,7 +9,8 @@ restore, asked before every capture and restore. What it returns depends only on
   none does);
 - that repository's `config`, `config.worktree`, `commondir` and `gitdir` files, the common
   directory's `config`, and the global, XDG, system and program-data configs libgit2 reads;
-- the environment (`GIT_*`, `HOME`, `XDG_CONFIG_HOME`) and libgit2's config search path.
+- the environment (`HOME`, `XDG_CONFIG_HOME`, the `GIT_*` variables of discovery and config)
+  and libgit2's config search path.
 
 Folders are compared by identity and type (their times change with every file made in them);
 files by device, inode, size, mode, mtime and ctime. As git's racy-clean rule has it, an answer
@@ -100,15 +101,20 @@ def forget() -> None:
         _kept.clear()
 
 
+_ENVIRONMENT = ("HOME", "XDG_CONFIG_HOME", "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES",
+                "GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM")
+"""The variables git's discovery and config read (libgit2 takes HOME and XDG_CONFIG_HOME at start-up,
+into its search path, which is compared too); read one by one, as all of `os.environ` cost more
+than the rest of a look."""
+
+
 def _outside() -> tuple[object, ...]:
     import pygit2
 
-    env = tuple(
-        sorted((k, v) for k, v in os.environ.items() if k.startswith("GIT_") or k in ("HOME", "XDG_CONFIG_HOME"))
-    )
+    get = os.environ.get
     paths = pygit2.settings.search_path
     levels = pygit2.enums.ConfigLevel
-    return (env, *(paths[getattr(levels, level)] for level in _CONFIG_NAMES))
+    return (*(get(name) for name in _ENVIRONMENT), *(paths[getattr(levels, level)] for level in _CONFIG_NAMES))
 
 
 def _inputs(key: str, sources: IgnoreSources, gitdir: str | None) -> _Inputs | None:

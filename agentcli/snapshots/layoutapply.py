@@ -44,6 +44,8 @@ def apply_layout(
             unwanted.add(rel)
             rel = rel.rpartition("/")[0]
     changed: list[str] = []
+    if not unwanted and not wanted_dirs and not target.modes and not current.modes:
+        return changed  # nothing to look at: not even the workspace's folder is opened
     # Through folder descriptors, as the restore's writes (see `restorefolders.py`): a folder
     # swapped for a link meanwhile stops this too, rather than have a mode set through it.
     with Folders(workspace) as folders:
