@@ -13,7 +13,10 @@ plan is the tree diff between the workspace as just captured and the target, and
 
 Before anything is touched every path is checked: it must stay inside the workspace, never
 enter `.git`, and never go through a symlink or replace a directory holding files no snapshot
-has. Any such path is a conflict, and a conflict stops the restore before it starts.
+has. Any such path is a conflict, and a conflict stops the restore before it starts. That
+check is by name; the changes themselves are made through folder descriptors opened without
+following links (`restorefolders.py`), so a folder swapped for a link after the check stops the
+restore instead of sending it through the link.
 """
 
 from __future__ import annotations
