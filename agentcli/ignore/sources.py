@@ -124,13 +124,26 @@ def discover(workspace: Path) -> IgnoreSources:
     A git config file that cannot be read leaves the settings it holds at git's defaults
     rather than failing a search or a capture; git itself would refuse to run.
 
+    The answer is kept while every input it came from is provably unchanged
+    (`discovered.py`): finding it opens a repository and reads git's config (~0.3 ms, a
+    tenth of a one-file restore), and a session asks before every capture and restore.
+
     Args:
         workspace: The workspace directory (symlinks are resolved here, as libgit2 resolves
             the repository's work tree).
 
     Returns:
-        The sources, read now (call again to see a changed config).
+        The sources as they are now: a new object on each call (callers key what they read
+        of the exclude files on it).
     """
+    from agentcli.ignore.discovered import remembered
+
+    return remembered(workspace, _discover)
+
+
+def _discover(workspace: Path) -> tuple[IgnoreSources, str | None]:
+    """`discover` done afresh; also returns the git directory found (None: none), whose files
+    the answer depends on even when it is not used (a bare one, a work tree elsewhere)."""
     import pygit2  # lazy: a heavy import that only walks and captures need
 
     workspace = workspace.resolve()
@@ -146,14 +159,14 @@ def discover(workspace: Path) -> IgnoreSources:
         except pygit2.GitError:
             repo = None
     if repo is None or repo.workdir is None:
-        return _sources(workspace, "", None, _config(None))
+        return _sources(workspace, "", None, _config(None)), gitdir
     root = Path(repo.workdir).resolve()
     try:
         below = workspace.relative_to(root).as_posix()
     except ValueError:  # a work tree elsewhere (core.worktree): treat the workspace as its own root
-        return _sources(workspace, "", None, _config(None))
+        return _sources(workspace, "", None, _config(None)), gitdir
     info_exclude = _common_dir(Path(repo.path)) / "info" / "exclude"
-    return _sources(root, "" if below == "." else below, info_exclude, _config(repo))
+    return _sources(root, "" if below == "." else below, info_exclude, _config(repo)), repo.path
 
 
 def _sources(root: Path, below: str, info_exclude: Path | None, config: pygit2.Config | None) -> IgnoreSources:

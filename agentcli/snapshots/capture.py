@@ -93,7 +93,7 @@ class IndexRefresher:
         self._limits = limits
         self._rules: IgnoreRules | None = None
         self._saved = IndexWrites(shadow)
-        self._rules_key: tuple[str, tuple[int, int] | None] | None = None
+        self._rules_key: tuple[str, tuple[int, int] | None, bool] | None = None
         self._split = SplitWalk(shadow.path, shadow.workspace)
         shadow.on_index_copied = self._split.prefetch  # a first capture: the handles load beside the seed
         self._split_repo: pygit2.Repository | None = None
@@ -128,7 +128,7 @@ class IndexRefresher:
         sources = discover(shadow.workspace)
         inherited = sources.workspace_excludes()
         shadow.sync_excludes(inherited)
-        rules_key = (inherited, stat_key(sources.excludes_file))
+        rules_key = (inherited, stat_key(sources.excludes_file), sources.ignore_case)
         rules_changed = rules_key != self._rules_key
         self._rules_key = rules_key
         # A fresh engine per capture: it sees ignore files as they are now (compiled files are
@@ -214,7 +214,7 @@ class IndexRefresher:
         """Tells whether the exclude files outside the tree changed since the last refresh
         (what a watched refresh checks before trusting its hints; the watcher cannot see them)."""
         sources = sources or discover(self._shadow.workspace)
-        return (sources.workspace_excludes(), stat_key(sources.excludes_file)) != self._rules_key
+        return (sources.workspace_excludes(), stat_key(sources.excludes_file), sources.ignore_case) != self._rules_key
 
     def index_changed(self, paths: list[str]) -> None:
         """Records entries changed outside `refresh` (a restore that set them from what it wrote),

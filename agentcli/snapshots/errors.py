@@ -47,5 +47,19 @@ class RestoreConflictError(SnapshotError):
         self.conflicts = conflicts
 
 
+class RestoreStoppedError(SnapshotError):
+    """A restore met something other than a folder where the plan had one (a symlink or a file
+    put there while it wrote): it wrote nothing through it and stopped.
+
+    What it wrote before is whole (each file the old one or the new), no temporary file is
+    left, and the state before the restore was recorded first: restoring again once `path`
+    is a folder (or gone) finishes the job. `path` is workspace-relative.
+    """
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 class CorruptStoreError(SnapshotError):
     """The shadow repository is missing objects a snapshot needs."""

@@ -10,9 +10,11 @@ import os
 import stat
 from pathlib import Path
 
+from agentcli.snapshots.errors import RestoreStoppedError
 from agentcli.snapshots.guards import safe_relative_path
 from agentcli.snapshots.layout import Layout, default_mode, scan_layout
-from agentcli.snapshots.restore import ensure_dir, remove_empty_dirs, umask
+from agentcli.snapshots.restore import remove_empty_dirs, umask
+from agentcli.snapshots.restorefolders import Folders
 
 
 def apply_layout(
@@ -41,25 +43,35 @@ def apply_layout(
         while rel:
             unwanted.add(rel)
             rel = rel.rpartition("/")[0]
-    remove_empty_dirs(workspace, unwanted)
-    for rel in sorted(wanted_dirs):
-        try:
-            ensure_dir(workspace, rel)
-        except OSError:
-            pass  # a file now stands where the folder was: the file wins, as in the plan
     changed: list[str] = []
-    for rel in sorted(set(target.modes) | set(current.modes)):
-        if safe_relative_path(rel) != rel:
-            continue
-        if _set_mode(workspace / rel, target.modes.get(rel), mask):
-            changed.append(rel)
+    if not unwanted and not wanted_dirs and not target.modes and not current.modes:
+        return changed  # nothing to look at: not even the workspace's folder is opened
+    # Through folder descriptors, as the restore's writes (see `restorefolders.py`): a folder
+    # swapped for a link meanwhile stops this too, rather than have a mode set through it.
+    with Folders(workspace) as folders:
+        remove_empty_dirs(folders, unwanted)
+        for rel in sorted(wanted_dirs):
+            try:
+                folders.open(rel, create=True)
+            except (OSError, RestoreStoppedError):
+                pass  # a file or link now stands where the folder was: it wins, as in the plan
+            folders.trim()
+        for rel in sorted(set(target.modes) | set(current.modes)):
+            if safe_relative_path(rel) != rel:
+                continue
+            parent, _, name = rel.rpartition("/")
+            folder = folders.open(parent)
+            if folder is not None and _set_mode(folder, name, target.modes.get(rel), mask):
+                changed.append(rel)
+            folders.trim()
     return changed
 
 
-def _set_mode(path: Path, recorded: int | None, mask: int) -> bool:
+def _set_mode(folder: int, name: str, recorded: int | None, mask: int) -> bool:
     """Give a regular file its recorded mode (default: as git checks one out); never through a link."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
+        fd = os.open(name, flags, dir_fd=folder)
     except OSError:
         return False
     try:

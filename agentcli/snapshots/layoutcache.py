@@ -141,7 +141,7 @@ class LayoutCache:
             excludes_state = read_for[1]
         else:
             sources = sources or discover(self.workspace)
-            excludes_state = (sources.workspace_excludes(), stat_key(sources.excludes_file))
+            excludes_state = (sources.workspace_excludes(), stat_key(sources.excludes_file), sources.ignore_case)
             self._read_for = (sources, excludes_state)
         key = (umask, *excludes_state)
         if not trusted or self._modes is None or key != self._key:

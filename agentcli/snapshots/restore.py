@@ -13,7 +13,10 @@ plan is the tree diff between the workspace as just captured and the target, and
 
 Before anything is touched every path is checked: it must stay inside the workspace, never
 enter `.git`, and never go through a symlink or replace a directory holding files no snapshot
-has. Any such path is a conflict, and a conflict stops the restore before it starts.
+has. Any such path is a conflict, and a conflict stops the restore before it starts. That
+check is by name; the changes themselves are made through folder descriptors opened without
+following links (`restorefolders.py`), so a folder swapped for a link after the check stops the
+restore instead of sending it through the link.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from pygit2.enums import FileMode
 from agentcli.snapshots.guards import safe_relative_path
 from agentcli.snapshots.models import PlannedChange, RestoreConflict
 from agentcli.snapshots.restorechecks import find_conflicts, plain_path
+from agentcli.snapshots.restorefolders import Folders
 from agentcli.snapshots.restorewrites import mode_for, write_files
 from agentcli.snapshots.treediff import tree_changes, walk_budget
 
@@ -159,6 +163,10 @@ def apply_changes(
 ) -> Applied:
     """Applies planned changes to the workspace (conflicts must have been ruled out).
 
+    Every change is made relative to its folder's descriptor, each folder opened from its
+    parent's without following a link (`restorefolders.py`): a folder swapped for a symlink
+    since the plan stops the restore rather than have it write or delete through the link.
+
     Args:
         repo: The shadow repository, to read blobs from.
         workspace: The workspace directory.
@@ -169,80 +177,91 @@ def apply_changes(
 
     Returns:
         The paths changed.
+
+    Raises:
+        RestoreStoppedError: A link or a file stands where a folder should be; the changes
+            made before it stay (each whole), none is made through it.
     """
     applied = Applied(written=[], deleted=[], chmodded=[])
     emptied_dirs: set[str] = set()
     mask = _umask() if umask is None else umask
     writes: list[PlannedChange] = []
-    for change in changes:
-        target = workspace / change.path
-        if change.action == "delete":
-            try:
-                os.unlink(target)
-            except (FileNotFoundError, NotADirectoryError):
-                pass
-            applied.deleted.append(change.path)
-            parent = change.path.rpartition("/")[0]
-            while parent:
-                emptied_dirs.add(parent)
-                parent = parent.rpartition("/")[0]
-        elif change.action == "chmod":
-            current = os.lstat(target).st_mode
-            os.chmod(target, mode_for(change.kind, current, mask))
-            applied.chmodded.append(change.path)
-        else:
-            writes.append(change)
-    if emptied_dirs:
-        remove_empty_dirs(workspace, emptied_dirs)
-    known: set[str] = set()  # folders made sure of, before any thread writes into them
-    for parent in dict.fromkeys(change.path.rpartition("/")[0] for change in writes):
-        ensure_dir(workspace, parent, known)
+    # Closed on the way out, failures included, and only after write_files has waited for
+    # every writer thread: none still writes into a folder closed under it.
+    with Folders(workspace) as folders:
+        for change in changes:
+            parent, _, name = change.path.rpartition("/")
+            if change.action == "delete":
+                folder = folders.open(parent)
+                if folder is not None:  # else gone already, and what it held with it
+                    try:
+                        os.unlink(name, dir_fd=folder)
+                    except (FileNotFoundError, NotADirectoryError):
+                        pass
+                applied.deleted.append(change.path)
+                while parent:
+                    emptied_dirs.add(parent)
+                    parent = parent.rpartition("/")[0]
+            elif change.action == "chmod":
+                folder = folders.open(parent)
+                if folder is None:
+                    raise FileNotFoundError(errno.ENOENT, "folder gone since the restore was planned", change.path)
+                _chmod_in(folder, name, change.kind, mask)
+                applied.chmodded.append(change.path)
+            else:
+                writes.append(change)
+            folders.trim()
+        if emptied_dirs:
+            remove_empty_dirs(folders, emptied_dirs)
+        # Every folder made (and opened) before any thread writes into one.
+        for parent in dict.fromkeys(change.path.rpartition("/")[0] for change in writes):
+            folders.open(parent, create=True)
+            folders.trim()
 
-    def record(change: PlannedChange, data: bytes, written: os.stat_result | None) -> None:
-        applied.written.append(change.path)
-        if written is not None:
-            assert change.new_id is not None
-            applied.files[change.path] = (change.new_id, written)
-        applied.keep_bytes(change.path, data)
+        def record(change: PlannedChange, data: bytes, written: os.stat_result | None) -> None:
+            applied.written.append(change.path)
+            if written is not None:
+                assert change.new_id is not None
+                applied.files[change.path] = (change.new_id, written)
+            applied.keep_bytes(change.path, data)
 
-    write_files(repo, workspace, writes, mask, modes or {}, record)
+        write_files(repo, folders, writes, mask, modes or {}, record)
     return applied
 
 
-def remove_empty_dirs(workspace: Path, dirs: set[str]) -> None:
-    # Deepest first, so a directory emptied by removing its empty children goes too. rmdir
-    # refuses non-empty directories, which is what keeps ignored files safe.
-    for rel in sorted(dirs, key=lambda d: -d.count("/")):
-        try:
-            os.rmdir(workspace / rel)
-        except OSError:
-            pass
-
-
-def ensure_dir(workspace: Path, rel: str, known: set[str] | None = None) -> None:
-    """Creates `rel` and its parents, refusing to go through anything that is not a directory.
-
-    `known` holds folders this restore already made sure of, and learns the ones checked now.
-    """
-    if not rel or (known is not None and rel in known):
+def _chmod_in(folder: int, name: str, kind: str, mask: int) -> None:
+    """Sets or clears a file's executable bits, through a descriptor of it where it can be opened
+    (so a link swapped in for it is not followed), else by name within its folder."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(name, flags, dir_fd=folder)
+    except PermissionError:
+        # Not readable by us (mode 0200, say): by name, the one way left; only a regular file.
+        current = os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode
+        if stat.S_ISREG(current):
+            os.chmod(name, mode_for(kind, current, mask), dir_fd=folder)
         return
-    current = os.fsdecode(workspace)
-    done = ""
-    for part in rel.split("/"):
-        current = os.path.join(current, part)
-        done = f"{done}/{part}" if done else part
-        if known is not None and done in known:
+    try:
+        current = os.fstat(fd).st_mode
+        if stat.S_ISREG(current):
+            os.fchmod(fd, mode_for(kind, current, mask))
+    finally:
+        os.close(fd)
+
+
+def remove_empty_dirs(folders: Folders, dirs: set[str]) -> None:
+    """Removes the folders of `dirs` left empty, deepest first, so a folder emptied by removing
+    its empty children goes too. rmdir refuses non-empty folders, which keeps ignored files safe."""
+    for rel in sorted(dirs, key=lambda d: -d.count("/")):
+        parent, _, name = rel.rpartition("/")
+        folder = folders.open(parent)
+        if folder is None:
             continue
         try:
-            st = os.lstat(current)
-        except FileNotFoundError:
-            os.mkdir(current)
-        else:
-            if not stat.S_ISDIR(st.st_mode):
-                # The plan rules this out; re-checked here because the tree may have changed since.
-                raise OSError(errno.ENOTDIR, "refusing to restore through a non-directory", current)
-        if known is not None:
-            known.add(done)
+            os.rmdir(name, dir_fd=folder)
+        except OSError:
+            continue
+        folders.forget(rel)  # made again later (a file written below it) is another folder
 
 
 def umask() -> int:

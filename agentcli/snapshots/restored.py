@@ -102,13 +102,20 @@ def _holds_only(workspace: Path, folder: str, touched: set[str], folders: set[st
     return all(f"{folder}/{name}" in touched or f"{folder}/{name}" in folders for name in names)
 
 
-def not_looked_at(seen: Iterable[str], looked_at: set[str]) -> list[str]:
+def not_looked_at(seen: Iterable[str], looked_at: set[str], attributes: Iterable[str] = ()) -> list[str]:
     """The paths the layout cache must look at again: what the watcher saw, less the files the
-    restore already showed it (after their writes) and the temporary names, gone since."""
+    restore already showed it (after their writes) and the temporary names, gone since.
+
+    `attributes` are the paths whose attributes changed (the watcher's IN_ATTRIB): the restore
+    gives a file its mode before its rename, so such a change on a path it showed the cache
+    came after, from someone else (a `chmod` between the write and this drain), and the path
+    is looked at again whatever the restore showed.
+    """
+    changed = set(attributes)
     return [
         path
         for path in seen
-        if path not in looked_at and _TEMP_NAME.match(path.rpartition("/")[2]) is None
+        if (path not in looked_at or path in changed) and _TEMP_NAME.match(path.rpartition("/")[2]) is None
     ]
 
 

@@ -18,12 +18,12 @@ import threading
 import unicodedata
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pygit2
 
 from agentcli.snapshots.layout import default_mode
 from agentcli.snapshots.models import PlannedChange
+from agentcli.snapshots.restorefolders import Folders
 
 WRITE_THREADS = 4
 """A restore writing many files writes them from this many threads. Each write waits on the
@@ -40,7 +40,7 @@ WRITE_BATCH_BYTES = 32 * 1024 * 1024
 
 def write_files(
     repo: pygit2.Repository,
-    workspace: Path,
+    folders: Folders,
     writes: list[PlannedChange],
     mask: int,
     recorded: dict[str, int],
@@ -56,16 +56,17 @@ def write_files(
 
     Args:
         repo: The shadow repository, to read blobs from (in this thread only).
-        workspace: The workspace directory.
+        folders: The workspace's folders, every one the writes go into made already; each
+            write is made relative to its folder's descriptor (see `restorefolders.py`).
         writes: The plan's writes, in its order.
         mask: The process umask.
         recorded: The target's recorded modes (see `layout.py`).
         record: Told of each file written.
     """
 
-    def write(item: tuple[PlannedChange, bytes]) -> os.stat_result | None:
-        change, data = item
-        return _write(workspace, change, data, mask, recorded.get(change.path))
+    def write(job: tuple[int, PlannedChange, bytes]) -> os.stat_result | None:
+        folder, change, data = job
+        return _write(folder, change, data, mask, recorded.get(change.path))
 
     with ThreadPoolExecutor(WRITE_THREADS, thread_name_prefix="restore-write") as pool:
         # A pool starts no thread until asked: few writes, or names that may be one file, or
@@ -74,12 +75,24 @@ def write_files(
         each = pool.map if many and _all_started(pool) else map
         try:
             for batch in _read_blobs(repo, writes):
-                for item, written in zip(batch, each(write, batch), strict=True):
-                    record(*item, written)
+                # Folders are looked up here, before any of the batch's writes starts: the
+                # descriptors stay open until its last write has returned, and are trimmed
+                # only then, when no thread writes.
+                jobs = [(_folder(folders, change), change, data) for change, data in batch]
+                for (_fd, change, data), written in zip(jobs, each(write, jobs), strict=True):
+                    record(change, data, written)
+                folders.trim()
         except BaseException:
             # A failure (or an interrupt) starts no write still queued; those under way finish.
             pool.shutdown(wait=True, cancel_futures=True)
             raise
+
+
+def _folder(folders: Folders, change: PlannedChange) -> int:
+    """The descriptor of the folder `change` is written into (made again if removed meanwhile)."""
+    folder = folders.open(change.path.rpartition("/")[0], create=True)
+    assert folder is not None  # made where missing
+    return folder
 
 
 def _all_started(pool: ThreadPoolExecutor) -> bool:
@@ -122,29 +135,30 @@ def _read_blobs(repo: pygit2.Repository, writes: list[PlannedChange]) -> Iterato
         yield batch
 
 
-def _write(workspace: Path, change: PlannedChange, data: bytes, umask: int, mode: int | None) -> os.stat_result | None:
-    """Writes a file or symlink under a temporary name (its folder exists) and renames it into
-    place; returns, for a file, the stat data of its descriptor, taken after the rename."""
-    # Paths are joined as strings: per file, pathlib cost more than the system calls.
-    target = os.path.join(workspace, change.path)
+def _write(folder: int, change: PlannedChange, data: bytes, umask: int, mode: int | None) -> os.stat_result | None:
+    """Writes a file or symlink under a temporary name in its folder (`folder`, a descriptor)
+    and renames it into place; returns, for a file, the stat data of its descriptor, taken
+    after the rename."""
     name = change.path.rpartition("/")[2]
     try:
-        existing: os.stat_result | None = os.lstat(target)
+        existing: os.stat_result | None = os.stat(name, dir_fd=folder, follow_symlinks=False)
     except FileNotFoundError:
         existing = None
     if existing is not None and stat.S_ISDIR(existing.st_mode):
         # Emptied by the deletions (the plan checked it held nothing else); empty
-        # subdirectories git never saw may remain, and go too.
-        for root, _dirs, _files in os.walk(target, topdown=False):
-            os.rmdir(root)
+        # subdirectories git never saw may remain, and go too (never through a link).
+        for _root, dirs, _files, root_fd in os.fwalk(name, dir_fd=folder, topdown=False):
+            for below in dirs:
+                os.rmdir(below, dir_fd=root_fd)
+        os.rmdir(name, dir_fd=folder)
         existing = None
-    tmp = os.path.join(os.path.dirname(target), f".{name}.agentcli-{secrets.token_hex(4)}")
+    tmp = f".{name}.agentcli-{secrets.token_hex(4)}"
     if change.kind == "symlink":
         try:
-            os.symlink(os.fsdecode(data), tmp)
-            os.replace(tmp, target)
+            os.symlink(os.fsdecode(data), tmp, dir_fd=folder)
+            os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
         except BaseException:
-            _discard(tmp)
+            _discard(folder, tmp)
             raise
         return None
     executable = change.kind == "executable"
@@ -159,7 +173,8 @@ def _write(workspace: Path, change: PlannedChange, data: bytes, umask: int, mode
     # with its final mode when the umask leaves it whole (never wider than wanted, so never
     # readable by others meanwhile); else 0600 and fchmod, a call and a watcher event more.
     whole = (wanted & umask) == 0 and (wanted & 0o7000) == 0
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), wanted if whole else 0o600)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(tmp, flags, wanted if whole else 0o600, dir_fd=folder)
     try:
         try:
             view = memoryview(data)
@@ -167,9 +182,9 @@ def _write(workspace: Path, change: PlannedChange, data: bytes, umask: int, mode
                 view = view[os.write(fd, view) :]
             if not whole:
                 os.fchmod(fd, wanted)
-            os.replace(tmp, target)
+            os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
         except BaseException:
-            _discard(tmp)
+            _discard(folder, tmp)
             raise
         # The descriptor is open across the rename, so this is the file now in place, ctime
         # (which the rename sets) included: the index entry needs no lstat or re-hash.
@@ -184,10 +199,10 @@ def _write(workspace: Path, change: PlannedChange, data: bytes, umask: int, mode
         os.close(fd)
 
 
-def _discard(tmp: str) -> None:
+def _discard(folder: int, tmp: str) -> None:
     """Removes a temporary file a failed write left (if it was made at all)."""
     try:
-        os.unlink(tmp)
+        os.unlink(tmp, dir_fd=folder)
     except OSError:
         pass
 

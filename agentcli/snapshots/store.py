@@ -596,7 +596,7 @@ class SnapshotStore:
             return None
         # The layout step's folders are noted whole: the watcher reports a folder's removal,
         # not always its making and unmaking within one restore.
-        self._layout_now.note([*not_looked_at(taken.paths, looked_at), *layout_dirs])
+        self._layout_now.note([*not_looked_at(taken.paths, looked_at, taken.attributes), *layout_dirs])
         index = self._shadow.index()
         before = pygit2.Oid(hex=before_tree)  # the undo point's: nothing touched the index since
         self._index_tree = None  # until the update is complete

@@ -72,9 +72,10 @@ class Timeline:
         store), and the whole file when it was rewritten by gc.
         """
         with self._cache_lock:
-            return self._session_locked(session_id)
+            return list(self._session_locked(session_id))
 
     def _session_locked(self, session_id: str) -> list[Snapshot]:
+        """The cached list itself (callers copy it, or read it under the lock)."""
         path = self._file(session_id)
         try:
             st = os.stat(path)
@@ -84,7 +85,7 @@ class Timeline:
         cached = self._cache.get(session_id)
         signature = (st.st_ino, st.st_size)
         if cached is not None and cached.signature == signature:
-            return list(cached.snapshots)
+            return cached.snapshots
         if cached is None or cached.signature[0] != st.st_ino or st.st_size < cached.offset:
             # First read, or the file was replaced (gc rewrites it): parse from the start.
             cached = _Cached(signature=(0, 0), offset=0, snapshots=[])
@@ -93,6 +94,7 @@ class Timeline:
             data = fh.read()
         # Only complete lines are consumed, so a line being appended right now is read next time.
         end = data.rfind(b"\n") + 1
+        known = len(cached.snapshots)
         for line in data[:end].splitlines():
             if not line.strip():
                 continue
@@ -102,9 +104,14 @@ class Timeline:
                 continue  # a torn line from a crash: the snapshot's ref still exists, gc drops it
         cached.offset += end
         cached.signature = signature
-        cached.snapshots.sort(key=lambda s: s.seq)
+        snaps = cached.snapshots
+        # Lines are appended in sequence order; sorted only when the new ones break it (a
+        # sort of the whole session per appended line cost O(n) a restore in long sessions).
+        start = max(known - 1, 0)
+        if any(snaps[i].seq > snaps[i + 1].seq for i in range(start, len(snaps) - 1)):
+            snaps.sort(key=lambda s: s.seq)
         self._cache[session_id] = cached
-        return list(cached.snapshots)
+        return snaps
 
     def all(self) -> list[Snapshot]:
         """Every session's snapshots, oldest first."""
@@ -113,9 +120,10 @@ class Timeline:
         return out
 
     def last(self, session_id: str) -> Snapshot | None:
-        """The session's latest snapshot."""
-        snaps = self.session(session_id)
-        return snaps[-1] if snaps else None
+        """The session's latest snapshot (without copying the session's list)."""
+        with self._cache_lock:
+            snaps = self._session_locked(session_id)
+            return snaps[-1] if snaps else None
 
     def append(self, repo: pygit2.Repository, snapshot: Snapshot) -> None:
         """Records a snapshot: its ref first, then its metadata line."""

@@ -54,6 +54,10 @@ class Taken:
     """Workspace-relative paths (files or directories) to look at."""
     ignore_rules_changed: bool = False
     """A `.gitignore` changed: what is ignored may have changed anywhere below it."""
+    attributes: set[str] = field(default_factory=set)
+    """The paths of `paths` whose attributes changed (chmod, touch: IN_ATTRIB). A restore
+    learns what it wrote from its own descriptors, and none of its writes changes a file's
+    attributes after its rename; an attribute change there is another process's."""
 
 
 class TreeWatcher:
@@ -230,6 +234,7 @@ class TreeWatcher:
         held = self._held or Taken()
         held.paths.update(taken.paths)
         held.ignore_rules_changed |= taken.ignore_rules_changed
+        held.attributes.update(taken.attributes)
         self._held = held
 
     # -- events -------------------------------------------------------------------------------
@@ -256,6 +261,8 @@ class TreeWatcher:
             return  # a directory's own attributes are not recorded
         path = f"{base}/{event.name}" if base else event.name
         taken.paths.add(path)
+        if mask & flags.ATTRIB:
+            taken.attributes.add(path)
         if event.name == ".gitignore":
             taken.ignore_rules_changed = True
         if event.name == ".git" and base:

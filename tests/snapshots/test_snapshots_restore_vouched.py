@@ -259,3 +259,35 @@ def test_each_restore_reads_the_umask_at_its_start(repo: Path, watching: Snapsho
             os.umask(old)
         modes.append(stat.S_IMODE(os.lstat(repo / "src" / "util.py").st_mode))
     assert modes == [0o644, 0o600]
+
+
+def test_a_chmod_by_another_process_between_the_write_and_the_drain_reaches_the_layout(
+    repo: Path, watching: SnapshotStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The layout cache learns each written file from its write's descriptor; a chmod made by
+    someone else after that write is reported only as an attribute change on a path the
+    restore wrote, and must be looked at, not taken for the restore's own event."""
+    start = _start(watching)
+    write(repo / "src" / "app.py", "changed\n")
+    write(repo / "src" / "util.py", "changed too\n")
+    watching.capture(session_id="s", reason="after bash", watched=True)
+    real = store_module.apply_changes
+
+    def and_meanwhile(*args: object, **kwargs: object) -> Applied:
+        applied = real(*args, **kwargs)  # type: ignore[arg-type]
+        subprocess.run(["chmod", "600", str(repo / "src" / "app.py")], check=True)
+        return applied
+
+    monkeypatch.setattr(store_module, "apply_changes", and_meanwhile)
+    result = watching.restore(start, session_id="s")
+    assert result.after is not None
+    assert stat.S_IMODE(os.lstat(repo / "src" / "app.py").st_mode) == 0o600
+    mask = umask()
+    assert watching.layout_record(result.after.id) == scan_layout(repo, mask)
+    assert (watching.layout_record(result.after.id) or scan_layout(repo, mask)).modes.get("src/app.py") == 0o600
+    # The next recorded layout (from the cache while the watcher vouches) agrees with a scan.
+    monkeypatch.setattr(store_module, "apply_changes", real)
+    write(repo / "README.md", "touched\n")
+    later = watching.capture(session_id="s", reason="later", watched=True, record_layout=True)
+    assert later.snapshot is not None
+    assert watching.layout_record(later.snapshot.id) == scan_layout(repo, mask)
