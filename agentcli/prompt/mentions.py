@@ -4,7 +4,14 @@
 ``MAX_BYTES``); ``@src/`` attaches a listing of the folder. Completion offers the files git
 would track (``git ls-files``: ignored paths left out) minus secret files (``.env``, keys);
 either is still attached when its path is typed in full. A mention that names nothing in the
-workspace (an e-mail address, a decorator) stays plain text.
+workspace (an e-mail address, a decorator) stays plain text; one that looks like a path the
+user meant (a ``/``, an extension, the quoted form, or a path completion offered) is named in
+``Attached.problems`` instead of being dropped without a word.
+
+A name with spaces, ``"`` or ``@`` is written ``@"my file.txt"`` (``\\"`` and ``\\\\`` inside the quotes
+stand for ``"`` and ``\\``); :func:`mention` writes any name that way when it must, and completion
+offers only names it can write back exactly (a file name that is not valid UTF-8 is left out: its
+shown form, with U+FFFD, names no file on disk).
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,8 +29,56 @@ MAX_LISTING = 200
 """Entries of an attached folder listing."""
 MAX_FILES = 20_000
 """Paths offered for completion; a bigger workspace is cut (typed paths still attach)."""
-_MENTION = re.compile(r"(?<![\w@])@([^\s@]+)")
+_MENTION = re.compile(r'(?<![\w@])@(?:"((?:[^"\\\n]|\\.)*)(?:"|$)|([^\s@"]+))', re.MULTILINE)
+"""``@path`` or ``@"a path"``; a quote left open runs to the end of its line (then it names no
+file and is reported, rather than the mention vanishing)."""
 _TRAILING = ".,;:!?)]}'\""
+_NEEDS_QUOTES = re.compile(r'[\s"@\\]')
+_ESCAPE = re.compile(r"\\(.)")
+_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
+"""What makes an unquoted mention look like a file name (``@notes.md``) rather than a handle."""
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """One ``@…`` of a message."""
+
+    path: str
+    """The name as written, unquoted (trailing punctuation of a bare mention left on)."""
+    quoted: bool
+    """Written ``@"…"``: the user certainly meant a path."""
+
+    @property
+    def candidates(self) -> list[str]:
+        """The names to look for, best first: a bare ``@notes.md,`` is ``notes.md`` unless a file
+        is really called ``notes.md,``."""
+        if self.quoted:
+            return [self.path]
+        stripped = self.path.rstrip(_TRAILING)
+        return [self.path, stripped] if stripped and stripped != self.path else [self.path]
+
+    def looks_like_path(self, offered: Collection[str]) -> bool:
+        """Whether the user meant a file here (so not finding one is worth saying)."""
+        name = self.candidates[-1]
+        return self.quoted or "/" in name or bool(_EXTENSION.search(name)) or name in offered
+
+
+def mention(path: str) -> str:
+    """How ``path`` is written after ``@`` so that it reads back as exactly ``path``."""
+    if not _NEEDS_QUOTES.search(path) and path.rstrip(_TRAILING) == path:
+        return path
+    return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def mentions(text: str) -> list[Mention]:
+    """The mentions in ``text``, in order, without repeats."""
+    found: list[Mention] = []
+    for match in _MENTION.finditer(text):
+        quoted, bare = match.group(1), match.group(2)
+        item = Mention(_ESCAPE.sub(r"\1", quoted), True) if quoted is not None else Mention(bare, False)
+        if item.path and item not in found:
+            found.append(item)
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +97,8 @@ class Attached:
 
     attachments: list[Attachment] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
-    """Mentions of real paths that could not be attached (outside the workspace, unreadable)."""
+    """Mentions that were not attached though they name a path: outside the workspace,
+    unreadable, or no such file (a ``/``, an extension or quotes said it was meant as one)."""
 
     @property
     def text(self) -> str:
@@ -53,25 +110,36 @@ class Attached:
 
 
 def mentioned(text: str) -> list[str]:
-    """The paths mentioned in ``text`` (``@path``), in order, without repeats."""
+    """The paths mentioned in ``text`` (``@path``, ``@"a path"``), in order, without repeats
+    (a bare mention's trailing punctuation left off)."""
     found: list[str] = []
-    for match in _MENTION.finditer(text):
-        raw = match.group(1).rstrip(_TRAILING) or match.group(1)
-        if raw not in found:
-            found.append(raw)
+    for item in mentions(text):
+        name = item.candidates[-1]
+        if name not in found:
+            found.append(name)
     return found
 
 
-def attach(workspace: Path, text: str) -> Attached:
-    """Resolve every mention in ``text`` to an attachment (blocking: run it in a thread)."""
+def attach(workspace: Path, text: str, offered: Collection[str] = ()) -> Attached:
+    """Resolve every mention in ``text`` to an attachment (blocking: run it in a thread).
+
+    Args:
+        workspace: The folder relative mentions are in.
+        text: The message.
+        offered: The paths completion offered: a mention of one that is gone is named too.
+    """
     workspace = workspace.resolve()
     result = Attached()
-    for raw in mentioned(text):
-        candidate = (workspace / raw).resolve() if not os.path.isabs(raw) else Path(raw).resolve()
-        if not candidate.exists():
+    for item in mentions(text):
+        found = next((c for c in (_resolve(workspace, name) for name in item.candidates) if c.exists()), None)
+        raw = item.candidates[-1]
+        if found is None:
+            if item.looks_like_path(offered):
+                result.problems.append(f"@{mention(raw)}: not attached (no such file)")
             continue  # not a path: an address, a handle, a decorator
+        candidate = found
         if not candidate.is_relative_to(workspace):
-            result.problems.append(f"@{raw} is outside the workspace; not attached")
+            result.problems.append(f"@{mention(raw)} is outside the workspace; not attached")
             continue
         rel = candidate.relative_to(workspace).as_posix() or "."
         try:
@@ -80,8 +148,15 @@ def attach(workspace: Path, text: str) -> Attached:
             else:
                 result.attachments.append(Attachment(rel, _file_block(candidate, rel)))
         except OSError as error:
-            result.problems.append(f"@{raw} cannot be read: {error.strerror or error}")
+            result.problems.append(f"@{mention(raw)} cannot be read: {error.strerror or error}")
     return result
+
+
+def _resolve(workspace: Path, name: str) -> Path:
+    try:
+        return (workspace / name).resolve() if not os.path.isabs(name) else Path(name).resolve()
+    except (OSError, ValueError):  # a symlink loop, a NUL byte: no file by that name
+        return workspace / "\0"
 
 
 def _file_block(path: Path, rel: str) -> str:
@@ -117,7 +192,8 @@ def workspace_paths(workspace: Path) -> list[str]:
     files = _git_files(workspace)
     if files is None:
         files = _walk(workspace)
-    files = [f for f in files if not is_secret_path(f)][:MAX_FILES]
+    # A name with a line break could not be written back in one mention: not offered either.
+    files = [f for f in files if not is_secret_path(f) and "\n" not in f and "\r" not in f][:MAX_FILES]
     folders = sorted({parent for f in files for parent in _parents(f)})
     return folders + files
 
@@ -135,7 +211,13 @@ def _git_files(workspace: Path) -> list[str] | None:
         return None
     if done.returncode != 0:
         return None
-    return sorted(p for p in done.stdout.decode("utf-8", errors="replace").split("\0") if p)
+    found: list[str] = []
+    for raw in done.stdout.split(b"\0"):
+        try:
+            found.append(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            continue  # shown with U+FFFD it would name no file: left out (see the module's doc)
+    return sorted(p for p in found if p)
 
 
 def _walk(workspace: Path) -> list[str]:
@@ -143,10 +225,19 @@ def _walk(workspace: Path) -> list[str]:
     for root, dirs, files in os.walk(workspace):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("node_modules", "__pycache__"))
         base = Path(root).relative_to(workspace).as_posix()
-        found += [f"{base}/{name}" if base != "." else name for name in sorted(files)]
+        found += [f"{base}/{name}" if base != "." else name for name in sorted(files) if _utf8(f"{base}/{name}")]
         if len(found) > MAX_FILES:
             break
     return found
+
+
+def _utf8(name: str) -> bool:
+    # os.walk gives undecodable bytes as lone surrogates (PEP 383): no text can carry them.
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def complete(paths: list[str], typed: str, limit: int = 12) -> list[str]:
@@ -161,6 +252,8 @@ def complete(paths: list[str], typed: str, limit: int = 12) -> list[str]:
     ranked: list[tuple[int, int, str]] = []
     for path in paths:
         low = path.lower()
+        if low == needle:
+            continue  # the folder typed in full (just picked): what is inside it is wanted
         name = low.rstrip("/").rsplit("/", 1)[-1]
         if name.startswith(needle):
             rank = 0

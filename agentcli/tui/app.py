@@ -644,12 +644,13 @@ class AgentApp(App[int]):
 
     @on(PromptArea.Submitted)
     def _prompt_submitted(self, message: PromptArea.Submitted) -> None:
-        self.send_prompt(message.text, message.mode)
+        self.send_prompt(message.text, message.mode, message.typed)
 
     @work(group="command", exit_on_error=False)
-    async def send_prompt(self, text: str, mode: str = "") -> None:
-        """Send the prompt's text (or a verdict, in ``permission`` mode) to the session."""
-        await self.commands.submit(text, mode)
+    async def send_prompt(self, text: str, mode: str = "", typed: str | None = None) -> None:
+        """Send the prompt's text (or a verdict, in ``permission`` mode) to the session;
+        ``typed`` is the editor's text it came from (None: not from the editor)."""
+        await self.commands.submit(text, mode, typed)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # False hides a binding, None shows it dimmed: one ctrl+s reads Pause or Resume.

@@ -16,6 +16,8 @@ from agentcli.tui.screens import ConfirmRestore
 from agentcli.tui.widgets import TimelineEntry
 
 if TYPE_CHECKING:
+    from rich.text import Text
+
     from agentcli.config import Settings
     from agentcli.session import Mode
     from agentcli.session.log import SessionEntry
@@ -37,7 +39,7 @@ class Commands:
 
     # -- the prompt ----------------------------------------------------------------------
 
-    async def submit(self, text: str, mode: str = "") -> None:
+    async def submit(self, text: str, mode: str = "", typed: str | None = None) -> None:
         """Send what the user typed (or picked) to whatever the session waits for.
 
         A ``/command`` runs here and never reaches the model; ``!command`` runs in the shell;
@@ -47,12 +49,14 @@ class Commands:
             text: The words, or a verdict (``once``, ``session``, ``always``, ``deny``).
             mode: ``permission`` when the text is meant as a verdict (the palette's
                 ``permission:`` entries): it is never sent as a message.
+            typed: The prompt's text it came from, taken out once used (None: not from the
+                prompt, which is left alone).
         """
         app = self.app
         session = app.session
         if (slash := parse_slash(text)) is not None:  # /help works while an approval waits, too
             if await app.slash.run(slash):
-                app.prompt.input.clear()
+                app.prompt.consume(typed)
             return
         if session is None:
             app.notify("The session is not ready yet.", severity="warning")
@@ -74,16 +78,16 @@ class Commands:
                 else:
                     await session.approve(choice)  # type: ignore[arg-type]
             elif text.startswith("!") and len(text) > 1:
-                await self.shell(text[1:].strip())
+                await self.shell(text[1:].strip(), typed)
                 return
-            elif not await self.send(text[1:] if text.startswith("//") else text):  # "//x" sends "/x"
+            elif not await self.send(text[1:] if text.startswith("//") else text, typed):  # "//x" sends "/x"
                 return
         except SessionStateError as error:
             app.notify(str(error), severity="warning")
             return
-        app.prompt.input.clear()
+        app.prompt.consume(typed)
 
-    async def send(self, text: str) -> bool:
+    async def send(self, text: str, typed: str | None = None) -> bool:
         """A message to the agent, its @-mentions attached: the answer, guidance, the next task,
         or (while the agent works) queued for its next step.
 
@@ -100,21 +104,23 @@ class Commands:
         if session is None:
             app.notify("The session is not ready yet.", severity="warning")
             return False
-        attached = await asyncio.to_thread(attach, app.workspace, text) if "@" in text else None
+        # What completion offered counts as meant: a path it listed that is gone is said, too.
+        offered = frozenset(app.prompt.paths or ())
+        attached = await asyncio.to_thread(attach, app.workspace, text, offered) if "@" in text else None
         for problem in attached.problems if attached else []:
-            app.notify(problem, severity="warning")
+            app.notify(problem, title="Not attached", severity="warning", timeout=10)
         extra, files = (attached.text, attached.paths) if attached else ("", [])
         if session.view.waiting_for is None:
             session.queue(text, attached=extra, files=files)
             app.prompt.show_queued(session.queued)
-            app.prompt.input.clear()
+            app.prompt.consume(typed)
             return True
         try:
             await session.respond(text or None, attached=extra, files=files)
         except SessionStateError as error:
             app.notify(str(error), severity="warning")
             return False
-        app.prompt.input.clear()
+        app.prompt.consume(typed)
         return True
 
     async def deliver_queued(self) -> None:
@@ -158,7 +164,7 @@ class Commands:
             prompt.input.focus()
         return True
 
-    async def shell(self, command: str) -> None:
+    async def shell(self, command: str, typed: str | None = None) -> None:
         """``!command``: run it in the workspace as the session's bash tool would (policy and
         snapshot included); its output joins the conversation."""
         from agentcli.session import SessionStateError
@@ -172,7 +178,7 @@ class Commands:
         except SessionStateError as error:
             app.notify(str(error), severity="warning")
             return
-        app.prompt.input.clear()
+        app.prompt.consume(typed)
 
     # -- pause and resume ----------------------------------------------------------------
 
@@ -187,7 +193,8 @@ class Commands:
         session = self.app.session
         if session is None or not session.view.allows("resume"):
             return
-        await self.submit(self.app.prompt.input.value.strip())
+        typed = self.app.prompt.input.text
+        await self.submit(typed.strip(), typed=typed)
 
     async def compact(self, focus: str | None = None) -> bool:
         """Summarize the older part of the model's view now, with ``focus`` (or the prompt's
@@ -201,14 +208,16 @@ class Commands:
         if not session.view.allows("compact"):
             app.notify("Only a waiting session is compacted: pause the agent first (ctrl+s).", severity="warning")
             return False
-        if focus is None:
-            focus = app.prompt.input.value.strip() or None
+        typed = None  # /compact FOCUS: the command's own text is taken out by ``submit``
+        if focus is None and parse_slash(app.prompt.input.text) is None:  # "/compact" is no focus
+            typed = app.prompt.input.text
+            focus = typed.strip() or None
         try:
             await session.compact(focus)
         except SessionStateError as error:
             app.notify(str(error), severity="warning")
             return False
-        app.prompt.input.clear()
+        app.prompt.consume(typed)
         return True
 
     # -- snapshots -----------------------------------------------------------------------
@@ -318,12 +327,14 @@ class Commands:
 
     # -- quitting ------------------------------------------------------------------------
 
-    async def quit(self) -> None:
+    async def quit(self, *, keep_draft: bool = True) -> None:
         """Leave the app with code 0; a run in progress is paused first, so its log says so.
 
         The widgets stop following the session before it is paused: the pause's events (a reply
         cut off, the turn's end) go to the log only, never to a stream that is being torn down.
+        A draft in the prompt goes into the prompt history (``keep_draft``; ``/quit`` has none).
         """
+        kept = await self.keep_draft() if keep_draft else None
         bridge = self.app.bridge
         session = bridge.session
         if session is not None:
@@ -334,4 +345,32 @@ class Commands:
                 except Exception as error:  # noqa: BLE001 - closing anyway; the log shows the cut
                     self.app.log.error(f"pausing on quit failed: {error!r}")
             bridge.detach()
-        self.app.exit(0)
+        self.app.exit(0, message=kept)
+
+    async def keep_draft(self) -> Text | None:
+        """Put unsent prompt text into the prompt history, where ↑ finds it in any later session
+        of this workspace; returns what to say on exit (None: there was no draft).
+
+        The history rather than the session log: a draft is the user's, not the conversation's;
+        it belongs to the workspace (a new session finds it too) and ↑ is where people look.
+        If it cannot be kept there, the words are printed on exit instead: never lost.
+        """
+        import asyncio
+
+        from rich.text import Text
+
+        prompt = self.app.prompt
+        draft = prompt.draft.strip()
+        if not draft:
+            return None
+        history = prompt.history
+        if history is None:  # quit before it was loaded
+            from agentcli.prompt.history import PromptHistory, history_path
+
+            history = await asyncio.to_thread(PromptHistory, history_path(self.app.workspace))
+        await asyncio.to_thread(history.add, draft)
+        if history.problem is None and history.entries and history.entries[-1] == draft:
+            return Text("agentcli: your unsent prompt is kept in the prompt history: "
+                        "↑ in the prompt brings it back.")
+        why = history.problem or "too long for the history"
+        return Text(f"agentcli: your unsent prompt could not be kept ({why}); here it is:\n\n{draft}")

@@ -75,7 +75,7 @@ class SlashCommands:
         self.app.action_help()
 
     async def _cmd_quit(self, args: str) -> None:
-        await self.app.commands.quit()
+        await self.app.commands.quit(keep_draft=False)  # the prompt holds "/quit" itself
 
     async def _cmd_new(self, args: str) -> None:
         await self.app.commands.switch_session(None)

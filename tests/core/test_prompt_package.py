@@ -3,12 +3,13 @@ the AGENTS.md files that go into the system prompt."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
 from agentcli.prompt.custom import CommandProblem, CustomCommand, load_commands, parse_command
 from agentcli.prompt.history import PromptHistory, history_path
-from agentcli.prompt.mentions import attach, complete, mentioned, workspace_paths
+from agentcli.prompt.mentions import attach, complete, mention, mentioned, workspace_paths
 from agentcli.prompt.slash import BUILT_IN, matching, parse_slash
 from agentcli.session.instructions import find_instructions, instructions_section
 
@@ -131,3 +132,43 @@ def test_instructions_precedence_workspace_then_parents_then_user(tmp_path: Path
     section = instructions_section(files, workspace)
     assert section.index("api rules") < section.index("root rules") < section.index("user rules")
     assert "--- AGENTS.md ---" in section and "--- ../CLAUDE.md ---" not in section
+
+
+def test_quoted_mentions_attach_names_with_spaces_and_quotes(tmp_path: Path) -> None:
+    (tmp_path / "my file.txt").write_text("spaced\n")
+    (tmp_path / 'say "hi".txt').write_text("quoted\n")
+    (tmp_path / "v1.").write_text("a trailing dot is part of this name\n")
+    result = attach(tmp_path, 'look at @"my file.txt" and @"say \\"hi\\".txt", then @"v1."')
+    assert result.paths == ["my file.txt", 'say "hi".txt', "v1."] and result.problems == []
+    assert '<file path="my file.txt">\n     1\tspaced\n</file>' in result.text
+    for name in ("my file.txt", 'say "hi".txt', "v1.", "a@b.py", "back\\slash.md", "plain.py", "src/"):
+        assert mentioned(f"see @{mention(name)} here") == [name], name
+
+
+def test_a_mention_that_looks_like_a_path_but_names_no_file_is_a_problem(tmp_path: Path) -> None:
+    text = 'fix @missing.md, @src/gone/ and @"no such file" — not @property, @user or a@b.py'
+    result = attach(tmp_path, text)
+    assert result.paths == []
+    assert result.problems == ["@missing.md: not attached (no such file)",
+                               "@src/gone/: not attached (no such file)",
+                               '@"no such file": not attached (no such file)']
+    # A name completion offered counts as meant even without an extension (deleted since).
+    assert attach(tmp_path, "see @Makefile", offered={"Makefile"}).problems == [
+        "@Makefile: not attached (no such file)"]
+    assert attach(tmp_path, "see @Makefile").problems == []
+
+
+def test_completion_offers_no_name_it_cannot_write_back(tmp_path: Path) -> None:
+    # A file name that is not UTF-8 shows with U+FFFD, which names no file on disk: not offered,
+    # in a git repository (git ls-files) or outside one (a walk).
+    for repo in (False, True):
+        folder = tmp_path / f"ws{int(repo)}"
+        folder.mkdir()
+        if repo:
+            subprocess.run(["git", "init", "-q", str(folder)], check=True)
+        (folder / "good name.txt").write_text("ok")
+        fd = os.open(os.fsencode(folder) + b"/bad\xff.txt", os.O_CREAT | os.O_WRONLY)
+        os.close(fd)
+        paths = workspace_paths(folder)
+        assert paths == ["good name.txt"], (repo, paths)
+        assert attach(folder, f"@{mention(paths[0])}").paths == ["good name.txt"]

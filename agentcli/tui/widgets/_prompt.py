@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from textual import on
+from textual import events, on
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
@@ -47,7 +47,7 @@ _PLACEHOLDERS = {
     "task": "Describe a task · / commands · @ files · ctrl+j new line",
     "busy": "Type to queue a message for the agent's next step — ctrl+s pauses it",
     "answer": "Type your answer (or a number from the list) and press enter",
-    "permission": "y allows once, n denies — or pick from the list above",
+    "permission": "y once · s session · a always · n deny (one key) · ? explains",
     "guidance": "Guidance for the agent (optional) — enter resumes",
     "readonly": "This session is shown read-only",
 }
@@ -58,6 +58,9 @@ PATHS_FRESH_S = 10.0
 PERMISSION_CHOICES = ("once", "session", "always", "deny")
 """What the permission options send, in the order they are listed."""
 _PERMISSION_WORDS = {"y": "once", "yes": "once", "s": "session", "a": "always", "n": "deny", "no": "deny"}
+_PERMISSION_KEYS = {"y": "once", "s": "session", "a": "always", "n": "deny",
+                    **{str(n): choice for n, choice in enumerate(PERMISSION_CHOICES, start=1)}}
+"""Keys that answer an approval at once while the prompt is empty (as in Claude Code and aider)."""
 
 _MODES = {"answer": "answer", "approval": "permission", "guidance": "guidance", "task": "task", None: "busy"}
 """The prompt's mode for what the agent waits for (None: it works)."""
@@ -98,12 +101,15 @@ class PromptArea(Vertical):
     class Submitted(Message):
         """The user sent text (or picked an option) in the current mode."""
 
-        def __init__(self, text: str, mode: PromptMode) -> None:
+        def __init__(self, text: str, mode: PromptMode, typed: str = "") -> None:
             super().__init__()
             self.text = text
             """What to send: the task, the answer or the guidance."""
             self.mode = mode
             """The mode the prompt was in."""
+            self.typed = typed
+            """The editor's text when it was sent (chips unexpanded; empty for a menu pick or a
+            key): what ``consume`` takes out once it is used, sparing what was typed since."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -131,6 +137,9 @@ class PromptArea(Vertical):
         self._history_at: int | None = None
         """Where up/down is in the history (None: at the draft)."""
         self._draft = ""
+        self._decided: PermissionRequested | None = None
+        """The request a verdict key was sent for: a second key (a double press) waits for the
+        next request rather than answering it unseen."""
         self._turn_hint = ""
         """How the last turn ended and what to do next; shown while the agent waits for a task or guidance."""
 
@@ -323,7 +332,37 @@ class PromptArea(Vertical):
             self.history.add(text)
         self._history_at = None
         self._close_menu()
-        self.post_message(self.Submitted(self.resolve(text), self.mode))
+        self.post_message(self.Submitted(self.resolve(text), self.mode, self.input.text))
+
+    @property
+    def draft(self) -> str:
+        """What the user has typed and not sent (chips expanded): the editor's text, or what
+        the first frame's stand-in kept; while up/down shows an earlier message unchanged, the
+        text that was there before."""
+        if self._input is None or not self._upgraded:
+            return self.first.typed
+        text = self._input.expanded
+        at = self._history_at
+        if at is not None and self.history is not None and at < len(self.history.entries) \
+                and self._input.text == self.history.entries[at]:
+            return self._draft
+        return text
+
+    def consume(self, typed: str | None) -> None:
+        """Take what was sent (``typed``, the editor's text then) out of the editor.
+
+        Sending takes a moment (attaching files, a picker for ``/model``): keys typed meanwhile
+        are the user's next message and stay. Clearing whatever the editor held at the end (as
+        before) dropped them. Text the user changed since is theirs now and is kept whole.
+        """
+        if typed is None or self._input is None:
+            return
+        field = self._input
+        current = field.text
+        if current == typed:
+            field.clear()
+        elif typed and current.startswith(typed):
+            field.value = current[len(typed):].lstrip()
 
     # -- queued messages -----------------------------------------------------------------
 
@@ -388,9 +427,24 @@ class PromptArea(Vertical):
 
     def route_key(self, key: str) -> bool:
         """The menu takes up/down/tab/enter/escape while open; up/down walk the history at the
-        first or last line of the text."""
+        first or last line of the text; while an approval waits and nothing is typed, y/s/a/n
+        (or 1–4) answer it at once and ``?`` lists them."""
+        if self.mode == "permission" and self.permission is not None and not self.input.text:
+            return self._permission_key(key)
         menu = self.menu
         if menu is not None and menu.is_open:
+            if key in ("tab", "enter") and self._menu_stale():
+                # Keys typed faster than the editor reports its changes (a paste without bracketed
+                # paste, tmux send-keys): the menu still offers what an earlier text asked for,
+                # e.g. every command for "/" with /help first. Offer for the text as it is now.
+                self._update_menu()
+                if not menu.kind:  # (not ``is_open``: mypy holds it True from the test above)
+                    # "/theme dark" no longer asks for the menu: enter sends it; tab does nothing
+                    # (moving the focus away instead of completing would surprise more).
+                    return key == "tab"
+            if key == "enter" and menu.kind == "slash" and self._typed_command():
+                menu.close()
+                return False  # a command typed in full runs as typed, never the highlighted entry
             if key in ("up", "down"):
                 menu.move(-1 if key == "up" else 1)
                 return True
@@ -406,6 +460,54 @@ class PromptArea(Vertical):
                 and self.input.cursor_location[0] == self.input.document.line_count - 1:
             return self._walk_history(1)
         return False
+
+    def _menu_stale(self) -> bool:
+        """The open menu was made for another text than the editor's (history search excepted:
+        it lists for what was typed when ctrl+r was pressed)."""
+        from agentcli.tui.widgets._prompt_menu import token_at
+
+        menu = self.menu
+        if menu is None or menu.kind not in ("slash", "mention"):
+            return False
+        return token_at(self.input.text, self.input.cursor_location) != menu.token
+
+    def _typed_command(self) -> bool:
+        """The editor holds a whole command's name (``/model``, ``/theme x``)."""
+        from agentcli.prompt.slash import parse_slash
+
+        slash = parse_slash(self.input.text)
+        return slash is not None and any(command.name == slash.name for command in self.commands)
+
+    def _permission_key(self, key: str) -> bool:
+        """A single key at an approval (the prompt empty): True when it was taken."""
+        if key == "question_mark":
+            self.explain_permission()
+            return True
+        verdict = _PERMISSION_KEYS.get(key.lower() if len(key) == 1 else key)
+        if verdict is None:
+            return False  # any other key types: a message, a /command
+        if self._decided is not self.permission:
+            self._decided = self.permission
+            self.post_message(self.Submitted(verdict, "permission"))
+        return True
+
+    def explain_permission(self) -> None:
+        """Say what each key does at the waiting approval (``?``)."""
+        request = self.permission
+        if request is None:
+            return
+        rules = ", ".join(request.rules or [request.rule])
+        self.app.notify(f"y (or 1) allow once\ns (2) allow for this session: {rules}\n"
+                        f"a (3) always allow: {rules} — saved in .agentcli.toml\nn (4) deny\n"
+                        "Each acts at once while the prompt is empty; or pick from the list.",
+                        title=f"Approve {request.tool}?", timeout=15)
+
+    def on_key(self, event: events.Key) -> None:
+        # The same keys when the options list has the focus (clicked, or reached with tab).
+        if self.mode == "permission" and self.permission is not None and self.screen.focused is self._options \
+                and self._permission_key(event.key):
+            event.stop()
+            event.prevent_default()
 
     def _accept(self, *, run: bool) -> bool:
         menu = self.menu
@@ -425,7 +527,9 @@ class PromptArea(Vertical):
                 return True
             field.replace(f"/{choice.value} ", token.start, token.end)
         elif kind == "mention" and token is not None:
-            field.replace("@" + choice.value + ("" if choice.value.endswith("/") else " "), token.start, token.end)
+            from agentcli.tui.widgets._prompt_menu import mention_text
+
+            field.replace(mention_text(choice.value), token.start, token.end)
             if choice.value.endswith("/"):
                 self._update_menu()  # a folder: go on completing inside it
         return True

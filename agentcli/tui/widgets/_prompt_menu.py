@@ -8,6 +8,7 @@ the text at the cursor asks for and how a choice rewrites it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -15,7 +16,7 @@ from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from agentcli.prompt.mentions import complete
+from agentcli.prompt.mentions import complete, mention
 from agentcli.prompt.slash import SlashCommand, matching
 
 if TYPE_CHECKING:  # a type only: the history (hashlib, json) is loaded after the first frame
@@ -23,6 +24,8 @@ if TYPE_CHECKING:  # a type only: the history (hashlib, json) is loaded after th
 
 MenuKind = Literal["slash", "mention", "history"]
 MAX_ROWS = 8
+_OPEN_QUOTE = re.compile(r'(?<![\w@])@"((?:[^"\\]|\\.)*)$')
+"""A quoted mention still open at the cursor (``@"my fi``): completion goes on inside it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +54,8 @@ def token_at(text: str, cursor: tuple[int, int]) -> Token | None:
     """What the text at the cursor asks to complete, if anything.
 
     ``/name`` completes only as the first word of the message (a slash later is a path);
-    ``@path`` completes anywhere, from the ``@`` to the cursor.
+    ``@path`` completes anywhere, from the ``@`` to the cursor, and so does ``@"a path`` (its
+    quote still open: spaces are part of the name).
     """
     row, column = cursor
     lines = text.split("\n")
@@ -60,6 +64,9 @@ def token_at(text: str, cursor: tuple[int, int]) -> Token | None:
     before = lines[row][:column]
     if row == 0 and before.startswith("/") and " " not in before and len(lines) == 1:
         return Token("slash", before[1:], (0, 0), (0, column))
+    if (quoted := _OPEN_QUOTE.search(before)) is not None:
+        typed = re.sub(r"\\(.)", r"\1", quoted.group(1))
+        return Token("mention", typed, (row, quoted.start()), (row, column))
     word_start = max(before.rfind(" "), before.rfind("\t")) + 1
     word = before[word_start:]
     if word.startswith("@") and "@" not in word[1:]:
@@ -75,7 +82,17 @@ def slash_choices(commands: list[SlashCommand], typed: str) -> list[Choice]:
 
 
 def mention_choices(paths: list[str], typed: str) -> list[Choice]:
-    return [Choice(f"@{path}", path) for path in complete(paths, typed)]
+    # Labelled as they will be written: a name with a space shows its quotes before it is picked.
+    return [Choice(f"@{mention(path)}", path) for path in complete(paths, typed)]
+
+
+def mention_text(path: str) -> str:
+    """What picking ``path`` writes: ``@path `` (quoted when it must be), or for a folder the
+    mention left open (``@src/``, ``@"my dir/``) so completion goes on inside it."""
+    written = "@" + mention(path)
+    if not path.endswith("/"):
+        return written + " "
+    return written[:-1] if written.endswith('"') else written
 
 
 def history_choices(history: PromptHistory, typed: str) -> list[Choice]:
