@@ -111,6 +111,7 @@ async def test_a_single_key_answers_the_approval_and_question_mark_explains(proj
         await wait_for(pilot, lambda: session.last_turn is not None and session.last_turn.outcome == "completed",
                        what="completion")
         assert app.prompt.input.text == ""
+        assert not notified(app, "s (2) allow for this session"), "the explanation went with its request"
     assert [(d.allowed, d.scope) for d in decided] == [(True, "once")]
 
 

@@ -32,6 +32,8 @@ from agentcli.tui.widgets._prompt_first import FirstFramePrompt
 # paths), the describer of a turn's end and the approval's diff are imported just after it
 # (~17 ms before the first frame; bench/tui_startup.py).
 if TYPE_CHECKING:  # the session layer and the event classes come after the first frame
+    from textual.notifications import Notification
+
     from agentcli.events import ClarificationRequested, PermissionRequested, TurnEnded
     from agentcli.prompt.history import PromptHistory  # loaded after the first frame
     from agentcli.prompt.slash import SlashCommand
@@ -137,6 +139,8 @@ class PromptArea(Vertical):
         self._history_at: int | None = None
         """Where up/down is in the history (None: at the draft)."""
         self._draft = ""
+        self._explanation: Notification | None = None
+        """What ``?`` put on screen at an approval."""
         self._decided: PermissionRequested | None = None
         """The request a verdict key was sent for: a second key (a double press) waits for the
         next request rather than answering it unseen."""
@@ -302,6 +306,7 @@ class PromptArea(Vertical):
             self.question = None
         if new != "permission":
             self.permission = None
+            self._forget_explanation()
 
     def watch_hint(self, hint: str) -> None:
         widget = self._hint
@@ -496,11 +501,22 @@ class PromptArea(Vertical):
         request = self.permission
         if request is None:
             return
+        from textual.notifications import Notification, Notify
+
         rules = ", ".join(request.rules or [request.rule])
-        self.app.notify(f"y (or 1) allow once\ns (2) allow for this session: {rules}\n"
-                        f"a (3) always allow: {rules} — saved in .agentcli.toml\nn (4) deny\n"
-                        "Each acts at once while the prompt is empty; or pick from the list.",
-                        title=f"Approve {request.tool}?", timeout=15)
+        # Built here rather than through ``notify`` to keep a handle: it goes with the request.
+        self._explanation = Notification(
+            f"y (or 1) allow once\ns (2) allow for this session: {rules}\n"
+            f"a (3) always allow: {rules} — saved in .agentcli.toml\nn (4) deny\n"
+            "Each acts at once while the prompt is empty; or pick from the list.",
+            title=f"Approve {request.tool}?", timeout=30, markup=False)
+        self.app.post_message(Notify(self._explanation))
+
+    def _forget_explanation(self) -> None:
+        """Take the ``?`` explanation off the screen once its request is answered."""
+        note, self._explanation = self._explanation, None
+        if note is not None and note in self.app._notifications:  # Textual has no public unnotify
+            self.app._unnotify(note)
 
     def on_key(self, event: events.Key) -> None:
         # The same keys when the options list has the focus (clicked, or reached with tab).
