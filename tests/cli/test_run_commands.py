@@ -80,3 +80,14 @@ def test_agentcli_rewind_lists_rewinds_and_undoes(git_workspace: Path, tmp_path:
     assert (git_workspace / "a.txt").read_text() == "two\n"
     again = runner.invoke(app, ["rewind", session_id, "--undo"])
     assert again.exit_code == 2 and "no rewind to undo" in again.stderr
+
+
+def test_a_quoted_mention_attaches_and_a_missing_one_is_named_on_stderr(workspace: Path, tmp_path: Path) -> None:
+    model = _recording(tmp_path / "rec.json")
+    (workspace / "my notes.txt").write_text("remember the milk\n")
+    result = runner.invoke(app, ["run", 'read @"my notes.txt" and @docs/gone.md', "--cwd", str(workspace),
+                                 "--model", model, "-o", "jsonl"])
+    assert result.exit_code == 0, result.output
+    message = _user_message(result.stdout)
+    assert message.files == ["my notes.txt"] and "     1\tremember the milk" in message.attached
+    assert "agentcli: @docs/gone.md: not attached (no such file)" in result.stderr
