@@ -129,6 +129,20 @@ async def test_a_number_key_picks_the_listed_verdict(project: Path) -> None:
     assert [(d.allowed, d.scope) for d in decided] == [(False, "once")]
 
 
+async def test_the_same_keys_answer_from_the_options_list(project: Path) -> None:
+    session = make_session(project, ReplayModel(RUN_TESTS), permission_mode="ask")
+    decided: list[PermissionDecided] = []
+    session.subscribe(lambda e: decided.append(e) if isinstance(e, PermissionDecided) else None)
+    app = make_app(project, session, initial_prompt="run the tests")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_for(pilot, lambda: app.prompt.mode == "permission" and app.prompt.permission is not None,
+                       what="the approval request")
+        app.query_one("#question-options").focus()
+        await pilot.press("s")
+        await wait_idle(pilot, app)
+    assert [(d.allowed, d.scope) for d in decided] == [(True, "session")]
+
+
 async def test_enter_on_a_command_typed_in_full_runs_it_not_the_stale_highlighted_entry(project: Path) -> None:
     app = make_app(project, make_session(project, ReplayModel(DONE)), remember_themes=False)
     async with app.run_test(size=(100, 30)) as pilot:

@@ -6,8 +6,9 @@ ctrl+r history) and a hint line that says what submitting does now: start a task
 resume with guidance, queue. What it is for comes from the session view's ``waiting_for``,
 never from the names of chart states.
 
-Over 400 lines on purpose: the modes, the menu and the history all route the same keys of one
-input, and the menu's pieces are imported just after the first frame, each where it is used.
+Over 400 lines on purpose: the modes, the menu, the history and the approval's single keys all
+route the same keys of one input, and the menu's pieces are imported just after the first frame,
+each where it is used.
 """
 
 from __future__ import annotations
