@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.geometry import Region
 from textual.widget import Widget
 from textual.widgets._toast import Toast
@@ -132,26 +133,28 @@ def overlaps(a: Region, b: Widget) -> bool:
     return b.display and a.overlaps(b.region)
 
 
-async def test_notifications_cover_neither_the_prompt_nor_the_focused_pane(project: Path) -> None:
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+async def test_notifications_cover_neither_the_prompt_nor_the_focused_pane(
+    project: Path, size: tuple[int, int]
+) -> None:
     """At 80x24 a warning sat over the right half of the prompt's text, and an /undo notice over
     the timeline's diff preview."""
-    for size in ((80, 24), (200, 50)):
-        app = make_app(project, make_session(project, ReplayModel(STREAMING)))
-        async with app.run_test(size=size, notifications=True) as pilot:
-            await wait_for(pilot, lambda: app.session_ready)
-            await pilot.press(*"a-draft-as-long-as-the-prompt-is-wide-and-then-a-good-deal-longer")
-            app.notify("Unknown theme 'nope'; known: agentcli-dark, agentcli-light", title="Theme",
-                       severity="warning")
-            await wait_for(pilot, lambda: bool(app.screen.query(Toast)), what="the toast")
-            await drain(pilot)
-            toast = app.screen.query_one(Toast).region
-            assert toast.y >= 1, f"{size}: under the status line"
-            assert not overlaps(toast, app.prompt), f"{size}: the toast covers the prompt"
-            await pilot.press("f2")
-            await wait_for(pilot, lambda: app.focused is app.timeline.option_list)
-            app.notify("No restore to undo.", severity="warning")
-            await wait_for(pilot, lambda: len(app.screen.query(Toast)) == 2, what="the second toast")
-            await drain(pilot)
-            for shown in app.screen.query(Toast):
-                assert not overlaps(shown.region, app.query_one("#diff-preview")), f"{size}: over the diff preview"
-                assert not overlaps(shown.region, app.prompt), f"{size}: over the prompt"
+    app = make_app(project, make_session(project, ReplayModel(STREAMING)))
+    async with app.run_test(size=size, notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.session_ready)
+        await pilot.press(*"a-draft-as-long-as-the-prompt-is-wide-and-then-a-good-deal-longer")
+        app.notify("Unknown theme 'nope'; known: agentcli-dark, agentcli-light", title="Theme",
+                   severity="warning")
+        await wait_for(pilot, lambda: bool(app.screen.query(Toast)), what="the toast")
+        await drain(pilot)
+        toast = app.screen.query_one(Toast).region
+        assert toast.y >= 1, f"{size}: under the status line"
+        assert not overlaps(toast, app.prompt), f"{size}: the toast covers the prompt"
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: app.focused is app.timeline.option_list)
+        app.notify("No restore to undo.", severity="warning")
+        await wait_for(pilot, lambda: len(app.screen.query(Toast)) == 2, what="the second toast")
+        await drain(pilot)
+        for shown in app.screen.query(Toast):
+            assert not overlaps(shown.region, app.query_one("#diff-preview")), f"{size}: over the diff preview"
+            assert not overlaps(shown.region, app.prompt), f"{size}: over the prompt"
