@@ -56,6 +56,8 @@ async def test_scrub_restore_and_undo(project: Path) -> None:
         await wait_for(pilot, lambda: len(timeline.entries) > count_before, what="the undo point on the timeline")
         assert timeline.undo_id is not None
         edit_seq = timeline.entries[target_index].seq
+        await wait_for(pilot, lambda: "No differences." in app.query_one("#diff-text").render().plain,
+                       what="the preview of the restored snapshot against the working tree it now matches")
         await wait_for(pilot, lambda: timeline.entries[-1].label == f"restored #{edit_seq}",
                        what="the restore's entry, named by the snapshot's number")
         assert f"restored #{edit_seq} " in timeline.option_list.get_option_at_index(

@@ -251,6 +251,10 @@ class SnapshotTimeline(Vertical):
         self.option_list.add_option(Option(entry.prompt(), id=entry.id))
         if self.following:
             self.option_list.highlighted = len(self.entries) - 1
+        elif (selected := self.selected) is not None and not self.against_previous:
+            # A new snapshot means the working tree moved (a restore from this very entry, say):
+            # the preview against it was stale, showing the file the restore had just put back.
+            self.preview(selected)
 
     def on_session_event_posted(self, message: SessionEventPosted) -> None:
         event = message.event
