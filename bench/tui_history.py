@@ -199,6 +199,7 @@ async def open_and_scroll(session_id: str, *, scroll: bool, gc_policy: bool = Tr
             conversation.scroll_end(animate=False)
             await pilot.pause()
             result["end"] = time.perf_counter() - before
+    session.close()  # lets the next open of the same session take its lock
     return result
 
 

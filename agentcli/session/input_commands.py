@@ -204,6 +204,24 @@ class InputCommands:
 
     # -- switching the model ---------------------------------------------------------------
 
+    async def model_problem(self, model: str) -> str | None:
+        """Why ``model`` cannot serve this session, in one line, or None: checked before
+        :meth:`set_model` logs it (a resumed session would inherit a model that cannot work).
+        litellm's provider table is read on a thread (its first import takes seconds)."""
+        import asyncio
+
+        from agentcli.llm.check import unknown_model
+        from agentcli.llm.litellm_client import LiteLLMClient
+        from agentcli.session.factory import REPLAY_PREFIX
+
+        model = model.strip()
+        if model.startswith(REPLAY_PREFIX):
+            if isinstance(self.turn.model_client, LiteLLMClient):
+                return ("a recording plays only in a session started with it "
+                        f"(agentcli -m {model}); this one talks to a model server")
+            return None
+        return await asyncio.to_thread(unknown_model, model, self.settings.api_base)
+
     def set_model(self, model: str, role: str = "default") -> None:
         """Use ``model`` (a litellm string) for ``role`` for the rest of this session, resumed too.
 

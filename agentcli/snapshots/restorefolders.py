@@ -10,8 +10,9 @@ swap of any folder above it no longer matters, and a link (or a file) met where 
 be stops the restore (`RestoreStoppedError`) before anything is written through it.
 
 Each folder is opened once per restore and shared by all its files (the lookups this spares
-each write measured no faster: a write's new inode and rename cost far more). The descriptors are closed by the caller's `close` — only when no write into them is
-under way — and trimmed at points the caller knows to be quiet, so a restore over thousands of
+each write measured no faster: a write's new inode and rename cost far more). The descriptors
+are closed by the caller's `close` — only when no write into them is under way — and trimmed at
+points the caller knows to be quiet, so a restore over thousands of
 folders holds at most about `OPEN_MAX` at once.
 """
 

@@ -19,6 +19,7 @@ import pygit2
 from pygit2.enums import DiffOption
 
 from agentcli.ignore import IgnoreSources, discover
+from agentcli.restore_reason import restore_reason
 from agentcli.snapshots._libgit2 import diff_tree_to_index
 from agentcli.snapshots.capture import IndexRefresher, Limits, Refreshed
 from agentcli.snapshots.diff import diff_result, file_stats, tree_diff
@@ -519,7 +520,7 @@ class SnapshotStore:
             modes_set = apply_layout(self.workspace, layout, now, mask=self._restore_umask)
             looked_at = set(applied.touched()).difference(modes_set)
             applied.chmodded.extend(modes_set)
-        reason = f"restored snapshot {snap.session_id}:{snap.seq} ({snap.id})"
+        reason = restore_reason(snap.session_id, snap.seq, snap.id)
         refreshed = self._index_from_restore(applied, layout_dirs, looked_at, before.tree)
         if refreshed is not None:
             after = self._record(

@@ -494,6 +494,8 @@ class AgentApp(App[int]):
         self._load_keymap()
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.set_interval(0.5, self._tick)
+        self.watch(self.screen, "focused", self._focus_moved, init=False)
+        self.screen.screen_layout_refresh_signal.subscribe(self, self._fit_overlay)
         self.call_after_refresh(self._after_first_frame)
 
     @work(group="startup", exit_on_error=True)
@@ -657,12 +659,16 @@ class AgentApp(App[int]):
         if action in ("toggle_sidebar", "toggle_pane", "new_session") and self._race_shown():
             return False  # the session's panes are under the race view: its keys would act unseen
         view = self.view
+        if view is None:  # no session yet: Pause shows dimmed, Resume not at all
+            return {"pause": None, "resume": False}.get(action, True)
         if action == "pause":
-            if view is not None and view.allows("resume"):
+            if view.allows("resume"):
                 return False
-            return True if view is not None and view.allows("pause") else None
+            from agentcli.tui.controller import pausable  # imported with the session by now
+
+            return True if pausable(view) else None
         if action == "resume":
-            return view is not None and view.allows("resume")
+            return view.allows("resume")
         return True
 
     @work(group="command", exit_on_error=False)
@@ -670,11 +676,17 @@ class AgentApp(App[int]):
         """Pause now, even mid-stream or mid-command."""
         await self.commands.pause()
 
-    @work(group="command", exit_on_error=False)
     async def action_interrupt(self) -> None:
-        """esc: take back the newest queued message if there is one, else pause."""
-        if not self.commands.take_back():
-            await self.commands.pause()
+        """esc: in a side pane, back to the prompt (closing the overlay on a narrow screen);
+        elsewhere take back the newest queued message, else pause a running agent."""
+        if self._panes_mounted and self._sidebar.has_focus_within:
+            self.leave_panes()
+            return
+        self._interrupt()
+
+    @work(group="command", exit_on_error=False)
+    async def _interrupt(self) -> None:
+        await self.commands.interrupt()
 
     def action_help(self) -> None:
         """The help screen: keys, commands, custom command files that could not be used."""
@@ -706,6 +718,8 @@ class AgentApp(App[int]):
 
     def action_toggle_sidebar(self) -> None:
         sidebar = self._sidebar
+        if sidebar.has_focus_within:
+            self.prompt.input.focus()  # the focus would stay on a pane nobody sees
         if self.screen.has_class("-narrow"):
             sidebar.toggle_class("-shown")
         else:
@@ -716,13 +730,48 @@ class AgentApp(App[int]):
             return
         widget = self.query_one(f"#{pane}-pane")
         if self._pane_seen(widget):
+            if widget.has_focus_within:
+                self.prompt.input.focus()
             widget.add_class("-hidden")
             return
         # A pane nobody sees is shown, not hidden: at 80 columns the first ctrl+g hid the graph
         # inside the closed bar and seemed to do nothing.
+        eclipsed = self._eclipsed(widget)
         self._reveal(pane)
-        if self._eclipsed(widget):
-            self.prompt.input.focus()  # the focused pane no longer takes the whole overlay
+        if eclipsed:
+            self._pane_focus(pane).focus()  # it takes the overlay from the pane that had it
+
+    def _pane_focus(self, pane: str) -> Widget:
+        """The widget of a side pane that takes the focus."""
+        return {"graph": self.graph, "tools": self.tools.option_list}.get(pane, self.timeline.option_list)
+
+    def leave_panes(self) -> None:
+        """esc in a side pane: back to the prompt (on a narrow screen the overlay closes with it,
+        as the focus moves: ``_focus_moved``). Never a pause: nothing in a pane is running."""
+        self.prompt.input.focus()
+
+    def _focus_moved(self, old: Widget | None, new: Widget | None) -> None:
+        """On a narrow screen the overlay closes once the focus leaves it for the prompt or the
+        stream (f4, esc, a click): it floats over the stream, where the user now reads or types."""
+        if new is None or not self._panes_mounted or not self.screen.has_class("-narrow"):
+            return
+        sidebar = self._sidebar
+        if old is not None and sidebar in old.ancestors and sidebar not in new.ancestors:
+            sidebar.remove_class("-shown")
+
+    def _fit_overlay(self, screen: Screen[Any]) -> None:
+        """Keep the narrow screen's overlay above the prompt (and the graph strip over it): it
+        covered the right 50 columns of whatever was typed. The prompt grows with its text, so
+        this runs after every layout of the screen; a changed height lays it out once more."""
+        if not self._panes_mounted or screen is not self.screen:
+            return
+        rows: int | None = None
+        if screen.has_class("-narrow"):
+            top = self.graph_strip.region.y if self.graph_strip.display else self.prompt.region.y
+            rows = max(1, top - self._main.region.y)
+        current = self._sidebar.styles.max_height
+        if (None if current is None else int(current.value)) != rows:
+            self._sidebar.styles.max_height = rows
 
     def _pane_seen(self, widget: Widget) -> bool:
         """Whether a pane is on screen, as the stylesheet decides (the side bar closed, or at

@@ -32,6 +32,7 @@ from agentcli.events import (
     UsageReported,
     UserMessage,
 )
+from agentcli.tui.controller import pausable
 from agentcli.tui.messages import SessionEventPosted
 from agentcli.tui.widgets import TimelineEntry
 from agentcli.tui.widgets._status import display_model, display_path
@@ -94,6 +95,7 @@ class SessionBridge:
         app.calls.clear()
         app.tools.clear()
         app.timeline.clear()
+        app.timeline.session_id = session.id
         app.show_plan([])
         app.prompt.reset()
         await app.conversation.clear()
@@ -155,7 +157,7 @@ class SessionBridge:
             elif isinstance(event, StateChanged):
                 app.graph.record(event)
             elif isinstance(event, SnapshotCaptured):
-                app.timeline.add(TimelineEntry.from_event(event))
+                app.timeline.add(TimelineEntry.from_event(event, session.id))
             elif isinstance(event, SnapshotRestored):
                 app.timeline.undo_id = event.undo_snapshot_id
             elif isinstance(event, PlanUpdated):
@@ -258,7 +260,7 @@ class SessionBridge:
         app.prompt.show_view(view)
         # The footer recomposes on every refresh_bindings(): only when ctrl+s changes meaning,
         # not on each of the many transitions of a turn.
-        keys = (view.allows("pause"), view.allows("resume"))
+        keys = (pausable(view), view.allows("resume"))
         if keys != self._binding_keys:
             self._binding_keys = keys
             app.refresh_bindings()

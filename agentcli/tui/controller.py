@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from agentcli.session import Mode
     from agentcli.session.log import SessionEntry
     from agentcli.session.session import Session
+    from agentcli.session.view import SessionView
     from agentcli.tui.app import AgentApp
 
 TUI_PERMISSION_MODE: Mode = "ask"
@@ -29,6 +30,23 @@ TUI_PERMISSION_MODE: Mode = "ask"
 
 VERDICTS = ("once", "session", "always", "deny")
 """What the prompt sends for a tool call waiting for approval."""
+
+
+def pausable(view: SessionView | None) -> bool:
+    """Whether ctrl+s may pause now: while the agent works, or to stop at an approval (the call
+    is not run and the user gives guidance instead).
+
+    Never while a question waits: nothing runs, and a pause set the question aside for good
+    (resuming sent the prompt's draft as guidance, the question unanswered). The answer box
+    takes any words, "do something else" included.
+    """
+    return view is not None and view.allows("pause") and view.waiting_for != "answer"
+
+
+def interruptible(view: SessionView | None) -> bool:
+    """Whether esc may pause now: only while the agent works. Waiting on the user (a question,
+    an approval) nothing runs, and esc has its other meanings there."""
+    return view is not None and view.allows("pause") and view.running
 
 
 class Commands:
@@ -183,9 +201,23 @@ class Commands:
     # -- pause and resume ----------------------------------------------------------------
 
     async def pause(self) -> None:
-        """Pause now, even mid-stream or mid-command."""
+        """Pause now, even mid-stream or mid-command (ctrl+s, the palette)."""
         session = self.app.session
-        if session is not None and session.view.allows("pause"):
+        if session is None:
+            return
+        if session.view.waiting_for == "answer":
+            self.app.notify("Nothing is running: the agent waits for your answer (any words, a change of plan "
+                            "too).", severity="warning")
+        elif pausable(session.view):
+            await session.pause("paused by the user")
+
+    async def interrupt(self) -> None:
+        """esc in the prompt or the stream: take back the newest queued message, else pause a
+        running agent; waiting on the user there is nothing to stop."""
+        if self.take_back():
+            return
+        session = self.app.session
+        if session is not None and interruptible(session.view):
             await session.pause("paused by the user")
 
     async def resume(self) -> None:
@@ -339,7 +371,8 @@ class Commands:
         session = bridge.session
         if session is not None:
             bridge.stop_following()
-            if session.view.allows("pause"):
+            # A question stays waiting in the log (a resume asks it again): see ``pausable``.
+            if pausable(session.view):
                 try:
                     await session.pause("the app was closed")
                 except Exception as error:  # noqa: BLE001 - closing anyway; the log shows the cut

@@ -29,7 +29,8 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("/", "commands (tab completes, enter runs)"),
     ("@path", "attach a file's content or a folder's listing"),
     ("!command", "run a shell command in the workspace; its output joins the conversation"),
-    ("ctrl+s · esc", "pause the agent / resume it (esc first takes back a queued message)"),
+    ("ctrl+s · esc", ("pause the agent / resume it, the prompt's text sent as guidance (esc first takes back "
+                      "a queued message; in a side pane it goes back to the prompt)")),
     ("ctrl+b", "show or hide the side panes (graph, tool calls, snapshots)"),
     ("ctrl+g · ctrl+t · ctrl+l", "state graph · tool calls · snapshot timeline"),
     ("f2 · f3 · f4", "focus the timeline · the tool calls · the prompt"),

@@ -16,11 +16,21 @@ from textual.widgets import Button, Static
 MAX_LISTED = 200
 
 
+def _action(change: Any) -> str:
+    """``create`` for a write to a path the workspace lacks now (the plan's change has no old
+    blob: the restore re-creates a file deleted since), else the plan's own action."""
+    action = str(getattr(change, "action", "write"))
+    if action == "write" and hasattr(change, "old_id") and change.old_id is None:
+        return "create"
+    return action
+
+
 def planned_paths(plan: Any) -> list[tuple[str, str]]:
-    """(action, path) pairs from a restore plan: ``.changes`` (path, action) or ``.writes``/``.deletes``."""
+    """(action, path) pairs from a restore plan: ``.changes`` (path, action, old_id) or
+    ``.writes``/``.deletes``. Actions: ``create``, ``write``, ``delete``, ``chmod``."""
     changes = getattr(plan, "changes", None)
     if changes is not None:
-        return [(str(getattr(change, "action", "write")), str(change.path)) for change in changes]
+        return [(_action(change), str(change.path)) for change in changes]
     pairs = [("write", str(path)) for path in getattr(plan, "writes", []) or []]
     pairs += [("delete", str(path)) for path in getattr(plan, "deletes", []) or []]
     return pairs
@@ -75,7 +85,8 @@ class ConfirmRestore(_Confirm):
         self.conflicts = [str(getattr(c, "path", c)) for c in getattr(plan, "conflicts", []) or []]
 
     def compose(self) -> Iterable[Widget]:
-        marks = {"write": ("M", "$warning"), "delete": ("D", "$diff-removed"), "chmod": ("X", "$text-muted")}
+        marks = {"create": ("A", "$diff-added"), "write": ("M", "$warning"), "delete": ("D", "$diff-removed"),
+                 "chmod": ("X", "$text-muted")}
         lines = [
             Content.assemble((marks.get(action, ("?", ""))[0], marks.get(action, ("?", ""))[1]), " ", path)
             for action, path in self.paths[:MAX_LISTED]

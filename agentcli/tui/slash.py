@@ -135,6 +135,10 @@ class SlashCommands:
             return True
         from agentcli.session import SessionStateError
 
+        problem = await session.model_problem(model) if model.strip() else None
+        if problem is not None:
+            app.notify(f"The model was not changed: {problem}", severity="warning")
+            return False
         try:
             session.set_model(model, role)
         except SessionStateError as error:
@@ -260,6 +264,10 @@ class SlashCommands:
             await self._cmd_workflow(command.workflow)
             session = app.session
         if command.model and session is not None and session.settings.model != command.model:
+            problem = await session.model_problem(command.model)
+            if problem is not None:
+                app.notify(f"/{command.name} names a model that cannot work: {problem}", severity="error")
+                return False
             session.set_model(command.model)
             app.status.model = display_model(session.settings.model)
         return await app.commands.send(command.expand(args))

@@ -273,8 +273,12 @@ async def test_slash_compact_runs_the_compaction(project: Path) -> None:
 
 
 async def test_slash_model_switches_the_model_for_the_session(project: Path) -> None:
+    from agentcli.events import ModelChanged
+
     model = Recorder(ReplayModel(DONE))
     session = make_session(project, model)
+    switched: list[str] = []
+    session.subscribe(lambda e: switched.append(e.model) if isinstance(e, ModelChanged) else None)
     app = make_app(project, session)
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.session_ready)
@@ -285,7 +289,26 @@ async def test_slash_model_switches_the_model_for_the_session(project: Path) -> 
         await pilot.press(*"/model replay:other.json", "enter")
         await wait_for(pilot, lambda: session.settings.model == "replay:other.json")
         await wait_for(pilot, lambda: app.status.model == "replay:other.json", what="the header")
+        for bad in ("nosuchprovider/some-model", "openai/"):
+            await pilot.press(*f"/model {bad}", "enter")
+            await wait_for(pilot, lambda: any("The model was not changed" in str(n.message)
+                                              for n in app._notifications), what="the refusal")
+            assert app.prompt.input.text == f"/model {bad}", "kept to be corrected"
+            app.clear_notifications()
+            app.prompt.input.clear()
+        assert session.settings.model == "replay:other.json", "a model that cannot work is not taken"
+        assert switched == ["openai/gpt-4.1-mini", "replay:other.json"], "nor logged for a resume to inherit"
         assert model.requests == []
+
+
+async def test_a_recording_cannot_be_switched_to_in_a_session_that_talks_to_a_server(project: Path) -> None:
+    from agentcli.config import RetrySettings
+    from agentcli.llm.litellm_client import LiteLLMClient
+
+    session = make_session(project, LiteLLMClient(RetrySettings()))
+    problem = await session.model_problem("replay:other.json")
+    assert problem is not None and "a recording plays only in a session started with it" in problem
+    assert await session.model_problem("openai/gpt-4o") is None
 
 
 async def test_bang_runs_a_command_and_slash_undo_takes_its_change_back(project: Path) -> None:

@@ -55,11 +55,22 @@ async def test_scrub_restore_and_undo(project: Path) -> None:
         assert FIXED in source.read_text(), "the edit is in the restored snapshot"
         await wait_for(pilot, lambda: len(timeline.entries) > count_before, what="the undo point on the timeline")
         assert timeline.undo_id is not None
+        edit_seq = timeline.entries[target_index].seq
+        await wait_for(pilot, lambda: "No differences." in app.query_one("#diff-text").render().plain,
+                       what="the preview of the restored snapshot against the working tree it now matches")
+        await wait_for(pilot, lambda: timeline.entries[-1].label == f"restored #{edit_seq}",
+                       what="the restore's entry, named by the snapshot's number")
+        assert f"restored #{edit_seq} " in timeline.option_list.get_option_at_index(
+            len(timeline.entries) - 1).prompt.plain
         assert any("restored the workspace" in n.render().plain for n in app.query("NoticeBlock"))
 
         # Undo: restore what the restore replaced.
         await pilot.press("u")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmRestore), what="the undo confirmation")
+        undo = app.screen
+        assert isinstance(undo, ConfirmRestore)
+        assert ("create", "NOTES.md") in undo.paths, "a file the restore deleted comes back as added"
+        assert "A NOTES.md" in "\n".join(w.render().plain for w in undo.query("Static"))
         await pilot.press("y")
         await wait_for(pilot, lambda: (project / "NOTES.md").exists(), what="the undo")
         assert (project / "NOTES.md").read_text() == "fixed words()\n"

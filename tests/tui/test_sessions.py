@@ -167,7 +167,7 @@ async def test_at_80x24_a_pane_key_opens_the_closed_side_bar_on_its_pane(project
         assert app.focused is app.timeline.option_list and not graph.display
         await pilot.press("ctrl+g")
         await drain(pilot)
-        assert graph.display and app.focused is app.prompt.input, "the eclipsed graph is shown"
+        assert graph.display and app.focused is app.graph, "the eclipsed graph is shown, and takes the overlay"
 
 
 async def test_wide_screens_show_every_pane_and_toggle_them(project: Path) -> None:

@@ -180,3 +180,21 @@ async def test_the_confirmation_lists_the_paths_and_answers_y_or_n() -> None:
         await pilot.press("escape")
         await wait_for(pilot, lambda: len(answers) == 2, what="the second answer")
     assert answers == [True, False]
+
+
+def test_a_restore_plan_names_re_created_files_as_added() -> None:
+    plan = SimpleNamespace(changes=[SimpleNamespace(path="db.py", action="write", old_id=None),
+                                    SimpleNamespace(path="app.py", action="write", old_id="ab12"),
+                                    SimpleNamespace(path="old.py", action="delete", old_id="cd34")])
+    assert planned_paths(plan) == [("create", "db.py"), ("write", "app.py"), ("delete", "old.py")]
+
+
+def test_a_restores_entry_is_named_by_the_snapshot_number_within_its_session() -> None:
+    from agentcli.restore_reason import restore_reason, restored_from
+
+    reason = restore_reason("6a4b633d6fc7", 3, "4024606b76")
+    assert restored_from(reason) is not None and restored_from(reason).seq == 3  # type: ignore[union-attr]
+    assert TimelineEntry("x", 7, reason, None, (), "6a4b633d6fc7").label == "restored #3"
+    assert TimelineEntry("x", 7, reason, None, (), "another").label == "restored #3 of 6a4b633d6fc7"
+    assert TimelineEntry("x", 1, "session start", None, (), "6a4b633d6fc7").label == "session start"
+    assert restored_from("restored snapshot by hand") is None

@@ -229,7 +229,8 @@ class PromptArea(Vertical):
     def show_view(self, view: SessionView) -> None:
         """Become what the session waits for: the answer box, the approval, guidance or a task."""
         waiting = view.waiting_for
-        pause = " (ctrl+s pauses instead)" if view.allows("pause") else ""
+        # A question is answered, never paused away (``controller.pausable``); an approval may be.
+        pause = " (ctrl+s pauses instead)" if view.allows("pause") and waiting == "approval" else ""
         if waiting == "answer" and view.question is not None and self.question is not view.question:
             self.ask(view.question)
         elif waiting == "approval" and view.permission is not None and self.permission is not view.permission:

@@ -22,6 +22,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from agentcli.events import SnapshotCaptured, SnapshotRestored
+from agentcli.restore_reason import short_reason
 from agentcli.tui.messages import SessionEventPosted
 from agentcli.tui.widgets._laid_out import SteadyOptionList
 
@@ -51,11 +52,13 @@ class TimelineEntry:
     reason: str
     tool_name: str | None
     files: tuple[FileStat, ...]
+    session_id: str | None = None
+    """The session the snapshot belongs to (a restore within it reads ``restored #3``)."""
 
     @classmethod
-    def from_event(cls, event: SnapshotCaptured) -> TimelineEntry:
+    def from_event(cls, event: SnapshotCaptured, session_id: str | None = None) -> TimelineEntry:
         return cls(event.snapshot_id, event.seq, event.reason, event.tool_name,
-                   tuple(FileStat(f.path, f.added, f.removed, f.status) for f in event.files))
+                   tuple(FileStat(f.path, f.added, f.removed, f.status) for f in event.files), session_id)
 
     @classmethod
     def from_snapshot(cls, snapshot: Any) -> TimelineEntry:
@@ -63,8 +66,9 @@ class TimelineEntry:
             FileStat(f.path, getattr(f, "added", 0), getattr(f, "removed", 0), getattr(f, "status", "modified"))
             for f in getattr(snapshot, "files", []) or []
         )
+        session_id = getattr(snapshot, "session_id", None)
         return cls(str(snapshot.id), int(snapshot.seq), str(getattr(snapshot, "reason", "")),
-                   getattr(snapshot, "tool_name", None), files)
+                   getattr(snapshot, "tool_name", None), files, str(session_id) if session_id else None)
 
     @property
     def added(self) -> int:
@@ -76,7 +80,9 @@ class TimelineEntry:
 
     @property
     def label(self) -> str:
-        return self.tool_name or self.reason or "snapshot"
+        """The tool that changed the files, or the reason (a restore's names its snapshot by
+        number; the full ids stay in the log and under the diff preview's title)."""
+        return self.tool_name or short_reason(self.reason, self.session_id) or "snapshot"
 
     def prompt(self) -> Content:
         paths = (self.files[0].path if self.files else "") + (f" +{len(self.files) - 1}" if len(self.files) > 1 else "")
@@ -87,12 +93,14 @@ class TimelineEntry:
         )
 
 
-def render_diff(diff: Any, title: str, limit: int = PREVIEW_LINES) -> Content:
-    """A diff result (``.files`` with ``path, status, added, removed, patch, binary``) as Content."""
+def render_diff(diff: Any, title: str, limit: int = PREVIEW_LINES, note: str = "") -> Content:
+    """A diff result (``.files`` with ``path, status, added, removed, patch, binary``) as Content,
+    under ``title`` (and ``note``, muted, when given)."""
     files = list(getattr(diff, "files", []) or [])
+    heading = [Content.styled(title, "bold"), *([Content.styled(note, "$text-muted")] if note else [])]
     if not files:
-        return Content.assemble((title, "bold"), "\n", ("No differences.", "$text-muted"))
-    lines: list[Content] = [Content.styled(title, "bold")]
+        return Content("\n").join([*heading, Content.styled("No differences.", "$text-muted")])
+    lines: list[Content] = heading
     shown = 0
     total = 0
     for file in files:
@@ -191,6 +199,8 @@ class SnapshotTimeline(Vertical):
         self.off_reason = ""
         """Why there is no timeline (snapshots disabled...), shown in the preview."""
         self.entries: list[TimelineEntry] = []
+        self.session_id: str | None = None
+        """The session shown: its snapshots' events become entries of it."""
         self.undo_id: str | None = None
         """The undo point of the last restore, if any."""
         self.following = True
@@ -241,11 +251,15 @@ class SnapshotTimeline(Vertical):
         self.option_list.add_option(Option(entry.prompt(), id=entry.id))
         if self.following:
             self.option_list.highlighted = len(self.entries) - 1
+        elif (selected := self.selected) is not None and not self.against_previous:
+            # A new snapshot means the working tree moved (a restore from this very entry, say):
+            # the preview against it was stale, showing the file the restore had just put back.
+            self.preview(selected)
 
     def on_session_event_posted(self, message: SessionEventPosted) -> None:
         event = message.event
         if isinstance(event, SnapshotCaptured):
-            self.add(TimelineEntry.from_event(event))
+            self.add(TimelineEntry.from_event(event, self.session_id))
         elif isinstance(event, SnapshotRestored):
             self.undo_id = event.undo_snapshot_id
             self.refresh_bindings()
@@ -319,7 +333,8 @@ class SnapshotTimeline(Vertical):
             self._diff.update(Content.styled(f"Cannot diff: {error}", "$error"))
             return
         # Colouring a big patch is the slow part: do it off the event loop.
-        content = await asyncio.to_thread(render_diff, diff, title)
+        note = entry.reason if entry.label != entry.reason and not entry.tool_name else ""
+        content = await asyncio.to_thread(render_diff, diff, title, PREVIEW_LINES, note)
         self._diff.update(content)
         if self._preview is not None:
             self._preview.scroll_home(animate=False)
