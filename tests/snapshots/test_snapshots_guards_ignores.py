@@ -49,7 +49,9 @@ def test_importing_the_package_is_cheap_and_loads_no_heavy_module() -> None:
 
 def test_the_package_is_a_leaf() -> None:
     allowed_top = {"pygit2", "pydantic", "inotify_simple", "agentcli"}  # inotify: the watcher
-    shared = ("agentcli.ignore",)  # top-level modules every layer may use
+    # Top-level modules every layer may use: the ignore rules, and the restore reason's format
+    # (a leaf the TUI reads without importing the store).
+    shared = ("agentcli.ignore", "agentcli.restore_reason")
     for source in sorted(PACKAGE.glob("*.py")):
         tree = ast.parse(source.read_text())
         for node in ast.walk(tree):
@@ -63,6 +65,8 @@ def test_the_package_is_a_leaf() -> None:
                 assert top in sys.stdlib_module_names or top in allowed_top, f"{source.name} imports {name}"
                 if top == "agentcli":
                     assert name.startswith(("agentcli.snapshots", *shared)), f"{source.name} imports {name}"
+    leaf = ast.parse((PACKAGE.parent / "restore_reason.py").read_text())
+    assert not [n for n in ast.walk(leaf) if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("agentcli")]
 
 
 def test_concurrent_captures_from_two_stores_and_threads(repo: Path, data_dir: Path, tmp_path: Path) -> None:
