@@ -737,9 +737,12 @@ class AgentApp(App[int]):
         # A pane nobody sees is shown, not hidden: at 80 columns the first ctrl+g hid the graph
         # inside the closed bar and seemed to do nothing.
         eclipsed = self._eclipsed(widget)
+        floating = self.screen.has_class("-narrow") and not self._sidebar.has_class("-shown")
         self._reveal(pane)
-        if eclipsed:
-            self._pane_focus(pane).focus()  # it takes the overlay from the pane that had it
+        if eclipsed or floating:
+            # It takes the overlay from the pane that had it; or, opening the overlay, the focus
+            # goes with it, so esc and f4 close it again (from the prompt they did nothing).
+            self._pane_focus(pane).focus()
 
     def _pane_focus(self, pane: str) -> Widget:
         """The widget of a side pane that takes the focus."""
@@ -808,6 +811,8 @@ class AgentApp(App[int]):
 
     def action_focus_prompt(self) -> None:
         self.prompt.input.focus()
+        if self._panes_mounted and self.screen.has_class("-narrow"):
+            self._sidebar.remove_class("-shown")  # f4 is "back to typing", wherever the focus was
 
     def action_focus_stream(self) -> None:
         self.conversation.focus()

@@ -91,6 +91,24 @@ async def test_at_80x24_a_pane_key_on_an_eclipsed_pane_moves_the_overlay_to_it(p
         await wait_for(pilot, lambda: app.focused is app.prompt.input and not app.query_one("#sidebar").display)
 
 
+async def test_at_80x24_a_pane_key_that_opens_the_overlay_gives_it_the_focus_and_f4_closes_it(project: Path) -> None:
+    """ctrl+l opened the overlay with the focus left in the prompt, where esc and f4 did not close it."""
+    app = make_app(project, make_session(project, ReplayModel(STREAMING)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.session_ready)
+        sidebar = app.query_one("#sidebar")
+        app.prompt.input.focus()
+        await pilot.press("ctrl+l")
+        await wait_for(pilot, lambda: sidebar.display and app.focused is app.timeline.option_list,
+                       what="the snapshots pane, focused")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not sidebar.display and app.focused is app.prompt.input, what="closed by esc")
+        await pilot.press("ctrl+b")  # shown without the focus
+        await wait_for(pilot, lambda: sidebar.display and app.focused is app.prompt.input)
+        await pilot.press("f4")
+        await wait_for(pilot, lambda: not sidebar.display, what="closed by f4 from the prompt")
+
+
 async def test_esc_and_ctrl_s_leave_a_waiting_question_answerable(project: Path) -> None:
     """esc while a question waited paused the session: the options went, and ctrl+s then sent the
     draft as guidance without enter, the question never answered."""
