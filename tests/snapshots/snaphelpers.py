@@ -7,6 +7,7 @@ default import mode without clashing with other test folders.
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 from pathlib import Path
 
@@ -112,3 +113,24 @@ def change_behind_flags(repo: Path) -> dict[str, bytes]:
     for path, content in now.items():
         write(repo / path, content)
     return now
+
+
+TreeState = dict[str, tuple[str, bytes, int]]
+
+
+def tree_state(root: Path) -> TreeState:
+    """Every path below `root` but `.git`: its kind, its bytes (a link's target) and its mode."""
+    out: TreeState = {}
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in [*dirs, *files]:
+            path = Path(folder, name)
+            info = os.lstat(path)
+            rel = path.relative_to(root).as_posix()
+            if stat.S_ISLNK(info.st_mode):
+                out[rel] = ("link", os.readlink(path).encode(), 0)
+            elif stat.S_ISDIR(info.st_mode):
+                out[rel] = ("dir", b"", stat.S_IMODE(info.st_mode))
+            else:
+                out[rel] = ("file", path.read_bytes(), stat.S_IMODE(info.st_mode))
+    return out

@@ -9,20 +9,18 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from snaphelpers import git_add_all_tree, write
+from snaphelpers import TreeState as State
+from snaphelpers import git_add_all_tree, tree_state, write
 
 from agentcli.snapshots import RestoreStoppedError, SnapshotStore, restorefolders, restorewrites
 from agentcli.snapshots import store as store_module
 from agentcli.snapshots.models import Snapshot
 from agentcli.snapshots.restore import Applied
-
-State = dict[str, tuple[str, bytes, int]]
 
 
 @pytest.fixture(params=[False, True], ids=["walked", "watched"])
@@ -33,24 +31,6 @@ def store(request: pytest.FixtureRequest, repo: Path, data_dir: Path) -> Iterato
     opened = SnapshotStore(repo, data_dir, watch=watch)
     yield opened
     opened.close()
-
-
-def _state(root: Path) -> State:
-    """Every path below `root` but `.git`: its kind, its bytes (a link's target) and its mode."""
-    out: State = {}
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d != ".git"]
-        for name in [*dirs, *files]:
-            path = Path(folder, name)
-            info = os.lstat(path)
-            rel = path.relative_to(root).as_posix()
-            if stat.S_ISLNK(info.st_mode):
-                out[rel] = ("link", os.readlink(path).encode(), 0)
-            elif stat.S_ISDIR(info.st_mode):
-                out[rel] = ("dir", b"", stat.S_IMODE(info.st_mode))
-            else:
-                out[rel] = ("file", path.read_bytes(), stat.S_IMODE(info.st_mode))
-    return out
 
 
 def _outside(tmp_path: Path) -> Path:
@@ -72,7 +52,7 @@ def _start_then_change(repo: Path, store: SnapshotStore) -> tuple[Snapshot, Stat
     (repo / "src" / "empty").mkdir()
     start = store.capture(session_id="s", reason="start", record_layout=True).snapshot
     assert start is not None
-    expected = _state(repo)
+    expected = tree_state(repo)
     write(repo / "src" / "app.py", "changed\n")
     (repo / "src" / "util.py").unlink()
     shutil.rmtree(repo / "src" / "new")
@@ -101,7 +81,7 @@ def test_a_parent_swapped_for_a_link_after_the_plan_stops_the_restore_writing_no
     repo: Path, store: SnapshotStore, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     outside = _outside(tmp_path)
-    before_outside = _state(outside)
+    before_outside = tree_state(outside)
     start, expected = _start_then_change(repo, store)
     real = store_module.apply_changes
 
@@ -114,15 +94,15 @@ def test_a_parent_swapped_for_a_link_after_the_plan_stops_the_restore_writing_no
         store.restore(start, session_id="s")
 
     assert raised.value.path == "src"
-    assert _state(outside) == before_outside  # nothing written, deleted or re-moded outside
-    assert not [p for p in _state(repo) if ".agentcli-" in p]  # no temporary file left
+    assert tree_state(outside) == before_outside  # nothing written, deleted or re-moded outside
+    assert not [p for p in tree_state(repo) if ".agentcli-" in p]  # no temporary file left
     # The link removed (the folder back), a second restore finishes the job, and what the
     # store records is what git records.
     monkeypatch.setattr(store_module, "apply_changes", real)
     _unswap(repo)
     again = store.restore(start, session_id="s")
     assert again.matches_target
-    assert _state(repo) == expected
+    assert tree_state(repo) == expected
     assert again.tree == git_add_all_tree(repo, tmp_path / "crosscheck")
     assert store.capture(session_id="s", reason="walk").tree == again.tree
 
@@ -131,10 +111,10 @@ def test_a_deletion_under_a_swapped_parent_deletes_nothing_outside(
     repo: Path, store: SnapshotStore, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     outside = _outside(tmp_path)
-    before_outside = _state(outside)
+    before_outside = tree_state(outside)
     start = store.capture(session_id="s", reason="start", record_layout=True).snapshot
     assert start is not None
-    expected = _state(repo)
+    expected = tree_state(repo)
     write(repo / "src" / "extra.py", "to be deleted by the restore\n")
     store.capture(session_id="s", reason="after bash", watched=True)
     real = store_module.apply_changes
@@ -146,12 +126,12 @@ def test_a_deletion_under_a_swapped_parent_deletes_nothing_outside(
     monkeypatch.setattr(store_module, "apply_changes", swapped_first)
     with pytest.raises(RestoreStoppedError, match="src is now a symbolic link"):
         store.restore(start, session_id="s")
-    assert _state(outside) == before_outside  # outside/extra.py is still there
+    assert tree_state(outside) == before_outside  # outside/extra.py is still there
 
     monkeypatch.setattr(store_module, "apply_changes", real)
     _unswap(repo)
     again = store.restore(start, session_id="s")
-    assert again.matches_target and _state(repo) == expected
+    assert again.matches_target and tree_state(repo) == expected
 
 
 def test_a_parent_swapped_once_the_writes_began_is_written_where_it_was_opened(
@@ -160,7 +140,7 @@ def test_a_parent_swapped_once_the_writes_began_is_written_where_it_was_opened(
     """Once its folder is open, each write goes into that folder, wherever it has moved: never
     through a path resolved by name from the root again."""
     outside = _outside(tmp_path)
-    before_outside = _state(outside)
+    before_outside = tree_state(outside)
     start, expected = _start_then_change(repo, store)
     real_write = restorewrites._write
     swapped: list[bool] = []
@@ -178,8 +158,8 @@ def test_a_parent_swapped_once_the_writes_began_is_written_where_it_was_opened(
         assert error.path == "src"  # the layout step after the writes meets the link: stops too
 
     assert swapped
-    assert _state(outside) == before_outside
-    moved = _state(repo / "src.moved")
+    assert tree_state(outside) == before_outside
+    moved = tree_state(repo / "src.moved")
     for rel, held in expected.items():
         # Every write landed in the folder (its bytes; modes there are then the layout step's,
         # which sees `src.moved` as a folder the snapshot lacks, as it does the empty ones).
@@ -189,7 +169,7 @@ def test_a_parent_swapped_once_the_writes_began_is_written_where_it_was_opened(
     monkeypatch.setattr(restorewrites, "_write", real_write)
     _unswap(repo)
     again = store.restore(start, session_id="s")
-    assert again.matches_target and _state(repo) == expected
+    assert again.matches_target and tree_state(repo) == expected
     assert again.tree == git_add_all_tree(repo, tmp_path / "crosscheck")
 
 

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import errno
 import os
-import stat
 import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from snaphelpers import git_add_all_tree, write
+from snaphelpers import git_add_all_tree, tree_state, write
 
 from agentcli.snapshots import SnapshotStore, restorewrites
 from agentcli.snapshots.layout import scan_layout
@@ -37,24 +36,6 @@ def watching(repo: Path, data_dir: Path) -> Iterator[SnapshotStore]:
     store = SnapshotStore(repo, data_dir, watch=True)
     yield store
     store.close()
-
-
-def _state(root: Path) -> dict[str, tuple[str, bytes, int]]:
-    """Every path below `root` but `.git`: its kind, its bytes (a link's target) and its mode."""
-    out: dict[str, tuple[str, bytes, int]] = {}
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d != ".git"]
-        for name in [*dirs, *files]:
-            path = Path(folder, name)
-            info = os.lstat(path)
-            rel = path.relative_to(root).as_posix()
-            if stat.S_ISLNK(info.st_mode):
-                out[rel] = ("link", os.readlink(path).encode(), 0)
-            elif stat.S_ISDIR(info.st_mode):
-                out[rel] = ("dir", b"", stat.S_IMODE(info.st_mode))
-            else:
-                out[rel] = ("file", path.read_bytes(), stat.S_IMODE(info.st_mode))
-    return out
 
 
 def _make_start(repo: Path) -> None:
@@ -96,7 +77,7 @@ def _start_then_change(repo: Path, store: SnapshotStore) -> tuple[Snapshot, dict
     _make_start(repo)
     start = store.capture(session_id="s", reason="start", record_layout=True).snapshot
     assert start is not None
-    expected = _state(repo)
+    expected = tree_state(repo)
     _change_everything(repo)
     store.capture(session_id="s", reason="after bash", watched=True)
     return start, expected
@@ -125,7 +106,7 @@ def test_files_written_from_threads_are_the_target_exactly(
 
     assert len([t for t in threads if t.startswith("restore-write")]) > 1  # it did run on threads
     assert result.matches_target and result.after is not None
-    assert _state(repo) == expected  # bytes, modes, links, folders: nothing else, no temporary name
+    assert tree_state(repo) == expected  # bytes, modes, links, folders: nothing else, no temporary name
     assert watching.layout_record(result.after.id) == scan_layout(repo, umask())
     assert result.tree == git_add_all_tree(repo, tmp_path / "crosscheck")
     walked = watching.capture(session_id="s", reason="walk")  # the index entries hold: nothing new
@@ -155,7 +136,7 @@ def test_where_no_writer_thread_can_start_the_files_are_written_here(
 
     assert len(writer_threads) == 2  # one started, the second refused
     assert writers == {threading.current_thread().name}
-    assert result.matches_target and _state(repo) == expected
+    assert result.matches_target and tree_state(repo) == expected
     assert result.tree == git_add_all_tree(repo, tmp_path / "crosscheck")
 
 
@@ -165,9 +146,9 @@ def test_a_write_that_fails_ends_the_restore_after_the_others_and_leaves_no_half
     _make_start(repo)
     start = watching.capture(session_id="s", reason="start", record_layout=True).snapshot
     assert start is not None
-    expected = _state(repo)
+    expected = tree_state(repo)
     _change_everything(repo)
-    changed = _state(repo)
+    changed = tree_state(repo)
     watching.capture(session_id="s", reason="after bash", watched=True)
     failing = "pkg1/sub1/mod13.py"
     real_write = restorewrites._write
@@ -187,7 +168,7 @@ def test_a_write_that_fails_ends_the_restore_after_the_others_and_leaves_no_half
         watching.restore(start, session_id="s")
 
     assert not [t for t in threading.enumerate() if t.name.startswith("restore-write")]
-    now = _state(repo)
+    now = tree_state(repo)
     assert not [p for p in now if ".agentcli-" in p]  # no temporary file left behind
     for path, held in now.items():
         assert held in (expected.get(path), changed.get(path)), path  # old or new, never half
@@ -196,7 +177,7 @@ def test_a_write_that_fails_ends_the_restore_after_the_others_and_leaves_no_half
     monkeypatch.setattr(restorewrites, "_write", real_write)
     again = watching.restore(start, session_id="s")
     assert again.matches_target
-    assert _state(repo) == expected
+    assert tree_state(repo) == expected
 
 
 def test_paths_one_file_on_a_folding_filesystem_are_written_in_the_plans_order() -> None:
