@@ -5,13 +5,17 @@ runs, and a draft left in the prompt at ctrl+q — each against a real Session o
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from textual import events
+from textual.pilot import Pilot
 
 from agentcli.events import PermissionDecided
 from agentcli.llm.replay import ReplayModel
 from agentcli.prompt.history import history_path
+from agentcli.session import Session
 from agentcli.tui.app import AgentApp
 from agentcli.tui.help import HelpScreen, PickOne
 from tests.tui.helpers import drain, make_app, make_session, recording, wait_for, wait_idle
@@ -32,6 +36,20 @@ def burst(app: AgentApp, *keys: str) -> None:
     for key in keys:
         character = {"space": " "}.get(key, key if len(key) == 1 else None)
         app.post_message(events.Key(key, character))
+
+
+@asynccontextmanager
+async def at_approval(
+    project: Path, decided: list[PermissionDecided]
+) -> AsyncIterator[tuple[AgentApp, Pilot[object], Session]]:
+    """The app, waiting for approval of the replay's bash call; each verdict lands in ``decided``."""
+    session = make_session(project, ReplayModel(RUN_TESTS), permission_mode="ask")
+    session.subscribe(lambda e: decided.append(e) if isinstance(e, PermissionDecided) else None)
+    app = make_app(project, session, initial_prompt="run the tests")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_for(pilot, lambda: app.prompt.mode == "permission" and app.prompt.permission is not None,
+                       what="the approval request")
+        yield app, pilot, session
 
 
 async def test_tab_quotes_a_name_with_spaces_and_the_file_is_attached(project: Path) -> None:
@@ -88,13 +106,8 @@ async def test_a_mention_that_attaches_nothing_is_said_and_the_message_still_goe
 
 
 async def test_a_single_key_answers_the_approval_and_question_mark_explains(project: Path) -> None:
-    session = make_session(project, ReplayModel(RUN_TESTS), permission_mode="ask")
     decided: list[PermissionDecided] = []
-    session.subscribe(lambda e: decided.append(e) if isinstance(e, PermissionDecided) else None)
-    app = make_app(project, session, initial_prompt="run the tests")
-    async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: app.prompt.mode == "permission" and app.prompt.permission is not None,
-                       what="the approval request")
+    async with at_approval(project, decided) as (app, pilot, session):
         app.prompt.input.focus()
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: notified(app, "s (2) allow for this session"), what="the explanation")
@@ -116,13 +129,8 @@ async def test_a_single_key_answers_the_approval_and_question_mark_explains(proj
 
 
 async def test_a_number_key_picks_the_listed_verdict(project: Path) -> None:
-    session = make_session(project, ReplayModel(RUN_TESTS), permission_mode="ask")
     decided: list[PermissionDecided] = []
-    session.subscribe(lambda e: decided.append(e) if isinstance(e, PermissionDecided) else None)
-    app = make_app(project, session, initial_prompt="run the tests")
-    async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: app.prompt.mode == "permission" and app.prompt.permission is not None,
-                       what="the approval request")
+    async with at_approval(project, decided) as (app, pilot, session):
         app.prompt.input.focus()
         await pilot.press("4")
         await wait_idle(pilot, app)
@@ -130,13 +138,8 @@ async def test_a_number_key_picks_the_listed_verdict(project: Path) -> None:
 
 
 async def test_the_same_keys_answer_from_the_options_list(project: Path) -> None:
-    session = make_session(project, ReplayModel(RUN_TESTS), permission_mode="ask")
     decided: list[PermissionDecided] = []
-    session.subscribe(lambda e: decided.append(e) if isinstance(e, PermissionDecided) else None)
-    app = make_app(project, session, initial_prompt="run the tests")
-    async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: app.prompt.mode == "permission" and app.prompt.permission is not None,
-                       what="the approval request")
+    async with at_approval(project, decided) as (app, pilot, session):
         app.query_one("#question-options").focus()
         await pilot.press("s")
         await wait_idle(pilot, app)
