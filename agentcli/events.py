@@ -62,6 +62,11 @@ class SessionStarted(BaseEvent):
     resumed: bool = False
 
 
+def with_attached(text: str, attached: str) -> str:
+    """The user's words as the model reads them: followed by what their @-mentions attached."""
+    return f"{text}\n\n{attached}" if attached else text
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UserMessage(BaseEvent):
     """The user said something: a task, guidance after a halt, or a follow-up."""
@@ -80,7 +85,7 @@ class UserMessage(BaseEvent):
     @property
     def model_text(self) -> str:
         """The message as the model reads it."""
-        return f"{self.text}\n\n{self.attached}" if self.attached else self.text
+        return with_attached(self.text, self.attached)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -297,7 +302,7 @@ class QueuedMessage:
     @property
     def model_text(self) -> str:
         """The message as the model reads it (as :attr:`UserMessage.model_text`)."""
-        return f"{self.text}\n\n{self.attached}" if self.attached else self.text
+        return with_attached(self.text, self.attached)
 
 
 def joined_queue(messages: Sequence[QueuedMessage | UserMessage]) -> QueuedMessage:

@@ -36,7 +36,7 @@ class _Refused(Exception):
     """The session refused the command that was to start the turn."""
 
 
-async def drive(session: Session, start: Callable[[], Awaitable[None]], output: OutputFormat) -> int:
+async def drive(session: Session, start: Callable[[], Awaitable[object]], output: OutputFormat) -> int:
     """Start a turn with ``start`` (a Session command), print its events, return the exit code."""
     from agentcli.headless import JsonLinesPrinter, TextPrinter
 
@@ -69,7 +69,7 @@ async def drive(session: Session, start: Callable[[], Awaitable[None]], output: 
         session.close()
 
 
-async def _turn(session: Session, start: Callable[[], Awaitable[None]]) -> int:
+async def _turn(session: Session, start: Callable[[], Awaitable[object]]) -> int:
     from agentcli.headless import EXIT_CODES
     from agentcli.session import SessionStateError
 

@@ -221,7 +221,7 @@ def _session_to_resume(session_ref: str | None, last: bool, cwd: Path | None) ->
 
 
 def _next_turn(session: Session, *, prompt: str | None, answer: str | None,
-               verdict: Literal["approve", "deny"] | None, scope: Scope) -> Callable[[], Awaitable[None]]:
+               verdict: Literal["approve", "deny"] | None, scope: Scope) -> Callable[[], Awaitable[object]]:
     """The Session command that starts the next turn, from what the session waits for (its
     view) and what the user gave; exit 2 naming the flag to use when they do not fit.
 
@@ -245,10 +245,7 @@ def _next_turn(session: Session, *, prompt: str | None, answer: str | None,
     if words is None and session.queued:
         # Typed while the agent worked and still queued when its process ended: what the user
         # meant to send next (the TUI would have sent them as the turn ended).
-        async def send_queued() -> None:
-            await session.send_queued()
-
-        return send_queued
+        return session.send_queued
     if words is None and view.waiting_for == "answer":
         question = view.question.question if view.question else "(unknown)"
         raise fail(f"the session waits for an answer to: {question}\nuse --answer TEXT")

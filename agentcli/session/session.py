@@ -28,6 +28,7 @@ from agentcli.events import (
     StateChanged,
     TurnEnded,
     UserMessage,
+    with_attached,
 )
 from agentcli.llm.types import Message, ModelClient
 from agentcli.permissions import ConfigWriteError, Mode, PermissionState, Policy, Scope
@@ -412,7 +413,7 @@ class Session(InputCommands, TimelineCommands, McpCommands):
         if waiting == "answer":
             if text is None:
                 raise SessionStateError("the agent asked a question: give an answer")
-            await self.answer(f"{text}\n\n{attached}" if attached else text)
+            await self.answer(with_attached(text, attached))
         elif waiting == "guidance":
             await self.resume(text or None, attached=attached, files=files)
         elif waiting == "task":
