@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping
+from typing import Literal
 
 from pydantic import Field
 
 from agentcli.tools.base import Arguments, Tool, ToolContext, ToolError, ToolResult
+from agentcli.tools.capture import OutputCapture
 from agentcli.tools.process import kill_group, start_group
 from agentcli.tools.sandbox import sandbox_status, wrap_command
-from agentcli.tools.text import truncate_middle
 
 SUMMARY_CHARS = 300
 """A command is shown whole in a permission prompt up to this length."""
@@ -60,37 +61,81 @@ class Bash(Tool[BashArgs]):
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
         )
+        capture = OutputCapture(ctx.settings.max_output_chars)
         try:
-            output, timed_out = await _collect(process, timeout)
+            ending = await _collect(process, timeout, capture)
         except asyncio.CancelledError:
             await kill_group(process)
             raise
-        text = truncate_middle(output.decode("utf-8", errors="replace"), ctx.settings.max_output_chars)
+        text = capture.text()
         elapsed = time.monotonic() - started
-        if timed_out:
+        if ending == "timed out":
             message = f"command timed out after {timeout:g} s and was killed"
             return ToolResult(ok=False, output=f"{text}\n[{message}]".lstrip(), error=message)
         code = process.returncode
         footer = f"[exit code {code}, {elapsed:.1f} s]"
+        if ending == "left running":
+            footer += ("\n[a background process it started still runs and holds the output open; what it prints "
+                       "from now on is not shown: redirect it to a file (`cmd > cmd.log 2>&1 &`) to read it later]")
         body = f"{text.rstrip()}\n{footer}" if text.strip() else f"(no output)\n{footer}"
         if code == 0:
             return ToolResult(ok=True, output=body)
         return ToolResult(ok=False, output=body, error=f"exit code {code}")
 
 
-async def _collect(process: asyncio.subprocess.Process, timeout: float) -> tuple[bytes, bool]:
+Ending = Literal["exited", "left running", "timed out"]
+
+
+async def _collect(process: asyncio.subprocess.Process, timeout: float, capture: OutputCapture) -> Ending:
+    """Read the command's output into ``capture`` until it ends, and say how it ended.
+
+    It ends when the output closes and the command has exited; or when the command (the group's
+    leader) has exited and the output stays open past a short grace: a background job it started
+    (a server, ``sleep 600 &``) holds it. That job is left running, as the user's shell would leave
+    it, and the rest of its output is read and dropped (a pipe nobody reads would block it, and a
+    closed one kill it). Waiting for the output to close instead held every ``cmd &`` until the
+    timeout, which then killed the very server the command had started.
+    """
     assert process.stdout is not None
-    chunks: list[bytes] = []
-
-    async def read_all() -> None:
-        assert process.stdout is not None
-        while chunk := await process.stdout.read(65536):
-            chunks.append(chunk)
-        await process.wait()
-
+    reader = asyncio.ensure_future(_read(process.stdout, capture))
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
     try:
-        await asyncio.wait_for(read_all(), timeout)
+        while not reader.done():
+            if process.returncode is not None:
+                await asyncio.wait({reader}, timeout=max(0.0, min(_LEFT_OPEN_GRACE_S, deadline - loop.time())))
+                if not reader.done():
+                    _draining.add(reader)
+                    reader.add_done_callback(_draining.discard)
+                    return "left running"
+                break
+            if loop.time() >= deadline:
+                raise TimeoutError
+            # Woken by the end of the output at once; the leader's exit alone wakes nothing, so
+            # it is looked at every _POLL_S while a background job keeps the output open.
+            await asyncio.wait({reader}, timeout=min(_POLL_S, deadline - loop.time()))
+        await asyncio.wait_for(process.wait(), max(0.0, deadline - loop.time()))
     except TimeoutError:
         await kill_group(process)
-        return b"".join(chunks), True
-    return b"".join(chunks), False
+        # The group is dead, so the output closes: read it to the end, so the pipe is closed
+        # here and not by the garbage collector after the event loop has gone (a traceback at exit).
+        await asyncio.wait({reader}, timeout=_LEFT_OPEN_GRACE_S)
+        return "timed out"
+    except BaseException:
+        reader.cancel()
+        raise
+    return "exited"
+
+
+_POLL_S = 0.05
+_LEFT_OPEN_GRACE_S = 0.5
+"""How long the output may stay open after the command exits: children finishing their last
+writes. Longer, it is a background job the command left running."""
+
+_draining: set[asyncio.Task[None]] = set()
+"""Readers of output a background job still holds open (kept so they are not collected)."""
+
+
+async def _read(stream: asyncio.StreamReader, capture: OutputCapture) -> None:
+    while chunk := await stream.read(65536):
+        capture.feed(chunk)

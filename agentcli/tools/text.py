@@ -25,17 +25,21 @@ def decode_text(data: bytes, display: str) -> str:
         ) from None
 
 
-def truncate_middle(text: str, limit: int) -> str:
+def truncate_middle(text: str, limit: int, *, unseen_chars: int = 0, unseen_lines: int = 0) -> str:
     """Keep the head and the tail of ``text`` within ``limit`` characters, marking the cut.
 
     The tail matters as much as the head: compilers and test runners print the verdict last.
+    ``unseen_chars`` and ``unseen_lines`` (newlines) count what was already dropped from the
+    middle of ``text`` before it got here (:class:`agentcli.tools.capture.OutputCapture`), so the
+    mark tells the whole cut.
     """
-    if len(text) <= limit:
+    if len(text) <= limit and not unseen_chars:
         return text
-    keep = limit // 2
-    head, tail = text[:keep], text[-keep:]
+    keep = min(limit // 2, len(text) // 2)
+    head, tail = text[:keep], text[len(text) - keep :]
     cut = text[keep : len(text) - keep]
-    return f"{head}\n[... {cut.count(chr(10)) + 1} lines, {len(cut):,} characters cut ...]\n{tail}"
+    lines = cut.count(chr(10)) + unseen_lines + 1
+    return f"{head}\n[... {lines} lines, {len(cut) + unseen_chars:,} characters cut ...]\n{tail}"
 
 
 def valid_text(text: str) -> str:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import tracemalloc
 import uuid
 from pathlib import Path
 
@@ -231,6 +234,45 @@ async def test_bash_truncates_keeping_head_and_tail(workspace: Path) -> None:
     assert result.output.startswith("1\n2\n3\n")
     assert "100000" in result.output and "characters cut" in result.output
     assert len(result.output) < 2300
+
+
+async def test_bash_keeps_only_head_and_tail_of_a_flood_in_memory(workspace: Path) -> None:
+    # 8 s of `yes` once left agentcli 15.8 GB resident: every byte was kept until the end.
+    tracemalloc.start()
+    try:
+        result = await call(workspace, "bash", {"command": "head -c 100000000 /dev/zero | tr '\\0' y"},
+                            max_output_chars=2000)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 20_000_000, f"{peak:,} bytes held for 100 MB of output"
+    assert result.ok and result.output.startswith("y" * 1000)
+    # The mark counts everything cut, what went by unkept included: 100,000,000 - 2,000 kept.
+    assert "[... 1 lines, 99,998,000 characters cut ...]" in result.output
+    assert len(result.output) < 2300
+
+
+async def test_bash_cut_counts_lines_and_characters_that_were_never_kept(workspace: Path) -> None:
+    result = await call(workspace, "bash", {"command": "seq 1 1000000"}, max_output_chars=2000)
+    text = "".join(f"{n}\n" for n in range(1, 1000001))
+    cut = text[1000 : len(text) - 1000]
+    assert f"[... {cut.count(chr(10)) + 1} lines, {len(cut):,} characters cut ...]" in result.output
+    assert result.output.startswith("1\n2\n") and "1000000" in result.output
+
+
+async def test_bash_returns_when_the_command_ends_leaving_a_background_job(workspace: Path) -> None:
+    marker = f"sleep 600.{uuid.uuid4().int % 10**6:06d}"
+    try:
+        # The background job holds the output open; waiting for it to close held the call until
+        # the timeout, which then killed the job the command meant to leave running.
+        result = await call(workspace, "bash", {"command": f"{marker} & echo started", "timeout_s": 20})
+        assert result.ok, result.output
+        assert "started" in result.output and "timed out" not in result.output
+        assert "background process" in result.output
+        assert processes_with(marker), "the background job was killed"
+    finally:
+        for line in processes_with(marker):
+            os.kill(int(line.split(":")[0]), signal.SIGKILL)
 
 
 async def test_bash_gets_no_stdin(workspace: Path) -> None:
