@@ -28,7 +28,7 @@ from agentcli.events import (
 )
 
 __all__ = ["EXIT_CODES", "EXIT_USAGE", "JsonLinesPrinter", "TextPrinter", "cache_ratio", "format_age",
-           "format_changes", "format_cost"]
+           "format_changes", "format_cost", "printable"]
 
 EXIT_CODES: dict[Outcome, int] = {"completed": 0, "error": 1, "clarify": 3, "halted": 4, "paused": 5, "approval": 5}
 """A call waiting for approval exits like a pause (5): the run stopped and ``resume`` continues it."""
@@ -69,6 +69,20 @@ _INDENTS: dict[str, tuple[str, str]] = {"tool-ok": ("  ", "    "), "tool-error":
 """(headline, lines under it) indents: a result sits under its call."""
 
 
+_CONTROLS: dict[int, str | None] = {code: f"\\x{code:02x}" for code in [*range(0x20), 0x7F, *range(0x80, 0xA0)]
+                                    if code not in (9, 10)}
+_CONTROLS[13] = None
+"""Control characters shown as their escapes (``\\x1b``): the model's words, a command's output and
+a file's name may hold terminal escape sequences, which would clear the screen, retitle the
+window, write the clipboard (OSC 52) or disguise a link when printed raw. Tabs and newlines stay;
+a carriage return is dropped, as Rich drops it (a progress bar's redraws run together)."""
+
+
+def printable(text: str) -> str:
+    """``text`` safe to print as Rich markup: control characters escaped, then markup escaped."""
+    return escape(text.translate(_CONTROLS))
+
+
 def format_age(when: datetime) -> str:
     seconds = max(0.0, (datetime.now(UTC) - when).total_seconds())
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
@@ -91,14 +105,15 @@ def rich_lines(description: Description) -> list[str]:
     style = LABEL_STYLES[description.role]
     head, under = _INDENTS.get(description.role, ("", "  "))
     if description.role in WHOLE_LINE:
-        words = escape(" ".join(p for p in (description.label, description.text) if p))
+        words = printable(" ".join(p for p in (description.label, description.text) if p))
         line = f"[{style}]{words}[/]"
     else:
-        line = f"[{style}]{escape(description.label)}[/]" + (f" {escape(description.text)}" if description.text else "")
+        text = f" {printable(description.text)}" if description.text else ""
+        line = f"[{style}]{printable(description.label)}[/]{text}"
     if description.detail:
-        line += f" [dim]{escape(description.detail)}[/]"
+        line += f" [dim]{printable(description.detail)}[/]"
     dim = description.role.startswith("tool-")
-    return [head + line] + [f"{under}[dim]{escape(more)}[/]" if dim else f"{under}{escape(more)}"
+    return [head + line] + [f"{under}[dim]{printable(more)}[/]" if dim else f"{under}{printable(more)}"
                             for more in description.more]
 
 
@@ -128,12 +143,12 @@ class TextPrinter:
                 self._end_text()
                 self.console.print("[dim italic]thinking: [/]", end="")
                 self._mid_reasoning = True
-            self.console.print(f"[dim italic]{escape(event.text)}[/]", end="", soft_wrap=True)
+            self.console.print(f"[dim italic]{printable(event.text)}[/]", end="", soft_wrap=True)
             return
         if isinstance(event, TextDelta):
             if self._mid_reasoning:
                 self._end_text()
-            self.console.print(escape(event.text), end="", soft_wrap=True)
+            self.console.print(printable(event.text), end="", soft_wrap=True)
             self._mid_text = True
             return
         if isinstance(event, UsageReported):
@@ -158,11 +173,11 @@ class TextPrinter:
         """``› `` and the user's words (a task, guidance, an answer); attachments by their names."""
         text = event.text if isinstance(event, UserMessage) else event.answer
         lines = text.strip().split("\n") or [""]
-        self.console.print(f"[bold]› {escape(lines[0])}[/]")
+        self.console.print(f"[bold]› {printable(lines[0])}[/]")
         for more in lines[1:]:
-            self.console.print(f"  {escape(more)}")
+            self.console.print(f"  {printable(more)}")
         if isinstance(event, UserMessage) and event.files:
-            self.console.print(f"  [dim]attached: {escape(', '.join(event.files))}[/]")
+            self.console.print(f"  [dim]attached: {printable(', '.join(event.files))}[/]")
 
     def _print_end(self, event: TurnEnded) -> None:
         """After the turn's end: what it cost, and how to go on from the command line."""
@@ -188,7 +203,7 @@ class TextPrinter:
             if self.echo_user:
                 self._hint = hint  # a transcript: only its last turn's hint still applies (finish)
             else:
-                c.print(f"[dim]continue with: {escape(hint)}[/]")
+                c.print(f"[dim]continue with: {printable(hint)}[/]")
         elif self.echo_user:
             self._hint = ""
 
@@ -196,7 +211,7 @@ class TextPrinter:
         """The end of a transcript read back: how to go on from where the session is now."""
         self._end_text()
         if self._hint:
-            self.console.print(f"[dim]continue with: {escape(self._hint)}[/]")
+            self.console.print(f"[dim]continue with: {printable(self._hint)}[/]")
 
 
 class JsonLinesPrinter:

@@ -240,6 +240,8 @@ def _next_turn(session: Session, *, prompt: str | None, answer: str | None,
     if answer is not None and view.waiting_for != "answer":
         raise fail(f"the session is not waiting for an answer (it is {view.control})")
     words = answer if answer is not None else prompt
+    if words is not None and view.waiting_for == "answer" and view.question is not None:
+        words = _option_by_number(words, view.question.options)
     if words is not None and not words.strip():
         raise fail(f"the {'answer' if answer is not None else 'prompt'} is empty")
     if words is None and session.queued:
@@ -252,6 +254,15 @@ def _next_turn(session: Session, *, prompt: str | None, answer: str | None,
     if words is None and view.waiting_for == "task":
         raise fail("the session's last turn completed; give a PROMPT for the next task")
     return lambda: session.respond(words)
+
+
+def _option_by_number(words: str, options: list[str]) -> str:
+    """An answer of just an option's number (the printed question numbers them) means that
+    option, as in the TUI's answer box; anything else is the answer as written."""
+    number = words.strip()
+    if number.isdigit() and 1 <= int(number) <= len(options):
+        return options[int(number) - 1]
+    return words
 
 
 def open_tui(folder: Path, settings: Settings | None = None, *, overrides: Mapping[str, Any] | None = None,

@@ -144,6 +144,8 @@ def headless_task(workspace: Path, text: str, user_dir: Path | None = None) -> t
     """
     from agentcli.prompt.slash import parse_slash
 
+    if text.lstrip().startswith("//"):  # "//text" sends "/text", as the TUI's prompt does
+        return text.lstrip()[1:], None
     slash = parse_slash(text)
     if slash is None:
         return text, None

@@ -1,0 +1,46 @@
+"""What ``agentcli run`` and ``resume`` print and send, as a user reads the README: a real process
+against the local OpenAI-compatible server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.e2e.test_cli import agentcli, events
+from tests.support.openai_server import Call, OpenAIServer, Reply
+
+
+def _model(server: OpenAIServer) -> list[str]:
+    return ["--model", "openai/test-model", "--api-base", server.base_url]
+
+
+def test_escape_sequences_from_the_model_and_commands_never_reach_the_terminal(
+        workspace: Path, server: OpenAIServer) -> None:
+    server.add(
+        Reply(text="done \x1b]0;pwned\x07 \x1b[2J", calls=[Call("bash", {"command": r"printf 'a\033[31mred\n'"})]),
+        Reply(calls=[Call("complete", {"summary": "ok \x1b[32mgreen"})]),
+    )
+    proc = agentcli("run", "go", "--yes", *_model(server), cwd=workspace)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # stdout is a pipe, so Rich adds no colours of its own: any ESC would be the content's.
+    assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout
+    assert r"done \x1b]0;pwned\x07 \x1b[2J" in proc.stdout
+    assert r"a\x1b[31mred" in proc.stdout and r"ok \x1b[32mgreen" in proc.stdout
+
+
+def test_a_double_slash_sends_the_text_with_one_slash(workspace: Path, server: OpenAIServer) -> None:
+    server.add(Reply(calls=[Call("complete", {"summary": "ok"})]))
+    proc = agentcli("run", "//etc/hosts is odd", *_model(server), cwd=workspace)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert server.requests[0]["messages"][-1]["content"] == "/etc/hosts is odd"
+
+
+def test_an_answer_of_an_options_number_is_that_option(workspace: Path, server: OpenAIServer) -> None:
+    server.add(Reply(calls=[Call("clarify", {"question": "Which database?", "options": ["postgres", "sqlite"]})]))
+    asked = agentcli("run", "set up the db", *_model(server), "-o", "jsonl", cwd=workspace)
+    assert asked.returncode == 3, asked.stdout + asked.stderr
+    session_id = str(events(asked.stdout)[0]["session_id"])
+
+    server.add(Reply(calls=[Call("complete", {"summary": "sqlite it is"})]))
+    answered = agentcli("resume", session_id, "--answer", " 2 ", cwd=workspace)
+    assert answered.returncode == 0, answered.stdout + answered.stderr
+    assert server.requests[-1]["messages"][-1]["content"] == "Answer to your question (Which database?): sqlite"
