@@ -187,9 +187,10 @@ class TextPrinter:
             cached = (f" ({cache_ratio(totals.total_cache_read_tokens, totals.total_input_tokens)} from cache)"
                       if totals.total_cache_read_tokens else "")
             estimated = " (estimated)" if totals.estimated else ""
+            steps = f"{event.steps} step{'' if event.steps == 1 else 's'}"
             c.print(
                 f"[dim]tokens: {totals.total_input_tokens:,} in{cached} / {totals.total_output_tokens:,} out"
-                f"{estimated} · {format_cost(totals.total_cost)} · {event.steps} steps[/]"
+                f"{estimated} · {format_cost(totals.total_cost)} · {steps}[/]"
             )
         if self.session_id and event.outcome != "completed":
             hint = {

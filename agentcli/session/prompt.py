@@ -95,11 +95,11 @@ def resumed_note(last_event_at: datetime | None, interrupted: str | None) -> str
             "have changed since; re-read files before you edit them.")
 
 
+_UNITS = (("second", 1, 90), ("minute", 60, 5400), ("hour", 3600, 129600), ("day", 86400, float("inf")))
+"""(unit, its seconds, the bound below which it is used): 90 seconds reads as 2 minutes."""
+
+
 def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} seconds"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} minutes"
-    if seconds < 129600:
-        return f"{seconds / 3600:.0f} hours"
-    return f"{seconds / 86400:.0f} days"
+    unit, size = next((unit, size) for unit, size, below in _UNITS if seconds < below)
+    count = round(seconds / size)
+    return f"{count} {unit}{'' if count == 1 else 's'}"

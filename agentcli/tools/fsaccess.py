@@ -40,7 +40,9 @@ def _parts(workspace: Path, path: Path) -> list[str]:
     except ValueError:
         raise ToolError(f"'{path}' is outside the workspace {workspace}") from None
     parts = list(rel.parts)
-    if not parts or any(part in ("", ".", "..") for part in parts):
+    if not parts:
+        raise ToolError(f"'{path}' is the workspace folder itself, not a file; list_files shows what it holds")
+    if any(part in ("", ".", "..") for part in parts):
         raise ToolError(f"'{path}' does not name a file inside the workspace")
     return parts
 

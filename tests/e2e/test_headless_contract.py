@@ -3,8 +3,10 @@ against the local OpenAI-compatible server."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from agentcli.session.prompt import resumed_note
 from tests.e2e.test_cli import agentcli, events
 from tests.support.openai_server import Call, OpenAIServer, Reply
 
@@ -44,3 +46,14 @@ def test_an_answer_of_an_options_number_is_that_option(workspace: Path, server: 
     answered = agentcli("resume", session_id, "--answer", " 2 ", cwd=workspace)
     assert answered.returncode == 0, answered.stdout + answered.stderr
     assert server.requests[-1]["messages"][-1]["content"] == "Answer to your question (Which database?): sqlite"
+
+
+def test_one_step_and_one_second_are_singular(workspace: Path, server: OpenAIServer) -> None:
+    server.add(Reply(calls=[Call("complete", {"summary": "ok"})]))
+    proc = agentcli("run", "go", *_model(server), cwd=workspace)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.rstrip().endswith("· 1 step"), proc.stdout
+    now = datetime.now(UTC)
+    assert "resumed 1 second after its last event" in resumed_note(now - timedelta(seconds=1.2), None)
+    assert "resumed 2 minutes after" in resumed_note(now - timedelta(seconds=95), None)
+    assert "resumed 2 hours after" in resumed_note(now - timedelta(hours=2), None)

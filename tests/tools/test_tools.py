@@ -211,6 +211,12 @@ async def test_grep_finds_lines_filters_by_glob_and_reports_bad_regex(workspace:
 # -- bash -------------------------------------------------------------------------------------
 
 
+async def test_the_workspace_folder_itself_is_named_as_a_folder(workspace: Path) -> None:
+    for name, args in (("read_file", {"path": "."}), ("write_file", {"path": "./", "content": "x"})):
+        result = await call(workspace, name, args)
+        assert not result.ok and "is the workspace folder itself, not a file" in result.output, result.output
+
+
 async def test_bash_runs_in_the_workspace_and_returns_the_exit_code(workspace: Path) -> None:
     ok = await call(workspace, "bash", {"command": "pwd; echo err >&2"})
     assert ok.ok and str(workspace) in ok.output and "err" in ok.output and "[exit code 0" in ok.output
