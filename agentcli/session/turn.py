@@ -18,6 +18,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -422,8 +423,10 @@ class Turn:
         self.ending = TurnEnded(outcome=outcome, reason=reason, steps=self.totals.steps)
 
     def take_ending(self) -> TurnEnded | None:
+        """The turn's end, stamped now: it is announced after the transition into the waiting
+        state, whose ``state_changed`` it must not seem to precede in the log."""
         ending, self.ending = self.ending, None
-        return ending
+        return None if ending is None else replace(ending, ts=datetime.now(UTC))
 
     def start_work(self, doing: str) -> None:
         """A state's work begins in the current task (the one a pause cancels and waits for)."""

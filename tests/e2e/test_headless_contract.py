@@ -57,3 +57,14 @@ def test_one_step_and_one_second_are_singular(workspace: Path, server: OpenAISer
     assert "resumed 1 second after its last event" in resumed_note(now - timedelta(seconds=1.2), None)
     assert "resumed 2 minutes after" in resumed_note(now - timedelta(seconds=95), None)
     assert "resumed 2 hours after" in resumed_note(now - timedelta(hours=2), None)
+
+
+def test_the_jsonl_stream_is_in_time_order_and_ends_with_the_turn(workspace: Path, server: OpenAIServer) -> None:
+    server.add(Reply(text="listing", calls=[Call("bash", {"command": "ls"})]))
+    proc = agentcli("run", "go", *_model(server), "-o", "jsonl", cwd=workspace)  # edits mode: bash asks
+    assert proc.returncode == 5, proc.stdout + proc.stderr
+    stream = events(proc.stdout)
+    assert stream[0]["type"] == "session_started" and stream[-1]["type"] == "turn_ended"
+    assert stream[-1]["outcome"] == "approval" and stream[-1]["steps"] == 1
+    stamps = [str(event["ts"]) for event in stream]
+    assert stamps == sorted(stamps), [(e["type"], e["ts"]) for e in stream[-3:]]
