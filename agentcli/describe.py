@@ -193,7 +193,10 @@ def describe(event: Event) -> Description | None:
                            f"{_tokens(event.tokens_before)} → {_tokens(event.tokens_after)} tokens", f"({why})")
     if isinstance(event, ConversationRewound):
         first = event.text.strip().split("\n", 1)[0][:60]
-        if event.restored:
+        if event.code_only:
+            return Description("context", "⟳ rewind undone:" if event.undo else "⟲ rewound:",
+                               "the files are back" if event.undo else f"the files to before #{event.point} ({first})")
+        if event.restored or event.undo:
             return Description("context", "⟳ rewind undone:", f"the conversation after #{event.point} is back")
         return Description("context", "⟲ rewound:", f"the conversation to before #{event.point} ({first})")
     if isinstance(event, ToolCallFinished):

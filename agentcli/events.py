@@ -239,6 +239,11 @@ class ConversationRewound(BaseEvent):
     kept: int
     restored: list[dict[str, Any]] = field(default_factory=list)
     """Messages put back (an undo); empty for a rewind."""
+    code_only: bool = False
+    """Only the files went back (``--what code``): the view is unchanged. Logged all the same, so
+    that an undo in another process (``agentcli rewind ID --undo``) finds the rewind."""
+    undo: bool = False
+    """This takes back the rewind before it (with ``restored`` for the conversation's messages)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -167,12 +167,16 @@ class InputCommands:
             event = ConversationRewound(point=number, text=point.text, kept=point.message_index)
             dropped = self.turn.messages.rewind(point.message_index)
             self._emit(event)
+        elif code:
+            # Logged before the restore (and its note to the model), as a rewind of the
+            # conversation is: a resume rebuilds the undo from the two events in this order.
+            event = ConversationRewound(point=number, text=point.text, kept=len(self.turn.messages), code_only=True)
+            self._emit(event)
+        assert event is not None
         undo_snapshot = None
         if code:
             assert point.snapshot_id is not None
             undo_snapshot = (await self.restore(point.snapshot_id)).undo.id
-        if event is None:
-            event = ConversationRewound(point=number, text=point.text, kept=len(self.turn.messages))
         self._rewind_undo = (event, dropped, undo_snapshot)
         return point
 
@@ -196,9 +200,12 @@ class InputCommands:
         if dropped:
             self.turn.messages.rewind(event.kept, dropped)
             self._emit(ConversationRewound(point=event.point, text=event.text, kept=event.kept,
-                                           restored=[dict(m) for m in dropped]))
-        elif len(self.turn.messages) > event.kept:
-            self.turn.messages.rewind(event.kept)  # only the code went back: drop the note about it
+                                           restored=[dict(m) for m in dropped], undo=True))
+        else:
+            if len(self.turn.messages) > event.kept:
+                self.turn.messages.rewind(event.kept)  # only the code went back: drop the note about it
+            self._emit(ConversationRewound(point=event.point, text=event.text, kept=event.kept,
+                                           code_only=event.code_only, undo=True))
         if undo_snapshot is not None:
             await self.restore(undo_snapshot, note=False)
 

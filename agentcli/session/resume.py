@@ -139,8 +139,9 @@ def rebuild(events: Iterable[Event]) -> Rebuilt:
             state.messages = [summary_message(event.summary), *state.messages[event.replaced:]]
         elif isinstance(event, ConversationRewound):
             dropped = state.messages[event.kept:]
-            state.messages = [*state.messages[:event.kept], *event.restored]
-            state.rewind_undo = None if event.restored else (event, dropped, None)
+            if not (event.code_only and not event.undo):  # a rewind of the code alone leaves the view
+                state.messages = [*state.messages[:event.kept], *event.restored]
+            state.rewind_undo = None if event.restored or event.undo else (event, dropped, None)
         elif isinstance(event, SnapshotRestored):
             if state.rewind_undo is not None and state.rewind_undo[2] is None:
                 state.rewind_undo = (state.rewind_undo[0], state.rewind_undo[1], event.undo_snapshot_id)

@@ -62,8 +62,10 @@ class RewindTracker:
                     at = point.message_index - event.replaced + 1
                     point.message_index = at if point.message_index >= event.replaced else None
         elif isinstance(event, ConversationRewound):
-            if event.restored and self._dropped:
+            if event.code_only:
+                return  # the files went back, every message stays a point
+            if (event.restored or event.undo) and self._dropped:
                 self.points += self._dropped.pop()
-            elif not event.restored:
+            elif not (event.restored or event.undo):
                 self._dropped.append([replace(p) for p in self.points[event.point - 1:]])
                 del self.points[event.point - 1:]

@@ -82,6 +82,29 @@ def test_agentcli_rewind_lists_rewinds_and_undoes(git_workspace: Path, tmp_path:
     assert again.exit_code == 2 and "no rewind to undo" in again.stderr
 
 
+def test_a_rewind_of_the_code_alone_is_undone_by_a_later_command(git_workspace: Path, tmp_path: Path) -> None:
+    rec = tmp_path / "rec.json"
+    turns = [{"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "one\n"}}]},
+             {"tool_calls": [{"name": "complete", "arguments": {"summary": "one"}}]},
+             {"tool_calls": [{"name": "complete", "arguments": {"summary": "again"}}]}]
+    rec.write_text(json.dumps({"turns": turns}))
+    first = runner.invoke(app, ["run", "write one", "--model", f"replay:{rec}", "--cwd", str(git_workspace),
+                                "-o", "jsonl"])
+    assert first.exit_code == 0, first.output
+    session_id = json.loads(first.stdout.splitlines()[0])["session_id"]
+
+    rewound = runner.invoke(app, ["rewind", session_id, "1", "--what", "code"])
+    assert rewound.exit_code == 0 and "--undo" in rewound.stdout, rewound.output
+    assert not (git_workspace / "a.txt").exists()
+    assert "  1  write one" in runner.invoke(app, ["rewind", session_id]).stdout  # the conversation stays
+    # A new process: the undo is rebuilt from the log (it was only in the rewinding process's memory).
+    undone = runner.invoke(app, ["rewind", session_id, "--undo"])
+    assert undone.exit_code == 0, undone.output
+    assert (git_workspace / "a.txt").read_text() == "one\n"
+    again = runner.invoke(app, ["rewind", session_id, "--undo"])
+    assert again.exit_code == 2 and "no rewind to undo" in again.stderr
+
+
 def test_a_quoted_mention_attaches_and_a_missing_one_is_named_on_stderr(workspace: Path, tmp_path: Path) -> None:
     model = _recording(tmp_path / "rec.json")
     (workspace / "my notes.txt").write_text("remember the milk\n")
