@@ -8,7 +8,8 @@ is flushed and the session can be resumed:
 - the session refuses the command (``SessionStateError``): its message, exit 2;
 - anything else escapes the session: ``agentcli: internal error: <Type>: <message> (details in
   the session log)``, exit 1, the traceback written to the log as an ``error`` event;
-- Ctrl-C pauses the turn cleanly (exit 5); a second Ctrl-C quits at once (130).
+- Ctrl-C pauses the turn cleanly (exit 5); a second Ctrl-C quits at once (130). SIGTERM does
+  the same (a second one quits with 143).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
 
 EXIT_QUIT = 130
 """A second Ctrl-C: the shell's code for a process ended by SIGINT."""
+EXIT_TERMINATED = 143
+"""A second SIGTERM: the shell's code for a process ended by it."""
 
 
 class _Refused(Exception):
@@ -44,15 +47,18 @@ async def drive(session: Session, start: Callable[[], Awaitable[object]], output
     loop = asyncio.get_running_loop()
     interrupts = 0
 
-    def on_interrupt() -> None:
+    def on_interrupt(reason: str, quit_code: int) -> None:
         nonlocal interrupts
         interrupts += 1
         if interrupts > 1:
             session.close()
-            os._exit(EXIT_QUIT)
-        loop.create_task(session.pause("interrupted with Ctrl-C"))
+            os._exit(quit_code)
+        loop.create_task(session.pause(reason))
 
-    loop.add_signal_handler(signal.SIGINT, on_interrupt)
+    loop.add_signal_handler(signal.SIGINT, on_interrupt, "interrupted with Ctrl-C", EXIT_QUIT)
+    # SIGTERM (`timeout`, a harness, systemd) stops the same clean way: the command killed, every
+    # call answered, the turn ended as paused in the log; it used to end the process on the spot.
+    loop.add_signal_handler(signal.SIGTERM, on_interrupt, "stopped by SIGTERM", EXIT_TERMINATED)
     try:
         return await _turn(session, start)
     except _Refused as refused:
@@ -66,6 +72,7 @@ async def drive(session: Session, start: Callable[[], Awaitable[object]], output
         return EXIT_ERROR
     finally:
         loop.remove_signal_handler(signal.SIGINT)
+        loop.remove_signal_handler(signal.SIGTERM)
         session.close()
 
 

@@ -3,12 +3,17 @@ against the local OpenAI-compatible server."""
 
 from __future__ import annotations
 
+import json
+import signal
+import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from agentcli.session.prompt import resumed_note
 from tests.e2e.test_cli import agentcli, events
+from tests.support import agentcli_process
 from tests.support.openai_server import Call, OpenAIServer, Reply
+from tests.support.waiting import eventually_sync, processes_with
 
 
 def _model(server: OpenAIServer) -> list[str]:
@@ -68,3 +73,24 @@ def test_the_jsonl_stream_is_in_time_order_and_ends_with_the_turn(workspace: Pat
     assert stream[-1]["outcome"] == "approval" and stream[-1]["steps"] == 1
     stamps = [str(event["ts"]) for event in stream]
     assert stamps == sorted(stamps), [(e["type"], e["ts"]) for e in stream[-3:]]
+
+
+def test_sigterm_mid_command_pauses_the_session_cleanly(workspace: Path, server: OpenAIServer) -> None:
+    sleep = f"sleep 30.{uuid.uuid4().int % 10**6:06d}"
+    server.add(Reply(calls=[Call("bash", {"command": f"{sleep}; touch too-late"})]))
+    proc = agentcli_process.start(["run", "wait", *_model(server), "--yes", "-o", "jsonl"], cwd=workspace)
+    assert proc.stdout is not None
+    seen = [json.loads(proc.stdout.readline())]
+    while seen[-1]["type"] != "tool_call_started":
+        seen.append(json.loads(proc.stdout.readline()))
+    eventually_sync(lambda: processes_with(sleep), what="the command to run")
+    proc.send_signal(signal.SIGTERM)  # what `timeout` and a harness send
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 5, err
+    stream = seen + [json.loads(line) for line in out.splitlines()]
+    assert stream[-1]["type"] == "turn_ended" and stream[-1]["reason"] == "stopped by SIGTERM"
+    assert [e["interrupted"] for e in stream if e["type"] == "tool_call_finished"] == [True]
+    eventually_sync(lambda: not processes_with(sleep), what="the command to be killed")
+    assert not (workspace / "too-late").exists()
+    listed = agentcli("sessions", cwd=workspace)
+    assert "paused" in listed.stdout, listed.stdout
