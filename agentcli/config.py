@@ -318,9 +318,11 @@ class Settings(_Section):
         return value
 
     def model_for(self, role: str) -> str:
-        """The litellm model string for a role (``default``, ``plan``, ``build``, ``explore``)."""
-        value = getattr(self.models, role, None) if role in ("plan", "build", "explore") else None
-        return value or self.model
+        """The litellm model string for a role (``default``, ``plan``, ``build``, ``explore``), or
+        ``role`` itself when it is a model string: a workflow phase may name either."""
+        if role in ("plan", "build", "explore"):
+            return getattr(self.models, role, None) or self.model
+        return self.model if role == "default" else role
 
     def limits_for(self, model: str) -> ModelLimitSettings:
         """The configured limits of a litellm model string (empty when none are set)."""

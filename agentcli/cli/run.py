@@ -88,7 +88,7 @@ def run(
     if broad and not options.yes:
         raise fail(f"{broad}\nRun in a project folder, or pass --yes to snapshot it anyway.")
     try:
-        check_models(settings)
+        check_models(settings, folder)
         session = new_session(folder, settings)
     except SessionSetupError as error:
         raise fail(str(error)) from None

@@ -46,23 +46,32 @@ def warm_up(settings: Settings) -> None:
         start_background_import()
 
 
-def check_models(settings: Settings) -> None:
-    """Refuse model strings no provider matches, before a session is created for them.
+def check_models(settings: Settings, workspace: Path | None = None) -> None:
+    """Refuse model strings no provider matches, before a session is created for them: the
+    roles', and with ``workspace`` those the workflow's phases name.
 
     Blocks while litellm is imported: the command line calls it, never the TUI's event loop.
 
     Raises:
-        SessionSetupError: naming the model and how to write it.
+        SessionSetupError: naming the model and how to write it (and the phase that names it),
+            or the workflow's own problem.
     """
     from agentcli.llm.check import unknown_model
 
-    roles = {settings.model, *(settings.model_for(role) for role in ("plan", "build", "explore"))}
-    for model in sorted(roles):
+    if settings.model.startswith(REPLAY_PREFIX):
+        return  # a recording plays whatever the roles and phases name
+    where = {settings.model_for(role): "" for role in ("plan", "build", "explore", "default")}
+    if workspace is not None:
+        workflow = workflow_for(settings.workflow, workspace)
+        for phase in workflow.phases:
+            where.setdefault(settings.model_for(phase.model),
+                             f"workflow '{workflow.name}', phase '{phase.name}': ")
+    for model in sorted(where):
         if model.startswith(REPLAY_PREFIX):
             continue
         problem = unknown_model(model, settings.api_base)
         if problem is not None:
-            raise SessionSetupError(problem)
+            raise SessionSetupError(where[model] + problem)
 
 
 def model_client_for(settings: Settings, *, replay_delay_s: float | None = None) -> ModelClient:

@@ -94,3 +94,38 @@ def test_sigterm_mid_command_pauses_the_session_cleanly(workspace: Path, server:
     assert not (workspace / "too-late").exists()
     listed = agentcli("sessions", cwd=workspace)
     assert "paused" in listed.stdout, listed.stdout
+
+
+_PHASE_MODEL_WORKFLOW = """
+initial = "look"
+terminal = ["done"]
+[[phases]]
+name = "look"
+tools = ["read_file", "finish_phase"]
+model = "{model}"
+[[phases]]
+name = "done"
+tools = []
+[[transitions]]
+from = "look"
+to = "done"
+tool = "finish_phase"
+"""
+
+
+def test_a_phase_names_a_model_string_and_it_is_the_one_called(workspace: Path, server: OpenAIServer) -> None:
+    folder = workspace / ".agentcli" / "workflows"
+    folder.mkdir(parents=True)
+    (folder / "looker.toml").write_text(_PHASE_MODEL_WORKFLOW.format(model="openai/phase-model"))
+    server.add(Reply(calls=[Call("finish_phase", {"summary": "looked"})]),
+               Reply(calls=[Call("complete", {"summary": "ok"})]))
+    proc = agentcli("run", "look", "-w", "looker", *_model(server), cwd=workspace)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # The phase's own model, then the default role's once the workflow reached `done`.
+    assert [request["model"] for request in server.requests] == ["phase-model", "test-model"]
+
+    (folder / "looker.toml").write_text(_PHASE_MODEL_WORKFLOW.format(model="nosuchprovider/x"))
+    refused = agentcli("run", "look", "-w", "looker", "-m", "openai/test-model", cwd=workspace)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "workflow 'looker', phase 'look': " in refused.stderr and "nosuchprovider" in refused.stderr
+    assert len(server.requests) == 2, "nothing sent for a model that cannot work"
