@@ -62,11 +62,7 @@ class Bash(Tool[BashArgs]):
             stderr=asyncio.subprocess.STDOUT,
         )
         capture = OutputCapture(ctx.settings.max_output_chars)
-        try:
-            ending = await _collect(process, timeout, capture)
-        except asyncio.CancelledError:
-            await kill_group(process)
-            raise
+        ending = await _collect(process, timeout, capture)  # a cancellation kills the group there
         text = capture.text()
         elapsed = time.monotonic() - started
         if ending == "timed out":
@@ -116,15 +112,20 @@ async def _collect(process: asyncio.subprocess.Process, timeout: float, capture:
             await asyncio.wait({reader}, timeout=min(_POLL_S, deadline - loop.time()))
         await asyncio.wait_for(process.wait(), max(0.0, deadline - loop.time()))
     except TimeoutError:
-        await kill_group(process)
-        # The group is dead, so the output closes: read it to the end, so the pipe is closed
-        # here and not by the garbage collector after the event loop has gone (a traceback at exit).
-        await asyncio.wait({reader}, timeout=_LEFT_OPEN_GRACE_S)
+        await _stop(process, reader)
         return "timed out"
-    except BaseException:
-        reader.cancel()
+    except BaseException:  # a pause (cancellation) or a failure: nothing is left running
+        await _stop(process, reader)
         raise
     return "exited"
+
+
+async def _stop(process: asyncio.subprocess.Process, reader: asyncio.Future[None]) -> None:
+    """Kill the group, then read its output to the end: the pipe is closed here, not by the
+    garbage collector once the event loop has gone (a traceback at exit, after a flood)."""
+    await kill_group(process)
+    await asyncio.wait({reader}, timeout=_LEFT_OPEN_GRACE_S)
+    reader.cancel()
 
 
 _POLL_S = 0.05

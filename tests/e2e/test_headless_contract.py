@@ -129,3 +129,23 @@ def test_a_phase_names_a_model_string_and_it_is_the_one_called(workspace: Path, 
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert "workflow 'looker', phase 'look': " in refused.stderr and "nosuchprovider" in refused.stderr
     assert len(server.requests) == 2, "nothing sent for a model that cannot work"
+
+
+def _written(marker: str) -> int:
+    """Bytes written so far by the process whose command line holds ``marker``."""
+    pid = processes_with(marker)[0].split(":")[0]
+    io = dict(line.split(": ") for line in Path(f"/proc/{pid}/io").read_text().splitlines())
+    return int(io["wchar"])
+
+
+def test_a_flood_stopped_by_ctrl_c_leaves_no_traceback(workspace: Path, server: OpenAIServer) -> None:
+    flood = f"yes {uuid.uuid4().hex}"
+    server.add(Reply(calls=[Call("bash", {"command": flood})]))
+    proc = agentcli_process.start(["run", "flood", *_model(server), "--yes", "-o", "jsonl"], cwd=workspace)
+    eventually_sync(lambda: processes_with(flood) and _written(flood) > 200_000_000, what="a flood of output")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 5, err
+    assert json.loads(out.splitlines()[-1])["reason"] == "interrupted with Ctrl-C"
+    # The pipe left unread was closed by the garbage collector after the event loop: a traceback.
+    assert "Traceback" not in err and "Exception ignored" not in err, err
