@@ -6,6 +6,7 @@ come from :mod:`agentcli.describe`, shared with the TUI; this module only styles
 
 from __future__ import annotations
 
+import os
 import sys
 from datetime import UTC, datetime
 from typing import TextIO
@@ -117,11 +118,23 @@ def rich_lines(description: Description) -> list[str]:
                             for more in description.more]
 
 
+class _ReaderGoneConsole(Console):
+    """A console whose reader may go away (``agentcli run … | head``): the rest is not printed,
+    and the run goes on to its end and its exit code, as with ``-o jsonl``. Rich's own answer,
+    ``SystemExit(1)`` from inside the printer, stopped the agent mid-turn without a word."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, self.file.fileno())
+        os.close(devnull)
+
+
 class TextPrinter:
     """Prints what the agent says and does, for a person watching a terminal."""
 
     def __init__(self, console: Console | None = None, *, echo_user: bool = False) -> None:
-        self.console = console or Console(highlight=False)
+        self.console = console or _ReaderGoneConsole(highlight=False)
         self.echo_user = echo_user
         """Print the user's own words too: a transcript read back (``sessions show``), where the
         live run leaves them out (the user has just typed them)."""

@@ -149,3 +149,14 @@ def test_a_flood_stopped_by_ctrl_c_leaves_no_traceback(workspace: Path, server: 
     assert json.loads(out.splitlines()[-1])["reason"] == "interrupted with Ctrl-C"
     # The pipe left unread was closed by the garbage collector after the event loop: a traceback.
     assert "Traceback" not in err and "Exception ignored" not in err, err
+
+
+def test_a_reader_that_goes_away_does_not_stop_the_agent(workspace: Path, server: OpenAIServer) -> None:
+    server.add(Reply(text="first line\n" * 50, calls=[Call("write_file", {"path": "done.txt", "content": "x"})]),
+               Reply(calls=[Call("complete", {"summary": "ok"})]))
+    proc = agentcli_process.start(["run", "go", *_model(server)], cwd=workspace)  # as `agentcli run … | head -1`
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()
+    proc.stdout.close()
+    assert proc.wait(timeout=60) == 0, proc.stderr.read()
+    assert (workspace / "done.txt").read_text() == "x"
