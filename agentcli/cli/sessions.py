@@ -27,7 +27,7 @@ def sessions_list(
     from rich.table import Table
 
     from agentcli.config import data_home
-    from agentcli.headless import cache_ratio, format_age, format_cost
+    from agentcli.headless import cache_ratio, format_age, format_cost, printable
     from agentcli.session.log import list_sessions, status
 
     entries = list_sessions(data_home(), None if all_workspaces else workspace(options.cwd))
@@ -78,7 +78,8 @@ def sessions_list(
     for row in rows:
         if all_workspaces:
             row[-1] = _tail(row[-1], widths[-1])
-        table.add_row(*row)
+        # A title is the user's words: "[/]" in it is text, not Rich markup (it broke every listing).
+        table.add_row(*(printable(cell) for cell in row))
     console.print(table)
 
 

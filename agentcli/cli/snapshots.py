@@ -87,7 +87,7 @@ def snapshots_list(ctx: typer.Context, session: SessionOpt = None, *, options: C
     from rich.table import Table
 
     from agentcli.events import FileChange
-    from agentcli.headless import format_age, format_changes
+    from agentcli.headless import format_age, format_changes, printable
 
     with _snapshot_session(session, options.cwd, writes=False) as opened:
         timeline = _snapshot_call(opened.timeline)
@@ -98,8 +98,9 @@ def snapshots_list(ctx: typer.Context, session: SessionOpt = None, *, options: C
                          min_width=None if flexible else max(len(column), {"id": 10, "age": 7}.get(column, 0)))
     for snap in timeline:
         files = [FileChange(path=f.path, status=f.status, added=f.added, removed=f.removed) for f in snap.files]
+        # File names are anyone's ("[/]x" is a name, not Rich markup) and may hold control characters.
         table.add_row(str(snap.seq), snap.id, format_age(datetime.fromisoformat(snap.created_at)),
-                      snap.tool_name or "—", snap.reason, format_changes(files))
+                      printable(snap.tool_name or "—"), printable(snap.reason), printable(format_changes(files)))
     Console().print(table)
 
 
@@ -134,13 +135,14 @@ def diff(
     from rich.console import Console
     from rich.syntax import Syntax
 
+    from agentcli.headless import printable
+
     with _snapshot_session(session, options.cwd, writes=False) as opened:
         result = _snapshot_call(lambda: opened.diff(a, b))
     console = Console(highlight=False)
     for change in result.files:
-        console.print(
-            f"[bold]{change.status:<10}[/] {change.path}  [green]+{change.added}[/] [red]−{change.removed}[/]"
-        )
+        counts = f"[green]+{change.added}[/] [red]−{change.removed}[/]"
+        console.print(f"[bold]{change.status:<10}[/] {printable(change.path)}  {counts}")
     totals = result.totals
     console.print(f"{totals.files} files, +{totals.added} −{totals.removed}")
     if not stat:

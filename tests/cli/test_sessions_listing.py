@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -73,3 +74,25 @@ async def test_the_cache_column_shows_the_share_of_input_read_from_the_prompt_ca
     assert row.startswith(session.id)
     columns = header.split()
     assert "cache" in columns and row.split()[columns.index("cache") - len(columns)] == "45%", row  # 1,000 of 2,200
+
+
+def test_titles_and_file_names_in_brackets_are_text_not_markup(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentcli.cli import app
+
+    title = "why does [/] close [bold]this"
+    model = replay(("", [("write_file", {"path": "[/]odd [b].txt", "content": "x\n"})]),
+                   ("", [("complete", {"summary": "s"})]))
+    session = new_session(workspace, Settings(), model_client=model, default_permission_mode="all")
+    asyncio.run(session.run_turn(title))  # not an async test: the snapshot commands run their own loop
+    session.close()
+    monkeypatch.setenv("COLUMNS", "200")
+    for command in (["sessions", "--cwd", str(workspace)], ["sessions", "--all"]):
+        listed = CliRunner().invoke(app, command)
+        assert listed.exit_code == 0, listed.output  # a MarkupError, and every later listing too
+        assert title in listed.output
+    timeline = CliRunner().invoke(app, ["--cwd", str(workspace), "snapshots"])
+    assert timeline.exit_code == 0 and "[/]odd [b].txt +1 −0" in timeline.output, timeline.output
+    changed = CliRunner().invoke(app, ["--cwd", str(workspace), "diff", "1"])
+    assert changed.exit_code == 0 and "[/]odd [b].txt  +1 −0" in changed.output, changed.output
