@@ -60,6 +60,8 @@ class SessionStarted(BaseEvent):
     api_base: str | None = None
     workflow: str
     resumed: bool = False
+    sandbox: bool = False
+    """``bash`` runs under bubblewrap; a resume keeps it so unless told ``--no-sandbox``."""
 
 
 def with_attached(text: str, attached: str) -> str:

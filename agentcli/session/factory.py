@@ -203,9 +203,12 @@ def _unwritable(error: OSError) -> str:
 
 
 def resume_settings_overrides(entry: SessionEntry, flags: dict[str, object]) -> dict[str, object]:
-    """A resumed session keeps its own models, api base and workflow unless a flag says otherwise."""
+    """A resumed session keeps its own models, api base, workflow and sandbox unless a flag says
+    otherwise: a session started in the sandbox never runs a command outside it by a plain resume."""
     own: dict[str, object] = {"model": entry.meta.model or None, "api_base": entry.meta.api_base,
                               "workflow": entry.meta.workflow}
+    if entry.meta.sandbox:
+        own["sandbox"] = True
     if entry.meta.models:
         own["models"] = dict(entry.meta.models)
     return {**own, **{key: value for key, value in flags.items() if value is not None}}
@@ -227,7 +230,8 @@ def resume_session(
     other process appends while this one does (another holding it: ``SessionSetupError`` naming
     its pid). Without, nothing is written: for commands that only look (``diff``, ``snapshots``).
     """
-    check_sandbox(settings)
+    if record:  # a look at the log and the snapshots (diff, snapshots) runs no command
+        check_sandbox(settings)
     lock = _lock(entry) if record else None
     try:
         session = _rebuilt_session(entry, settings, model_client, replay_delay_s, data_dir, default_permission_mode)

@@ -62,6 +62,8 @@ class SessionMeta(BaseModel):
     """Models the user chose for a role (``/model plan …``), kept when the session is resumed."""
     api_base: str | None = None
     workflow: str = "single"
+    sandbox: bool = False
+    """Started (or last resumed) with ``bash`` under bubblewrap: resumed so too."""
     state: str = "idle"
     """The control state the session was last in."""
     outcome: str | None = None
@@ -164,6 +166,7 @@ class SessionLog:
             meta.outcome = event.outcome
         elif isinstance(event, SessionStarted):
             meta.model, meta.api_base, meta.workflow = event.model, event.api_base, event.workflow
+            meta.sandbox = event.sandbox
         elif isinstance(event, ModelChanged):
             if event.role == "default":
                 meta.model = event.model

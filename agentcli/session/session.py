@@ -275,6 +275,7 @@ class Session(InputCommands, TimelineCommands, McpCommands):
                 api_base=self.settings.api_base,
                 workflow=self.workflow.name,
                 resumed=self._resumed_from is not None,
+                sandbox=self.settings.sandbox,
             )
         )
 

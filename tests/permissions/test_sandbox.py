@@ -21,6 +21,8 @@ from agentcli.tools import sandbox as sandbox_module
 from agentcli.tools.base import ToolResult
 from agentcli.tools.sandbox import SandboxUnavailable, require_sandbox, sandbox_status, wrap_command
 from agentcli.tools.shell import Bash, BashArgs
+from tests.e2e.test_cli import agentcli, events
+from tests.support.openai_server import Call, OpenAIServer, Reply
 from tests.support.waiting import eventually, processes_with
 
 
@@ -180,3 +182,20 @@ async def test_a_pause_while_the_sandbox_starts_leaves_nothing_running(workspace
             await task
     await eventually(lambda: not any(processes_with(f"sleep {m}") for m in markers),
                      what="nothing of any sandbox left running")
+
+
+@needs_bwrap
+def test_a_sandboxed_session_is_resumed_in_the_sandbox(workspace: Path, tmp_path: Path, server: OpenAIServer) -> None:
+    outside = tmp_path / f"escaped-{uuid.uuid4().hex}"
+    model = ["--model", "openai/test-model", "--api-base", server.base_url]
+    server.add(Reply(calls=[Call("pause", {"reason": "look first"})]))
+    first = agentcli("run", "work", "--sandbox", "--yes", *model, "-o", "jsonl", cwd=workspace)
+    assert first.returncode == 5, first.stdout + first.stderr
+    session_id = str(events(first.stdout)[0]["session_id"])
+
+    server.add(Reply(calls=[Call("bash", {"command": f"touch {outside}; touch inside"})]),
+               Reply(calls=[Call("complete", {"summary": "ok"})]))
+    resumed = agentcli("resume", session_id, "--yes", "-o", "jsonl", cwd=workspace)  # no --sandbox given
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert events(resumed.stdout)[0]["sandbox"] is True
+    assert (workspace / "inside").exists() and not outside.exists()
