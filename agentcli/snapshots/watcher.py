@@ -172,7 +172,10 @@ class TreeWatcher:
         inotify = self._inotify
         if inotify is None:
             return
-        if inotify.queued_bytes() > DROP_BYTES_PER_DIR * max(1, len(self._wds)):
+        queued = inotify.queued_bytes()
+        # A queue of at least 16 bytes (an event without a name) per event the kernel keeps may
+        # have overflowed: the skim would read ~9 ms of events only to watch afresh after all.
+        if queued > DROP_BYTES_PER_DIR * max(1, len(self._wds)) or queued >= 16 * _queue_limit():
             self._drop(inotify)
             return
         scratch = Taken()
@@ -478,6 +481,14 @@ class _INotify:
 
     def close(self) -> None:
         self._fd.close()
+
+
+def _queue_limit() -> int:
+    """How many events the kernel queues before it drops them (``fs.inotify.max_queued_events``)."""
+    try:
+        return int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
+    except (OSError, ValueError):
+        return 16_384  # the kernel's default
 
 
 def _watch_limit() -> int:

@@ -87,7 +87,11 @@ def test_a_skim_sees_a_git_file_that_makes_a_nested_repository(tmp_path: Path) -
     assert taken is not None and {"d2", "d3"} <= taken.paths, "nested repositories are hinted on every take"
 
 
-def test_an_overflow_found_by_the_skim_makes_the_watcher_start_afresh(tmp_path: Path) -> None:
+def test_an_overflow_found_by_the_skim_makes_the_watcher_start_afresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agentcli.snapshots.watcher as watcher_module
+
     files = _tree_of(tmp_path, dirs=1, files=5)
     watcher = TreeWatcher(tmp_path)
     assert watcher.start(), watcher.unavailable_reason
@@ -96,7 +100,9 @@ def test_an_overflow_found_by_the_skim_makes_the_watcher_start_afresh(tmp_path: 
         _touch(files, 1_700_000_000 + n)
     assert watcher._inotify is not None
 
-    # As many watched folders as make skimming the cheaper way: only the overflow can stop it.
+    # As many watched folders, and as long a queue, as make skimming the cheaper way: only the
+    # overflow event the skim reads can stop the watcher.
+    monkeypatch.setattr(watcher_module, "_queue_limit", lambda: 10**9)
     watcher._wds.update({f"pretend{n}": -n - 1 for n in range(limit)})
     watcher.skim_before_walk()
 
@@ -136,3 +142,21 @@ def test_a_walk_after_every_file_touched_keeps_later_watched_captures_exact(repo
     assert hinted.snapshot is not None
     assert sorted(f.path for f in hinted.snapshot.files) == ["fresh/b.txt", "inner"]
     assert hinted.tree == git_add_all_tree(repo, data_dir.parent / "x2")
+
+
+def test_a_queue_that_may_have_overflowed_is_dropped_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import agentcli.snapshots.watcher as watcher_module
+
+    files = _tree_of(tmp_path, dirs=1, files=20)
+    watcher = TreeWatcher(tmp_path)
+    assert watcher.start(), watcher.unavailable_reason
+    _touch(files, 1_700_000_000)  # 20 events: as many bytes as 20 nameless events at least
+    monkeypatch.setattr(watcher_module, "_queue_limit", lambda: 20)
+    inotify = watcher._inotify
+    assert inotify is not None
+    monkeypatch.setattr(inotify, "structural_events", lambda: pytest.fail("skimmed a queue that may have overflowed"))
+
+    watcher.skim_before_walk()
+
+    assert not watcher.running
+    assert watcher.start()
