@@ -173,9 +173,10 @@ class TreeWatcher:
         if inotify is None:
             return
         queued = inotify.queued_bytes()
-        # A queue of at least 16 bytes (an event without a name) per event the kernel keeps may
-        # have overflowed: the skim would read ~9 ms of events only to watch afresh after all.
-        if queued > DROP_BYTES_PER_DIR * max(1, len(self._wds)) or queued >= 16 * _queue_limit():
+        # A file's event is at least 32 bytes (its name is padded to 16): a queue of 32 bytes per
+        # event the kernel keeps may have overflowed, and the skim would read ~9 ms of events
+        # only to watch afresh after all.
+        if queued > DROP_BYTES_PER_DIR * max(1, len(self._wds)) or queued >= 32 * _queue_limit():
             self._drop(inotify)
             return
         scratch = Taken()

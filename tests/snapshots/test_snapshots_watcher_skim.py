@@ -150,7 +150,7 @@ def test_a_queue_that_may_have_overflowed_is_dropped_unread(tmp_path: Path, monk
     files = _tree_of(tmp_path, dirs=1, files=20)
     watcher = TreeWatcher(tmp_path)
     assert watcher.start(), watcher.unavailable_reason
-    _touch(files, 1_700_000_000)  # 20 events: as many bytes as 20 nameless events at least
+    _touch(files, 1_700_000_000)  # 20 events of 32 bytes: the queue of a kernel keeping 20 is full
     monkeypatch.setattr(watcher_module, "_queue_limit", lambda: 20)
     inotify = watcher._inotify
     assert inotify is not None
