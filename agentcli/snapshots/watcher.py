@@ -411,9 +411,7 @@ WATCH_MASK = (
 )
 
 
-_STRUCTURAL = (
-    _Flags.ISDIR | _Flags.IGNORED | _Flags.Q_OVERFLOW | _Flags.DELETE_SELF | _Flags.MOVE_SELF | _Flags.UNMOUNT
-)
+_STRUCTURAL = _Flags.ISDIR | _Flags.IGNORED | _Flags.Q_OVERFLOW | _Flags.DELETE_SELF | _Flags.MOVE_SELF | _Flags.UNMOUNT
 """Event bits that change the watches or what they can vouch for (see `skim_before_walk`)."""
 
 _EVENT_HEAD = struct.Struct("iIII")
