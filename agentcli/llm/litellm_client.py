@@ -235,8 +235,11 @@ class LiteLLMClient:
             # made without thinking cannot be continued with it: this one call goes without.
             return None
         anthropic = _anthropic(model)
+        notice = None
         if reasoning.budget_tokens is not None and anthropic:
-            budget = reasoning.budget_tokens
+            budget, notice = _fitted_budget(model, reasoning.budget_tokens, limits.output_ceiling)
+            if budget is None:
+                return notice
             kwargs["thinking"] = {"type": "enabled", "budget_tokens": budget}
         elif reasoning.budget_tokens is not None:
             budget = reasoning.budget_tokens
@@ -246,9 +249,12 @@ class LiteLLMClient:
             budget = _EFFORT_BUDGETS[effort]
             kwargs["reasoning_effort"] = effort
         if anthropic:
-            # The answer needs room beyond the thinking budget, or the API refuses the request.
-            kwargs["max_tokens"] = max(kwargs["max_tokens"], budget + _THINKING_HEADROOM)
-        return None
+            # The answer needs room beyond the thinking budget, or the API refuses the request;
+            # but never past the model's own output limit, which it refuses too.
+            wanted = max(kwargs["max_tokens"], budget + _THINKING_HEADROOM)
+            ceiling = limits.output_ceiling
+            kwargs["max_tokens"] = min(wanted, ceiling) if ceiling is not None else wanted
+        return notice
 
 
 def _anthropic(model: str) -> bool:
@@ -263,6 +269,29 @@ def _with_content(message: Message) -> Message:
     if message.get("role") == "assistant" and message.get("content") is None:
         return {**message, "content": ""}
     return message
+
+
+_MIN_BUDGET = 1024
+"""The smallest thinking budget Anthropic takes."""
+
+
+def _fitted_budget(model: str, budget: int, ceiling: int | None) -> tuple[int | None, str | None]:
+    """A thinking budget that leaves room for the answer under the model's output limit, and a
+    notice when it had to be lowered (None: the model's limit leaves no room for thinking at all).
+
+    The API wants ``budget_tokens < max_tokens <= the model's limit``; a budget configured for one
+    model (``build = 64000``) would make every request to a model with a smaller limit fail.
+    """
+    if ceiling is None or budget + _THINKING_HEADROOM <= ceiling:
+        return budget, None
+    fitted = max(ceiling - _THINKING_HEADROOM, ceiling // 2)
+    if fitted < _MIN_BUDGET:
+        return None, (f"{model} writes at most {ceiling:,} tokens per reply, too few to think before answering: "
+                      "the reasoning setting is ignored for it")
+    if fitted >= budget:
+        return budget, None
+    return fitted, (f"thinking budget lowered from {budget:,} to {fitted:,} tokens: {model} writes at most "
+                    f"{ceiling:,} tokens per reply, the answer included")
 
 
 def _forces_a_tool(tool_choice: str | dict[str, Any] | None) -> bool:

@@ -125,6 +125,22 @@ async def test_a_tool_use_made_without_thinking_is_continued_without_it(
     assert [("thinking" in body) for body in anthropic_server.requests] == [False, False]
 
 
+async def test_a_thinking_budget_past_the_models_output_limit_is_lowered_to_fit_it(
+    workspace: Path, anthropic_server: AnthropicServer
+) -> None:
+    """``build = 64000`` on a model that writes at most 64,000 tokens: budget plus room for the
+    answer would ask for more than the API takes (a 400 on every call); the budget gives way."""
+    anthropic_server.add(Reply(thinking="Think.", calls=[Call("complete", {"summary": "s"})]))
+    settings = _settings(anthropic_server.base_url, models=ModelRoles(reasoning=ReasoningRoles(default=64_000)))
+    session, rec = _session(workspace, settings)
+    assert (await asyncio.wait_for(session.run_turn("go"), 30)).outcome == "completed"
+    _ok(anthropic_server)
+    body = anthropic_server.requests[0]
+    assert body["max_tokens"] == 64_000
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 64_000 - 4096}
+    assert any("thinking budget lowered from 64,000 to 59,904" in n.text for n in rec.of(Notice))
+
+
 async def test_prompt_cache_breakpoints_and_cache_reads_over_a_session(
     workspace: Path, anthropic_server: AnthropicServer
 ) -> None:

@@ -100,6 +100,15 @@ def test_missing_max_tokens_is_rejected(anthropic_server: AnthropicServer) -> No
     assert error_of(response) == (400, "invalid_request_error", "max_tokens: Field required")
 
 
+def test_max_tokens_over_the_models_output_limit_is_rejected(anthropic_server: AnthropicServer) -> None:
+    anthropic_server.add(Reply(text="hi"))
+    over = post(anthropic_server, {"model": "claude-sonnet-4-5-20250929", "messages": HELLO, "max_tokens": 64_001})
+    assert error_of(over) == (400, "invalid_request_error", "max_tokens: 64001 > 64000, which is the maximum allowed "
+                              "number of output tokens for claude-sonnet-4-5-20250929")
+    at_limit = post(anthropic_server, {"model": "claude-sonnet-4-5-20250929", "messages": HELLO, "max_tokens": 64_000})
+    assert at_limit.status_code == 200
+
+
 async def test_a_budget_not_below_max_tokens_is_rejected_and_litellm_passes_it_through(anthropic_server: AnthropicServer) -> None:
     message = (
         "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at "
