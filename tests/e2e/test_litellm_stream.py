@@ -113,6 +113,28 @@ async def test_malformed_arguments_then_a_corrected_call(workspace: Path, server
     assert json.loads(broken) == {"_malformed_arguments": '{"path": "a.txt", "content": "x"'}
 
 
+async def test_a_call_cut_short_by_the_output_limit_is_not_run_and_the_model_is_told_why(
+    workspace: Path, server: OpenAIServer
+) -> None:
+    """``finish_reason: length`` in the middle of a call's arguments: the call was never finished,
+    so it does not run (no "not valid JSON" to answer, which would only bring the same long call
+    back); the model reads that its reply hit the output limit, and the next request is valid."""
+    server.add(
+        Reply(text="Writing the whole file.", calls=[Call("write_file", '{"path": "big.txt", "content": "aaa')],
+              finish_reason="length"),
+        Reply(calls=[Call("write_file", {"path": "big.txt", "content": "a"})]),
+        Reply(calls=[Call("complete", {"summary": "wrote it in parts"})]),
+    )
+    session, rec = _session(workspace, server)
+    assert (await session.run_turn("write big.txt")).outcome == "completed"
+    assert not server.refused
+    assert [f.name for f in rec.of(ToolCallFinished)] == ["write_file", "complete"]
+    assert rec.of(AssistantMessage)[0].finish_reason == "length" and not rec.of(AssistantMessage)[0].tool_calls
+    second = server.requests[1]["messages"]
+    assert second[-2] == {"role": "assistant", "content": "Writing the whole file."}
+    assert second[-1]["role"] == "user" and "cut off by the output length limit" in second[-1]["content"]
+
+
 async def test_stop_without_control_tool_reminds_once_then_pauses(workspace: Path, server: OpenAIServer) -> None:
     server.add(Reply(text="All done I think."), Reply(text="Yes, done."))
     session, rec = _session(workspace, server)
