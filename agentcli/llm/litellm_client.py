@@ -190,7 +190,9 @@ class LiteLLMClient:
     ) -> tuple[dict[str, Any], str | None]:
         """The arguments of the call, and a notice when the reasoning setting cannot apply."""
         messages, tools = request.messages, request.tools
-        if not _anthropic(model):
+        if _anthropic(model):
+            messages = _without_blank_text(messages)
+        else:
             messages = [_with_content(message) for message in messages]
         if limits.cache_control:
             messages, tools = with_breakpoints(messages, tools)
@@ -292,6 +294,22 @@ def _fitted_budget(model: str, budget: int, ceiling: int | None) -> tuple[int | 
         return budget, None
     return fitted, (f"thinking budget lowered from {budget:,} to {fitted:,} tokens: {model} writes at most "
                     f"{ceiling:,} tokens per reply, the answer included")
+
+
+def _without_blank_text(messages: list[Message]) -> list[Message]:
+    """Replies whose text is only whitespace (Claude's ``"\n\n"`` before a tool call, a reply cut
+    off after a line break) without that text. Anthropic refuses a whitespace-only text block, and
+    litellm, rather than fail, puts "[System: Empty message content sanitised to satisfy protocol]"
+    in its place: words the model never wrote, read back as its own. A reply with nothing else
+    (no call, no thinking) is left out; the messages around it are of one role and litellm joins them."""
+    kept: list[Message] = []
+    for message in messages:
+        content = message.get("content")
+        if message.get("role") != "assistant" or not isinstance(content, str) or content.strip():
+            kept.append(message)
+        elif message.get("tool_calls") or message.get("thinking_blocks"):
+            kept.append({**message, "content": None})
+    return kept
 
 
 def _forces_a_tool(tool_choice: str | dict[str, Any] | None) -> bool:

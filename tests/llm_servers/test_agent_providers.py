@@ -141,6 +141,24 @@ async def test_a_thinking_budget_past_the_models_output_limit_is_lowered_to_fit_
     assert any("thinking budget lowered from 64,000 to 59,904" in n.text for n in rec.of(Notice))
 
 
+async def test_a_reply_of_blank_text_goes_back_without_it_not_as_words_the_model_never_wrote(
+    workspace: Path, anthropic_server: AnthropicServer
+) -> None:
+    """Claude's ``"\n\n"`` before a tool call, then a reply of only a line break: the API refuses
+    whitespace-only text, and litellm would put a "[System: …sanitised…]" text in its place."""
+    anthropic_server.add(Reply(text="\n\n", calls=[Call("read_file", {"path": "f1.txt"})]),
+                         Reply(text="\n"),
+                         Reply(calls=[Call("complete", {"summary": "s"})]))
+    session, _ = _session(workspace, _settings(anthropic_server.base_url))
+    assert (await asyncio.wait_for(session.run_turn("go"), 30)).outcome == "completed"
+    _ok(anthropic_server)
+    sent = anthropic_server.requests[-1]["messages"]
+    assert "sanitised" not in str(sent)
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    assert [block["type"] for block in sent[1]["content"]] == ["tool_use"]
+    assert [block["type"] for block in sent[2]["content"]] == ["tool_result", "text"]  # the reminder
+
+
 async def test_prompt_cache_breakpoints_and_cache_reads_over_a_session(
     workspace: Path, anthropic_server: AnthropicServer
 ) -> None:

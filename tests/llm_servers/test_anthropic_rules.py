@@ -109,6 +109,20 @@ def test_max_tokens_over_the_models_output_limit_is_rejected(anthropic_server: A
     assert at_limit.status_code == 200
 
 
+def test_whitespace_only_text_is_rejected_unless_the_message_says_something_else(anthropic_server: AnthropicServer) -> None:
+    anthropic_server.add(Reply(text="ok"))
+    use = {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "a"}}
+    answer = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a"}]}
+    tools = [{"name": "read_file", "input_schema": {"type": "object"}}]
+    blank = [*HELLO, {"role": "assistant", "content": [{"type": "text", "text": "\n\n"}, use]}, answer]
+    response = post(anthropic_server, {"model": "claude-sonnet-4-5", "max_tokens": 100, "tools": tools, "messages": blank})
+    assert error_of(response) == (400, "invalid_request_error", "messages: text content blocks must contain non-whitespace text")
+    spoken = [*HELLO, {"role": "assistant", "content": [{"type": "text", "text": "\n"}, {"type": "text", "text": "Reading."}, use]},
+              answer]
+    response = post(anthropic_server, {"model": "claude-sonnet-4-5", "max_tokens": 100, "tools": tools, "messages": spoken})
+    assert response.status_code == 200
+
+
 async def test_a_budget_not_below_max_tokens_is_rejected_and_litellm_passes_it_through(anthropic_server: AnthropicServer) -> None:
     message = (
         "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at "

@@ -231,9 +231,13 @@ def _content(_b: dict[str, Any], messages: list[dict[str, Any]], _s: ThinkingSig
             return invalid(
                 f"messages.{index}: all messages must have non-empty content except for the optional final assistant message"
             )
-        for block in _blocks(message):
-            if block.get("type") == "text" and block.get("text") == "" and isinstance(content, list):
-                return invalid("messages: text content blocks must be non-empty")
+        texts = [str(block.get("text", "")) for block in _blocks(message) if block.get("type") == "text"]
+        if "" in texts and isinstance(content, list):
+            return invalid("messages: text content blocks must be non-empty")
+        if texts and not any(text.strip() for text in texts):
+            # Whitespace is refused unless another text block of the message says something (a
+            # string content counts as a text block); tool blocks do not help.
+            return invalid("messages: text content blocks must contain non-whitespace text")
     return None
 
 
