@@ -36,6 +36,10 @@ class StreamEndedEmpty(Exception):
     """The stream ended without text, reasoning or a tool call: the server gave up mid-way."""
 
 
+class StreamEndedInACall(Exception):
+    """The stream ended cleanly in the middle of a tool call's arguments, without a finish reason."""
+
+
 def status_of(error: BaseException) -> int | None:
     status = getattr(error, "status_code", None)
     return status if isinstance(status, int) else None
@@ -107,6 +111,8 @@ def _kind(
         return "stalled", f"{model} sent nothing for {error}; the call was cut off"
     if isinstance(error, StreamEndedEmpty):
         return "cut_stream", f"{model}'s reply ended empty (the server stopped mid-way)"
+    if isinstance(error, StreamEndedInACall):
+        return "cut_stream", f"{model}'s reply ended in the middle of a tool call (the server stopped mid-way)"
     if isinstance(error, litellm.ContextWindowExceededError):
         return "overflow", (f"the conversation is longer than {model}'s context window; start a new session "
                             "or resume with less history")
@@ -116,6 +122,9 @@ def _kind(
         return "auth", f"{provider} rejected the API key for {model}: check the key ({_provider_message(raw)})"
     if isinstance(error, litellm.ContentPolicyViolationError):
         return "refused", f"{provider} declined to answer: {_provider_message(raw)}"
+    if isinstance(error, MidStreamFallbackError) and "overloaded" in raw.lower():
+        # Anthropic's ``event: error`` of type overloaded_error inside a started stream.
+        return "overloaded", f"{provider} is overloaded (its reply broke off mid-stream); try again shortly"
     if isinstance(error, MidStreamFallbackError):
         return "cut_stream", f"{model}'s reply broke off mid-stream ({_cause(error) or 'connection lost'})"
     if isinstance(error, litellm.RateLimitError) or status == 429:

@@ -19,7 +19,14 @@ from typing import Any
 from agentcli.config import RetrySettings
 from agentcli.llm.assemble import StreamAssembler
 from agentcli.llm.cache import with_breakpoints
-from agentcli.llm.errors import MissingKey, StreamEndedEmpty, StreamStalled, classify, retry_after
+from agentcli.llm.errors import (
+    MissingKey,
+    StreamEndedEmpty,
+    StreamEndedInACall,
+    StreamStalled,
+    classify,
+    retry_after,
+)
 from agentcli.llm.limits import ModelLimits, model_limits
 from agentcli.llm.types import (
     ClientNotice,
@@ -125,7 +132,7 @@ class LiteLLMClient:
                 if assembler.empty and (assembler.usage is None or not assembler.usage.output_tokens):
                     raise StreamEndedEmpty()
                 if assembler.cut_in_a_call:
-                    raise StreamEndedEmpty()
+                    raise StreamEndedInACall()
             except asyncio.CancelledError:
                 raise
             except Exception as error:

@@ -135,6 +135,20 @@ async def test_a_call_cut_short_by_the_output_limit_is_not_run_and_the_model_is_
     assert second[-1]["role"] == "user" and "cut off by the output length limit" in second[-1]["content"]
 
 
+async def test_a_stream_that_ends_inside_a_call_is_retried_and_said_so(workspace: Path, server: OpenAIServer) -> None:
+    """No finish reason, no ``[DONE]``, a call's arguments half sent: litellm makes up ``stop``.
+    The half call never runs; the call is retried, and the retry says what happened."""
+    server.add(
+        Reply(text="Reading.", calls=[Call("write_file", {"path": "a.txt", "content": "x"})], end_after=6),
+        Reply(calls=[Call("complete", {"summary": "done on the second try"})]),
+    )
+    session, rec = _session(workspace, server)
+    assert (await session.run_turn("go")).outcome == "completed"
+    assert [r.error for r in rec.of(RetryScheduled)] == [
+        "openai/test-model's reply ended in the middle of a tool call (the server stopped mid-way)"]
+    assert [f.name for f in rec.of(ToolCallFinished)] == ["complete"] and not (workspace / "a.txt").exists()
+
+
 async def test_stop_without_control_tool_reminds_once_then_pauses(workspace: Path, server: OpenAIServer) -> None:
     server.add(Reply(text="All done I think."), Reply(text="Yes, done."))
     session, rec = _session(workspace, server)

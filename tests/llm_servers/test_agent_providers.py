@@ -30,7 +30,7 @@ from agentcli.session.factory import new_session, resume_session
 from agentcli.session.log import list_sessions
 from agentcli.workflow import builtin_workflow
 from tests.llm_servers.conftest import API_KEY
-from tests.support.anthropic_server import AnthropicServer, Call, Empty, Fail, Reply
+from tests.support.anthropic_server import AnthropicServer, Call, Empty, Fail, Reply, StreamError
 from tests.support.ollama_server import OllamaServer
 from tests.support.ollama_server import Call as OllamaCall
 from tests.support.ollama_server import Reply as OllamaReply
@@ -196,19 +196,23 @@ async def test_an_api_base_ending_in_v1_still_reaches_the_messages_endpoint(
     assert (await asyncio.wait_for(session.run_turn("go"), 30)).outcome == "completed"
 
 
-@pytest.mark.parametrize(("failure", "kind"), [
-    (Fail(529), "overloaded"),
-    (Fail(500), "server"),
-    (Reply(text="hello world", chunk_size=3, cut_after=4), "cut_stream"),
-    (Empty(), "cut_stream"),
+@pytest.mark.parametrize(("failure", "says"), [
+    (Fail(529), "anthropic is overloaded; try again shortly"),
+    (Fail(500), "anthropic server error 500: Internal server error"),
+    (Reply(text="hello world", chunk_size=3, cut_after=4), "reply broke off mid-stream"),
+    # An overloaded_error event after the stream started: overload, not a lost connection.
+    (Reply(text="hello world", chunk_size=3, stream_error=StreamError(after_events=4)),
+     "anthropic is overloaded (its reply broke off mid-stream)"),
+    (Empty(), "reply ended empty"),
 ])
 async def test_transient_failures_are_retried_then_the_call_succeeds(
-    failure: Any, kind: str, workspace: Path, anthropic_server: AnthropicServer
+    failure: Any, says: str, workspace: Path, anthropic_server: AnthropicServer
 ) -> None:
     anthropic_server.add(failure, Reply(calls=[Call("complete", {"summary": "s"})]))
     session, rec = _session(workspace, _settings(anthropic_server.base_url))
     assert (await asyncio.wait_for(session.run_turn("go"), 30)).outcome == "completed"
     assert len(rec.of(RetryScheduled)) == 1
+    assert says in rec.of(RetryScheduled)[0].error
 
 
 async def test_retry_after_is_honoured(workspace: Path, anthropic_server: AnthropicServer) -> None:
