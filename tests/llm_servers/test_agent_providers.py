@@ -180,6 +180,23 @@ async def test_prompt_cache_breakpoints_and_cache_reads_over_a_session(
     assert all(u.cost is not None for u in usage)
 
 
+async def test_after_a_step_of_many_parallel_calls_the_next_request_reads_all_the_previous_one_wrote(
+    workspace: Path, anthropic_server: AnthropicServer
+) -> None:
+    """Twelve calls in one reply put 24 blocks between the previous request's end and this one's: the
+    API's look-back from the last two results would not reach it, and the history would be written
+    to the cache again instead of read. A breakpoint where the previous request ended reads it."""
+    anthropic_server.add(Reply(calls=[Call("read_file", {"path": "f1.txt"})]),
+                         Reply(calls=[Call("read_file", {"path": f"f{n % 10 + 1}.txt"}) for n in range(12)]),
+                         Reply(calls=[Call("complete", {"summary": "s"})]))
+    session, rec = _session(workspace, _settings(anthropic_server.base_url))
+    assert (await asyncio.wait_for(session.run_turn("go"), 30)).outcome == "completed"
+    _ok(anthropic_server)
+    first, second, third = rec.of(UsageReported)
+    assert second.cache_read_tokens == first.cache_read_tokens + first.cache_write_tokens
+    assert third.cache_read_tokens == second.cache_read_tokens + second.cache_write_tokens
+
+
 async def test_the_output_limit_is_always_sent_and_configurable(workspace: Path, anthropic_server: AnthropicServer) -> None:
     anthropic_server.add(Reply(calls=[Call("complete", {"summary": "s"})]))
     limits = {CLAUDE: ModelLimitSettings(max_output_tokens=1234)}
