@@ -200,7 +200,7 @@ class LiteLLMClient:
         if _anthropic(model):
             messages = _without_blank_text(messages)
         else:
-            messages = [_with_content(message) for message in messages]
+            messages = [_openai_style(message) for message in messages]
         if limits.cache_control:
             messages, tools = with_breakpoints(messages, tools)
         kwargs: dict[str, Any] = {
@@ -271,12 +271,22 @@ def _anthropic(model: str) -> bool:
     return model.startswith("anthropic/") or "claude" in model.lower()
 
 
-def _with_content(message: Message) -> Message:
-    """An assistant message that only calls tools, with ``content: ""``: litellm drops a ``None``
+def _openai_style(message: Message) -> Message:
+    """A message for a provider other than Anthropic.
+
+    An assistant message that only calls tools gets ``content: ""``: litellm drops a ``None``
     content, and strict chat templates of local servers (llama.cpp, vLLM) fail on a message
-    without the key. (Not for Anthropic: there an empty string becomes a text block of its own.)"""
-    if message.get("role") == "assistant" and message.get("content") is None:
-        return {**message, "content": ""}
+    without the key. (Not for Anthropic: there an empty string becomes a text block of its own.)
+    Thinking blocks are left out: they are Claude's, signed for Anthropic only (a session resumed
+    with another model still has them), and litellm passes the unknown field on to an
+    OpenAI-compatible server, whose schema refuses it.
+    """
+    if message.get("role") != "assistant":
+        return message
+    if message.get("content") is None or "thinking_blocks" in message:
+        message = {key: value for key, value in message.items() if key != "thinking_blocks"}
+        if message.get("content") is None:
+            message["content"] = ""
     return message
 
 

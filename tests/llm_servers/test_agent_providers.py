@@ -32,6 +32,9 @@ from agentcli.workflow import builtin_workflow
 from tests.llm_servers.conftest import API_KEY
 from tests.support.anthropic_server import AnthropicServer, Call, Empty, Fail, Reply, StreamError
 from tests.support.ollama_server import OllamaServer
+from tests.support.openai_server import Call as OpenAICall
+from tests.support.openai_server import OpenAIServer
+from tests.support.openai_server import Reply as OpenAIReply
 from tests.support.ollama_server import Call as OllamaCall
 from tests.support.ollama_server import Reply as OllamaReply
 from tests.support.sessions import Recorder
@@ -103,6 +106,29 @@ async def test_thinking_with_tools_for_ten_steps_pause_restart_resume_and_finish
     last = anthropic_server.requests[-1]["messages"]
     assistant = [m for m in last if m["role"] == "assistant"]
     assert all(m["content"][0]["type"] == "thinking" and m["content"][0]["signature"] for m in assistant[-4:])
+
+
+async def test_a_thinking_session_resumed_with_an_openai_model_sends_no_claude_thinking_blocks(
+    workspace: Path, anthropic_server: AnthropicServer, isolated_dirs: Path
+) -> None:
+    """The signed blocks are Claude's: an OpenAI-compatible server's schema refuses the field."""
+    settings = _settings(anthropic_server.base_url, models=ModelRoles(reasoning=ReasoningRoles(default=2048)))
+    anthropic_server.add(_step(1), Reply(thinking="Ask.", calls=[Call("pause", {"reason": "switching models"})]))
+    first = new_session(workspace, settings, model_client=LiteLLMClient(settings.retry), default_permission_mode="all")
+    assert (await asyncio.wait_for(first.run_turn("walk the files"), 30)).outcome == "paused"
+    first.close()
+    with OpenAIServer().start() as openai:
+        openai.add(OpenAIReply(calls=[OpenAICall("complete", {"summary": "done elsewhere"})]))
+        other = Settings(model="openai/test-model", api_base=openai.base_url, retry=FAST_RETRY)
+        entry = list_sessions(isolated_dirs / "data" / "agentcli", workspace)[0]
+        second = resume_session(entry, other, model_client=LiteLLMClient(other.retry), default_permission_mode="all")
+        await second.resume("go on")
+        assert (await asyncio.wait_for(second.wait_turn(), 30)).outcome == "completed"
+        second.close()
+        assert not openai.refused
+        replies = [m for m in openai.requests[0]["messages"] if m["role"] == "assistant"]
+        assert len(replies) == 2 and not any("thinking_blocks" in m for m in replies)
+        assert replies[0]["content"] == "Reading 1." and replies[1]["content"] == ""
 
 
 async def test_a_tool_use_made_without_thinking_is_continued_without_it(

@@ -87,3 +87,10 @@ def test_a_tool_name_the_api_does_not_take_is_refused(openai: OpenAIServer) -> N
     tools = [{"type": "function", "function": {"name": "fs.read", "parameters": {"type": "object"}}}]
     status, message = post(openai, [USER], tools=tools)
     assert status == 400 and message.startswith("Invalid 'tools[0].function.name': string does not match pattern")
+
+
+def test_a_property_of_another_providers_message_is_refused(openai: OpenAIServer) -> None:
+    signed = {**CALLS, "thinking_blocks": [{"type": "thinking", "thinking": "hm", "signature": "c2ln"}]}
+    status, message = post(openai, [USER, signed, result("call_1"), result("call_2")])
+    assert (status, message) == (400, "Additional properties are not allowed ('thinking_blocks' was unexpected) - "
+                                      "'messages.1'")

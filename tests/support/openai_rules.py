@@ -17,6 +17,17 @@ from dataclasses import dataclass
 from typing import Any
 
 _ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+_FIELDS = {
+    "system": {"role", "content", "name"},
+    "developer": {"role", "content", "name"},
+    "user": {"role", "content", "name"},
+    "assistant": {"role", "content", "name", "refusal", "audio", "tool_calls", "function_call"},
+    "tool": {"role", "content", "tool_call_id"},
+    "function": {"role", "content", "name"},
+}
+"""The properties each role's message may have; the API's schema allows no others (wording of its
+refusal as quoted in a 2023 report; another provider's field, e.g. Anthropic's signed
+``thinking_blocks``, is one)."""
 _TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
@@ -56,6 +67,10 @@ def _shapes(_body: dict[str, Any], messages: list[Any]) -> OpenAIError | None:
             return OpenAIError(f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', "
                                "'function', 'tool', and 'developer'.", f"messages[{index}].role", "invalid_value")
         role = message["role"]
+        unexpected = sorted(set(message) - _FIELDS[role])
+        if unexpected:
+            return OpenAIError(f"Additional properties are not allowed ('{unexpected[0]}' was unexpected) - "
+                               f"'messages.{index}'")
         if "content" not in message and not (role == "assistant" and message.get("tool_calls")):
             return OpenAIError(f"Missing required parameter: 'messages[{index}].content'.",
                                f"messages[{index}].content", "missing_required_parameter")
