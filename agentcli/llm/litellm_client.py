@@ -28,6 +28,7 @@ from agentcli.llm.errors import (
     retry_after,
 )
 from agentcli.llm.limits import ModelLimits, model_limits
+from agentcli.llm.shape import anthropic, for_provider
 from agentcli.llm.types import (
     ClientNotice,
     Message,
@@ -71,6 +72,8 @@ class LiteLLMClient:
         self.retry = retry or RetrySettings()
         self._limits: dict[str, ModelLimits] = {}
         self._noticed: set[str] = set()
+        self._unthinking: set[str] = set()
+        """Models whose server refused the reasoning setting: asked without it from then on."""
 
     def _delay(self, attempt: int, error: BaseException) -> float:
         hinted = retry_after(error)
@@ -137,6 +140,15 @@ class LiteLLMClient:
                 raise
             except Exception as error:
                 failure = classify(error, litellm, model, missing_keys=missing)
+                if failure.kind == "bad_request" and _refuses_thinking(failure, kwargs):
+                    # A model that cannot think (Ollama: '"llama3.1" does not support thinking'):
+                    # every call would fail the same way; go on without, and say so.
+                    self._unthinking.add(model)
+                    for key in _THINKING_KEYS:
+                        kwargs.pop(key, None)
+                    yield ClientNotice(f"{model} does not think before answering (its server said so): the "
+                                       "reasoning setting is ignored for it")
+                    continue
                 if failure.retryable and attempt < attempts:
                     delay = self._delay(attempt, error)
                     yield RetryNotice(attempt=attempt, max_attempts=attempts, delay_s=delay, error=str(failure))
@@ -197,10 +209,7 @@ class LiteLLMClient:
     ) -> tuple[dict[str, Any], str | None]:
         """The arguments of the call, and a notice when the reasoning setting cannot apply."""
         messages, tools = request.messages, request.tools
-        if _anthropic(model):
-            messages = _without_blank_text(messages)
-        else:
-            messages = [_openai_style(message) for message in messages]
+        messages = for_provider(model, messages)
         if limits.cache_control:
             messages, tools = with_breakpoints(messages, tools)
         kwargs: dict[str, Any] = {
@@ -230,6 +239,8 @@ class LiteLLMClient:
             # Local OpenAI-compatible servers (vLLM, llama.cpp, LM Studio) need no key,
             # but the OpenAI SDK refuses to start without one.
             kwargs["api_key"] = "sk-no-key-required"
+        if model in self._unthinking:
+            return kwargs, None
         return kwargs, self._reasoning(kwargs, model, request, limits)
 
     @staticmethod
@@ -243,9 +254,9 @@ class LiteLLMClient:
             # Anthropic refuses thinking with a forced tool, and a tool use in progress that was
             # made without thinking cannot be continued with it: this one call goes without.
             return None
-        anthropic = _anthropic(model)
+        claude = anthropic(model)
         notice = None
-        if reasoning.budget_tokens is not None and anthropic:
+        if reasoning.budget_tokens is not None and claude:
             budget, notice = _fitted_budget(model, reasoning.budget_tokens, limits.output_ceiling)
             if budget is None:
                 return notice
@@ -257,37 +268,13 @@ class LiteLLMClient:
             effort = reasoning.effort or "medium"
             budget = _EFFORT_BUDGETS[effort]
             kwargs["reasoning_effort"] = effort
-        if anthropic:
+        if claude:
             # The answer needs room beyond the thinking budget, or the API refuses the request;
             # but never past the model's own output limit, which it refuses too.
             wanted = max(kwargs["max_tokens"], budget + _THINKING_HEADROOM)
             ceiling = limits.output_ceiling
             kwargs["max_tokens"] = min(wanted, ceiling) if ceiling is not None else wanted
         return notice
-
-
-def _anthropic(model: str) -> bool:
-    """An Anthropic-protocol model (directly, or a Claude model through a cloud provider)."""
-    return model.startswith("anthropic/") or "claude" in model.lower()
-
-
-def _openai_style(message: Message) -> Message:
-    """A message for a provider other than Anthropic.
-
-    An assistant message that only calls tools gets ``content: ""``: litellm drops a ``None``
-    content, and strict chat templates of local servers (llama.cpp, vLLM) fail on a message
-    without the key. (Not for Anthropic: there an empty string becomes a text block of its own.)
-    Thinking blocks are left out: they are Claude's, signed for Anthropic only (a session resumed
-    with another model still has them), and litellm passes the unknown field on to an
-    OpenAI-compatible server, whose schema refuses it.
-    """
-    if message.get("role") != "assistant":
-        return message
-    if message.get("content") is None or "thinking_blocks" in message:
-        message = {key: value for key, value in message.items() if key != "thinking_blocks"}
-        if message.get("content") is None:
-            message["content"] = ""
-    return message
 
 
 _MIN_BUDGET = 1024
@@ -313,20 +300,14 @@ def _fitted_budget(model: str, budget: int, ceiling: int | None) -> tuple[int | 
                     f"{ceiling:,} tokens per reply, the answer included")
 
 
-def _without_blank_text(messages: list[Message]) -> list[Message]:
-    """Replies whose text is only whitespace (Claude's ``"\n\n"`` before a tool call, a reply cut
-    off after a line break) without that text. Anthropic refuses a whitespace-only text block, and
-    litellm, rather than fail, puts "[System: Empty message content sanitised to satisfy protocol]"
-    in its place: words the model never wrote, read back as its own. A reply with nothing else
-    (no call, no thinking) is left out; the messages around it are of one role and litellm joins them."""
-    kept: list[Message] = []
-    for message in messages:
-        content = message.get("content")
-        if message.get("role") != "assistant" or not isinstance(content, str) or content.strip():
-            kept.append(message)
-        elif message.get("tool_calls") or message.get("thinking_blocks"):
-            kept.append({**message, "content": None})
-    return kept
+_THINKING_KEYS = ("thinking", "reasoning_effort")
+_NO_THINKING = re.compile(r"does not support (thinking|reasoning)|(thinking|reasoning_effort)\W.{0,40}not supported|"
+                          r"Unsupported parameter: .?reasoning_effort", re.IGNORECASE)
+
+
+def _refuses_thinking(failure: ModelCallError, kwargs: dict[str, Any]) -> bool:
+    """The request asked for reasoning and the server refused it for that."""
+    return any(key in kwargs for key in _THINKING_KEYS) and bool(_NO_THINKING.search(failure.detail or str(failure)))
 
 
 def _forces_a_tool(tool_choice: str | dict[str, Any] | None) -> bool:

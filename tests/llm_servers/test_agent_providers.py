@@ -31,7 +31,7 @@ from agentcli.session.log import list_sessions
 from agentcli.workflow import builtin_workflow
 from tests.llm_servers.conftest import API_KEY
 from tests.support.anthropic_server import AnthropicServer, Call, Empty, Fail, Reply, StreamError
-from tests.support.ollama_server import OllamaServer
+from tests.support.ollama_server import OllamaModel, OllamaServer
 from tests.support.openai_server import Call as OpenAICall
 from tests.support.openai_server import OpenAIServer
 from tests.support.openai_server import Reply as OpenAIReply
@@ -320,3 +320,21 @@ async def test_ollama_chat_two_parallel_calls_stay_two(workspace: Path, ollama_s
     assert [e.preview for e in reads] == ["a.py", "b.py"]
     assert any(isinstance(e, Notice) and "knows no limits" in e.text for e in rec.events)  # an unknown model
     assert ollama_server.requests[0]["options"]["num_predict"] == 4096
+
+
+async def test_a_model_whose_server_refuses_thinking_goes_on_without_it(workspace: Path) -> None:
+    """Reasoning set for every role, an Ollama model without the thinking capability: the server
+    refuses ``think``; the call goes again without it, once said, and the next calls never ask."""
+    models = {"llama3.1:8b": OllamaModel(family="llama", capabilities=("completion", "tools"))}
+    with OllamaServer(models=models).start() as ollama:
+        ollama.add(OllamaReply(calls=[OllamaCall("read_file", {"path": "f1.txt"})]),
+                   OllamaReply(calls=[OllamaCall("complete", {"summary": "read it"})]))
+        settings = Settings(model="ollama_chat/llama3.1:8b", api_base=ollama.base_url, retry=FAST_RETRY,
+                            models=ModelRoles(reasoning=ReasoningRoles(default="medium")))
+        session, rec = _session(workspace, settings)
+        assert (await asyncio.wait_for(session.run_turn("go"), 30)).outcome == "completed"
+        assert [body.get("think") for body in ollama.requests] == [True, None, None]
+        said = [n.text for n in rec.of(Notice) if "does not think" in n.text]
+        assert said == ["ollama_chat/llama3.1:8b does not think before answering (its server said so): the reasoning "
+                        "setting is ignored for it"]
+        assert not rec.of(ErrorOccurred) and not rec.of(RetryScheduled)
