@@ -83,6 +83,9 @@ def classify(error: BaseException, litellm: ModuleType, model: str, *, missing_k
 _OVERFLOW_FIGURES = (
     # Anthropic: "prompt is too long: 215000 tokens > 200000 maximum"
     re.compile(r"prompt is too long: (?P<prompt>\d+) tokens > (?P<window>\d+) maximum"),
+    # Anthropic, the prompt fits but not with the output limit: "input length and `max_tokens`
+    # exceed context limit: 188240 + 21333 > 200000, decrease input length or `max_tokens` …"
+    re.compile(r"exceed context limit: (?P<prompt>\d+) \+ \d+ > (?P<window>\d+)"),
     # OpenAI: "maximum context length is 8192 tokens. However, you requested 9000 tokens (7000 in the messages, …"
     re.compile(r"maximum context length is (?P<window>\d+) tokens.*?(?P<prompt>\d+) in the messages"),
     re.compile(r"maximum context length is (?P<window>\d+) tokens.*?resulted in (?P<prompt>\d+) tokens"),

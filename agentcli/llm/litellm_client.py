@@ -14,6 +14,7 @@ import itertools
 import os
 import re
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 from agentcli.config import RetrySettings
@@ -35,6 +36,7 @@ from agentcli.llm.types import (
     ModelCallError,
     ModelRequest,
     ModelResponse,
+    Reasoning,
     ReasoningChunk,
     RetryNotice,
     StreamItem,
@@ -92,11 +94,20 @@ class LiteLLMClient:
         return self._limits[key]
 
     async def model_limits(
-        self, model: str, api_base: str | None, *, max_tokens: int | None = None, context_window: int | None = None
+        self, model: str, api_base: str | None, *, max_tokens: int | None = None, context_window: int | None = None,
+        reasoning: Reasoning | None = None,
     ) -> ModelLimits:
-        """The output limit and context window a request to ``model`` will be given."""
+        """The output limit and context window a request to ``model`` will be given; the output
+        limit as sent, raised for a thinking budget (the prompt must leave room for all of it:
+        Anthropic refuses input plus ``max_tokens`` over the window)."""
         litellm = await load_litellm()
-        return self._limits_of(litellm, resolve_model(model, api_base), max_tokens, context_window)
+        model = resolve_model(model, api_base)
+        limits = self._limits_of(litellm, model, max_tokens, context_window)
+        if reasoning is None or model in self._unthinking:
+            return limits
+        sent: dict[str, Any] = {"max_tokens": limits.max_output_tokens}
+        self._reasoning(sent, model, ModelRequest(model=model, messages=[], reasoning=reasoning), limits)
+        return replace(limits, max_output_tokens=sent["max_tokens"])
 
     def _notice_once(self, key: str, text: str) -> ClientNotice | None:
         if key in self._noticed:

@@ -299,6 +299,34 @@ async def test_a_context_overflow_with_nothing_to_compact_pauses_with_the_figure
     assert ended.outcome == "paused" and "does not fit" in ended.reason and "200,000-token window" in ended.reason
 
 
+async def test_a_prompt_that_leaves_no_room_for_the_output_is_an_overflow_with_the_figures(
+    workspace: Path, anthropic_server: AnthropicServer
+) -> None:
+    """Anthropic's other overflow: the prompt fits, but not with ``max_tokens`` on top."""
+    refusal = ("input length and `max_tokens` exceed context limit: 190000 + 32000 > 200000, decrease input length "
+               "or `max_tokens` and try again")
+    anthropic_server.add(Fail(400, refusal))
+    session, rec = _session(workspace, _settings(anthropic_server.base_url))
+    ended = await asyncio.wait_for(session.run_turn("go"), 30)
+    assert ended.outcome == "paused" and "does not fit" in ended.reason
+    assert "~190,000 tokens of a 200,000-token window" in ended.reason
+
+
+async def test_the_output_room_kept_in_the_window_is_the_limit_sent_with_a_thinking_budget(
+    workspace: Path, anthropic_server: AnthropicServer
+) -> None:
+    """A 30,000-token budget raises ``max_tokens`` past the usual 32,000; Anthropic refuses a prompt
+    that leaves less than that of the window, so the compaction guard must keep all of it free."""
+    anthropic_server.add(Reply(thinking="Think.", calls=[Call("complete", {"summary": "s"})]))
+    settings = _settings(anthropic_server.base_url, models=ModelRoles(reasoning=ReasoningRoles(default=30_000)))
+    session, _ = _session(workspace, settings)
+    assert (await asyncio.wait_for(session.run_turn("go"), 30)).outcome == "completed"
+    sent = anthropic_server.requests[0]["max_tokens"]
+    assert sent == 30_000 + 4096
+    assert session.turn.max_output == sent
+    assert session.turn.context_budget() == min(160_000, 200_000 - sent)
+
+
 async def test_a_stalled_stream_is_cut_and_retried(workspace: Path, anthropic_server: AnthropicServer) -> None:
     anthropic_server.add(Reply(text="slow", delay_s=2.0), Reply(calls=[Call("complete", {"summary": "s"})]))
     retry = RetrySettings(attempts=3, base_delay_s=0.01, max_delay_s=0.05, stall_timeout_s=0.5)

@@ -123,6 +123,20 @@ def test_whitespace_only_text_is_rejected_unless_the_message_says_something_else
     assert response.status_code == 200
 
 
+def test_a_prompt_over_the_window_or_without_room_for_max_tokens_is_rejected() -> None:
+    with AnthropicServer(context_window=1000).start() as server:
+        server.add(Reply(text="hi"))
+        long = [{"role": "user", "content": "word " * 1000}]
+        too_long = post(server, {"model": "claude-sonnet-4-5", "messages": long, "max_tokens": 10})
+        status, kind, message = error_of(too_long)
+        assert (status, kind) == (400, "invalid_request_error") and re.fullmatch(r"prompt is too long: \d+ tokens > 1000 maximum", message)
+        no_room = post(server, {"model": "claude-sonnet-4-5", "messages": HELLO, "max_tokens": 995})
+        status, kind, message = error_of(no_room)
+        assert re.fullmatch(r"input length and `max_tokens` exceed context limit: \d+ \+ 995 > 1000, decrease input "
+                            r"length or `max_tokens` and try again", message)
+        assert post(server, {"model": "claude-sonnet-4-5", "messages": HELLO, "max_tokens": 100}).status_code == 200
+
+
 async def test_a_budget_not_below_max_tokens_is_rejected_and_litellm_passes_it_through(anthropic_server: AnthropicServer) -> None:
     message = (
         "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at "
