@@ -42,9 +42,18 @@ def with_breakpoints(
             messages[index] = _marked(message)
             break
     for index in _rolling_points(messages):
-        # On the message: litellm moves it onto the text or tool_result block it builds.
-        messages[index] = {**messages[index], "cache_control": dict(EPHEMERAL)}
+        messages[index] = _marked_last_block(messages[index])
     return messages, tools
+
+
+def _marked_last_block(message: Message) -> Message:
+    """The message with a breakpoint on its last block. On a string content the mark goes on the
+    message, and litellm moves it onto the text or tool_result block it builds; on a list of parts
+    (a note with a picture) litellm drops a message-level mark, so it goes on the last part."""
+    content = message.get("content")
+    if isinstance(content, list) and content and isinstance(content[-1], dict):
+        return {**message, "content": [*content[:-1], {**content[-1], "cache_control": dict(EPHEMERAL)}]}
+    return {**message, "cache_control": dict(EPHEMERAL)}
 
 
 def _rolling_points(messages: list[Message]) -> list[int]:
