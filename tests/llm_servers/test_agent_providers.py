@@ -167,6 +167,21 @@ async def test_a_thinking_budget_past_the_models_output_limit_is_lowered_to_fit_
     assert any("thinking budget lowered from 64,000 to 59,904" in n.text for n in rec.of(Notice))
 
 
+async def test_a_configured_output_limit_is_the_ceiling_a_thinking_budget_fits_under(
+    workspace: Path, anthropic_server: AnthropicServer
+) -> None:
+    """``[models.limits]`` is there for when litellm's figure is wrong (Opus 4.1 writes 32,000 where
+    litellm says 64,000): the budget fits under the configured limit, not litellm's."""
+    anthropic_server.add(Reply(thinking="Think.", calls=[Call("complete", {"summary": "s"})]))
+    models = ModelRoles(reasoning=ReasoningRoles(default=8000),
+                        limits={CLAUDE: ModelLimitSettings(max_output_tokens=8192)})
+    session, rec = _session(workspace, _settings(anthropic_server.base_url, models=models))
+    assert (await asyncio.wait_for(session.run_turn("go"), 30)).outcome == "completed"
+    body = anthropic_server.requests[0]
+    assert (body["max_tokens"], body["thinking"]["budget_tokens"]) == (8192, 8192 - 4096)
+    assert any("lowered from 8,000 to 4,096" in n.text for n in rec.of(Notice))
+
+
 async def test_a_reply_of_blank_text_goes_back_without_it_not_as_words_the_model_never_wrote(
     workspace: Path, anthropic_server: AnthropicServer
 ) -> None:
