@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 import socket
 import ssl
+import time
+from email.utils import parsedate_to_datetime
 from types import ModuleType
 
 from agentcli.llm.types import ErrorKind, ModelCallError
@@ -46,22 +48,43 @@ def status_of(error: BaseException) -> int | None:
 
 
 def retry_after(error: BaseException) -> float | None:
-    """The delay a ``Retry-After`` header asks for, in seconds, if the failure carried one."""
+    """The delay the server asked for, in seconds, if the failure carried a hint: OpenAI's
+    ``retry-after-ms`` first (finer, and what its own SDK reads first), then ``Retry-After`` in
+    seconds or as an HTTP date (RFC 9110 allows both)."""
     for headers in (getattr(error, "litellm_response_headers", None),
                     getattr(getattr(error, "response", None), "headers", None)):
         if not headers:
             continue
         try:
-            value = headers.get("retry-after")
+            millis, value = headers.get("retry-after-ms"), headers.get("retry-after")
         except AttributeError:
             continue
-        if value is None:
-            continue
-        try:
-            return max(0.0, float(value))
-        except (TypeError, ValueError):
-            continue
+        delay = _seconds(millis, scale=1000.0) if millis is not None else None
+        if delay is None and value is not None:
+            delay = _seconds(value, scale=1.0)
+            if delay is None:
+                delay = _until(str(value))
+        if delay is not None:
+            return delay
     return None
+
+
+def _seconds(value: object, *, scale: float) -> float | None:
+    try:
+        return max(0.0, float(str(value)) / scale)
+    except ValueError:
+        return None
+
+
+def _until(date: str) -> float | None:
+    """Seconds from now until an HTTP date (``Wed, 21 Oct 2026 07:28:00 GMT``)."""
+    try:
+        when = parsedate_to_datetime(date)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 def classify(error: BaseException, litellm: ModuleType, model: str, *, missing_keys: list[str]) -> ModelCallError:

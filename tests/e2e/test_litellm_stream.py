@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 from pathlib import Path
 
 from agentcli.events import (
@@ -64,6 +66,18 @@ async def test_429_then_success_is_retried(workspace: Path, server: OpenAIServer
     retries = rec.of(RetryScheduled)
     assert len(retries) == 1 and retries[0].attempt == 1 and "slow down" in retries[0].error
     assert len(server.requests) == 2
+
+
+async def test_retry_after_ms_and_an_http_date_retry_after_are_honoured(workspace: Path, server: OpenAIServer) -> None:
+    """OpenAI's ``retry-after-ms`` wins over ``Retry-After``; a ``Retry-After`` HTTP date is read
+    as the time left until it (capped at the longest delay accepted, 0.3 s here)."""
+    soon = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+    server.add(Fail(429, "slow down", retry_after=5, retry_after_ms=120), Fail(429, "slow down", retry_after=soon),
+               Reply(calls=[Call("complete", {"summary": "ok"})]))
+    client = LiteLLMClient(RetrySettings(attempts=3, base_delay_s=0.01, max_delay_s=0.3))
+    session, rec = make_session(workspace, client, model="openai/test-model", api_base=server.base_url)
+    assert (await session.run_turn("go")).outcome == "completed"
+    assert [r.delay_s for r in rec.of(RetryScheduled)] == [0.12, 0.3]
 
 
 async def test_500_then_success_is_retried(workspace: Path, server: OpenAIServer) -> None:

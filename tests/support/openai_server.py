@@ -60,7 +60,10 @@ class Fail:
 
     status: int
     message: str = "scripted failure"
-    retry_after: float | None = None
+    retry_after: float | str | None = None
+    """Sent as ``Retry-After``: seconds, or the text as given (an HTTP date)."""
+    retry_after_ms: int | None = None
+    """Sent as ``retry-after-ms`` (OpenAI's finer hint, which its SDK reads first)."""
 
 
 Script = Reply | Fail | Callable[[dict[str, Any]], "Reply | Fail"]
@@ -170,6 +173,8 @@ class OpenAIServer:
             handler.send_header("Content-Length", str(len(payload)))
             if reply.retry_after is not None:
                 handler.send_header("Retry-After", str(reply.retry_after))
+            if reply.retry_after_ms is not None:
+                handler.send_header("retry-after-ms", str(reply.retry_after_ms))
             handler.end_headers()
             handler.wfile.write(payload)
             return
