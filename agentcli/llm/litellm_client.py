@@ -242,6 +242,11 @@ class LiteLLMClient:
             kwargs["tools"] = tools
             if request.tool_choice is not None:
                 kwargs["tool_choice"] = request.tool_choice
+        if model.startswith(("ollama/", "ollama_chat/")):
+            # Ollama runs a model with its own small default context (2,048 or 4,096 tokens) and
+            # silently drops what does not fit, system prompt and tools included; ask for the
+            # window the compaction guard budgets with, so what is sent is what the model reads.
+            kwargs["num_ctx"] = limits.context_window
         api_base = resolve_api_base(model, request.api_base)
         if api_base:
             kwargs["api_base"] = api_base

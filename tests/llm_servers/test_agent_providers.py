@@ -363,6 +363,9 @@ async def test_ollama_chat_two_parallel_calls_stay_two(workspace: Path, ollama_s
     assert [e.preview for e in reads] == ["a.py", "b.py"]
     assert any(isinstance(e, Notice) and "knows no limits" in e.text for e in rec.events)  # an unknown model
     assert ollama_server.requests[0]["options"]["num_predict"] == 4096
+    # Ollama's own default context is a few thousand tokens, silently truncating the rest: the
+    # window the agent budgets with is asked for.
+    assert ollama_server.requests[0]["options"]["num_ctx"] == 32_768
 
 
 async def test_a_model_whose_server_refuses_thinking_goes_on_without_it(workspace: Path) -> None:
