@@ -157,23 +157,34 @@ class StreamAssembler:
         reply did not end for the output limit (litellm makes up ``stop`` for a stream that just ends)."""
         if self.finish_reason in ("tool_calls", "length"):
             return False
-        for partial in self._calls:
-            raw = "".join(partial.arguments).strip()
-            if not raw:
-                continue
-            try:
-                json.loads(raw)
-            except json.JSONDecodeError:
-                return True
-        return False
+        return not all(_whole(partial) for partial in self._calls)
 
     def tool_calls(self, id_prefix: str) -> list[ToolCallRequest]:
-        """Assembled calls in the order they began; calls the provider sent without an id get one."""
+        """Assembled calls in the order they began; calls the provider sent without an id get one.
+
+        A call the output limit cut short (``length``, its arguments not whole JSON) is left out:
+        the model did not finish making it, and running it as a call with broken JSON would tell the
+        model "not valid JSON" rather than that its reply was too long, so it would write the same
+        call again and be cut again. The reply ends ``length`` and the turn says so instead.
+        """
         return [
             ToolCallRequest(id=partial.id or f"{id_prefix}_{position}", name=partial.name,
                             arguments="".join(partial.arguments))
             for position, partial in enumerate(self._calls)
+            if self.finish_reason != "length" or _whole(partial)
         ]
+
+
+def _whole(partial: _PartialCall) -> bool:
+    """The call's arguments are complete JSON (or absent: a call without arguments)."""
+    raw = "".join(partial.arguments).strip()
+    if not raw:
+        return True
+    try:
+        json.loads(raw)
+    except (json.JSONDecodeError, RecursionError):
+        return False
+    return True
 
 
 def _usage(usage: Any) -> Usage:

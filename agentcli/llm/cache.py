@@ -5,8 +5,12 @@ ends lets the provider bill it at a fraction. Four breakpoints at most (the API 
 
 1. the last tool definition (tools come first in the cached prefix and change only between phases);
 2. the system prompt;
-3. and 4. the last two user or tool messages: a rolling pair, so each request reads the prefix the
-   previous one wrote and writes one step further.
+3. the last user or tool message: this request's prefix, written for the next one;
+4. the last user or tool message before the latest reply: where the previous request ended, so
+   this one reads the prefix that one wrote. Not simply the second-to-last message: the API looks
+   for a hit only about 20 blocks back from a breakpoint, and a step of many parallel calls (a
+   ``tool_use`` and a ``tool_result`` block each) puts the previous end further back than that,
+   so the whole history would be written again at a quarter more than its full price.
 
 litellm moves ``cache_control`` from an OpenAI-style message onto the Anthropic block it builds
 (a string content becomes a text block, a ``tool`` message a ``tool_result`` block), measured in
@@ -37,15 +41,34 @@ def with_breakpoints(
         if message.get("role") == "system":
             messages[index] = _marked(message)
             break
-    marked = 0
-    for index in range(len(messages) - 1, -1, -1):
-        if marked == ROLLING:
-            break
-        if messages[index].get("role") in ("user", "tool") and messages[index].get("content"):
-            # On the message: litellm moves it onto the text or tool_result block it builds.
-            messages[index] = {**messages[index], "cache_control": dict(EPHEMERAL)}
-            marked += 1
+    for index in _rolling_points(messages):
+        messages[index] = _marked_last_block(messages[index])
     return messages, tools
+
+
+def _marked_last_block(message: Message) -> Message:
+    """The message with a breakpoint on its last block. On a string content the mark goes on the
+    message, and litellm moves it onto the text or tool_result block it builds; on a list of parts
+    (a note with a picture) litellm drops a message-level mark, so it goes on the last part."""
+    content = message.get("content")
+    if isinstance(content, list) and content and isinstance(content[-1], dict):
+        return {**message, "content": [*content[:-1], {**content[-1], "cache_control": dict(EPHEMERAL)}]}
+    return {**message, "cache_control": dict(EPHEMERAL)}
+
+
+def _rolling_points(messages: list[Message]) -> list[int]:
+    """The indexes of the (at most two) messages that get the rolling breakpoints."""
+    points: list[int] = []
+    index = len(messages) - 1
+    while index >= 0 and len(points) < ROLLING:
+        message = messages[index]
+        if message.get("role") in ("user", "tool") and message.get("content"):
+            points.append(index)
+            # The next point is before the latest reply: skip back past it.
+            while index >= 0 and messages[index].get("role") != "assistant":
+                index -= 1
+        index -= 1
+    return points
 
 
 def _marked(message: Message) -> Message:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 import socket
 import ssl
+import time
+from email.utils import parsedate_to_datetime
 from types import ModuleType
 
 from agentcli.llm.types import ErrorKind, ModelCallError
@@ -36,28 +38,53 @@ class StreamEndedEmpty(Exception):
     """The stream ended without text, reasoning or a tool call: the server gave up mid-way."""
 
 
+class StreamEndedInACall(Exception):
+    """The stream ended cleanly in the middle of a tool call's arguments, without a finish reason."""
+
+
 def status_of(error: BaseException) -> int | None:
     status = getattr(error, "status_code", None)
     return status if isinstance(status, int) else None
 
 
 def retry_after(error: BaseException) -> float | None:
-    """The delay a ``Retry-After`` header asks for, in seconds, if the failure carried one."""
+    """The delay the server asked for, in seconds, if the failure carried a hint: OpenAI's
+    ``retry-after-ms`` first (finer, and what its own SDK reads first), then ``Retry-After`` in
+    seconds or as an HTTP date (RFC 9110 allows both)."""
     for headers in (getattr(error, "litellm_response_headers", None),
                     getattr(getattr(error, "response", None), "headers", None)):
         if not headers:
             continue
         try:
-            value = headers.get("retry-after")
+            millis, value = headers.get("retry-after-ms"), headers.get("retry-after")
         except AttributeError:
             continue
-        if value is None:
-            continue
-        try:
-            return max(0.0, float(value))
-        except (TypeError, ValueError):
-            continue
+        delay = _seconds(millis, scale=1000.0) if millis is not None else None
+        if delay is None and value is not None:
+            delay = _seconds(value, scale=1.0)
+            if delay is None:
+                delay = _until(str(value))
+        if delay is not None:
+            return delay
     return None
+
+
+def _seconds(value: object, *, scale: float) -> float | None:
+    try:
+        return max(0.0, float(str(value)) / scale)
+    except ValueError:
+        return None
+
+
+def _until(date: str) -> float | None:
+    """Seconds from now until an HTTP date (``Wed, 21 Oct 2026 07:28:00 GMT``)."""
+    try:
+        when = parsedate_to_datetime(date)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 def classify(error: BaseException, litellm: ModuleType, model: str, *, missing_keys: list[str]) -> ModelCallError:
@@ -79,6 +106,9 @@ def classify(error: BaseException, litellm: ModuleType, model: str, *, missing_k
 _OVERFLOW_FIGURES = (
     # Anthropic: "prompt is too long: 215000 tokens > 200000 maximum"
     re.compile(r"prompt is too long: (?P<prompt>\d+) tokens > (?P<window>\d+) maximum"),
+    # Anthropic, the prompt fits but not with the output limit: "input length and `max_tokens`
+    # exceed context limit: 188240 + 21333 > 200000, decrease input length or `max_tokens` …"
+    re.compile(r"exceed context limit: (?P<prompt>\d+) \+ \d+ > (?P<window>\d+)"),
     # OpenAI: "maximum context length is 8192 tokens. However, you requested 9000 tokens (7000 in the messages, …"
     re.compile(r"maximum context length is (?P<window>\d+) tokens.*?(?P<prompt>\d+) in the messages"),
     re.compile(r"maximum context length is (?P<window>\d+) tokens.*?resulted in (?P<prompt>\d+) tokens"),
@@ -107,6 +137,8 @@ def _kind(
         return "stalled", f"{model} sent nothing for {error}; the call was cut off"
     if isinstance(error, StreamEndedEmpty):
         return "cut_stream", f"{model}'s reply ended empty (the server stopped mid-way)"
+    if isinstance(error, StreamEndedInACall):
+        return "cut_stream", f"{model}'s reply ended in the middle of a tool call (the server stopped mid-way)"
     if isinstance(error, litellm.ContextWindowExceededError):
         return "overflow", (f"the conversation is longer than {model}'s context window; start a new session "
                             "or resume with less history")
@@ -116,6 +148,9 @@ def _kind(
         return "auth", f"{provider} rejected the API key for {model}: check the key ({_provider_message(raw)})"
     if isinstance(error, litellm.ContentPolicyViolationError):
         return "refused", f"{provider} declined to answer: {_provider_message(raw)}"
+    if isinstance(error, MidStreamFallbackError) and "overloaded" in raw.lower():
+        # Anthropic's ``event: error`` of type overloaded_error inside a started stream.
+        return "overloaded", f"{provider} is overloaded (its reply broke off mid-stream); try again shortly"
     if isinstance(error, MidStreamFallbackError):
         return "cut_stream", f"{model}'s reply broke off mid-stream ({_cause(error) or 'connection lost'})"
     if isinstance(error, litellm.RateLimitError) or status == 429:

@@ -33,6 +33,10 @@ class ModelLimits:
     """The model takes ``cache_control`` breakpoints (Anthropic-family prompt caching)."""
     reasoning: bool
     """The model can reason before answering (thinking models)."""
+    output_ceiling: int | None = None
+    """The most output the model may be asked for (the configured limit, which is there for when
+    litellm's figure is wrong; else litellm's figure, uncapped; None when neither is known): raising
+    ``max_tokens`` for a thinking budget stops here, because the API refuses a request above it."""
 
 
 def model_limits(
@@ -60,6 +64,7 @@ def model_limits(
         known=bool(known_output or known_context),
         cache_control=caches or provider == "anthropic",
         reasoning=bool((info or {}).get("supports_reasoning")),
+        output_ceiling=max_output_tokens or (int(known_output) if known_output else None),
     )
 
 

@@ -14,19 +14,29 @@ import itertools
 import os
 import re
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 from agentcli.config import RetrySettings
 from agentcli.llm.assemble import StreamAssembler
 from agentcli.llm.cache import with_breakpoints
-from agentcli.llm.errors import MissingKey, StreamEndedEmpty, StreamStalled, classify, retry_after
+from agentcli.llm.errors import (
+    MissingKey,
+    StreamEndedEmpty,
+    StreamEndedInACall,
+    StreamStalled,
+    classify,
+    retry_after,
+)
 from agentcli.llm.limits import ModelLimits, model_limits
+from agentcli.llm.shape import anthropic, for_provider
 from agentcli.llm.types import (
     ClientNotice,
     Message,
     ModelCallError,
     ModelRequest,
     ModelResponse,
+    Reasoning,
     ReasoningChunk,
     RetryNotice,
     StreamItem,
@@ -64,6 +74,8 @@ class LiteLLMClient:
         self.retry = retry or RetrySettings()
         self._limits: dict[str, ModelLimits] = {}
         self._noticed: set[str] = set()
+        self._unthinking: set[str] = set()
+        """Models whose server refused the reasoning setting: asked without it from then on."""
 
     def _delay(self, attempt: int, error: BaseException) -> float:
         hinted = retry_after(error)
@@ -82,11 +94,20 @@ class LiteLLMClient:
         return self._limits[key]
 
     async def model_limits(
-        self, model: str, api_base: str | None, *, max_tokens: int | None = None, context_window: int | None = None
+        self, model: str, api_base: str | None, *, max_tokens: int | None = None, context_window: int | None = None,
+        reasoning: Reasoning | None = None,
     ) -> ModelLimits:
-        """The output limit and context window a request to ``model`` will be given."""
+        """The output limit and context window a request to ``model`` will be given; the output
+        limit as sent, raised for a thinking budget (the prompt must leave room for all of it:
+        Anthropic refuses input plus ``max_tokens`` over the window)."""
         litellm = await load_litellm()
-        return self._limits_of(litellm, resolve_model(model, api_base), max_tokens, context_window)
+        model = resolve_model(model, api_base)
+        limits = self._limits_of(litellm, model, max_tokens, context_window)
+        if reasoning is None or model in self._unthinking:
+            return limits
+        sent: dict[str, Any] = {"max_tokens": limits.max_output_tokens}
+        self._reasoning(sent, model, ModelRequest(model=model, messages=[], reasoning=reasoning), limits)
+        return replace(limits, max_output_tokens=sent["max_tokens"])
 
     def _notice_once(self, key: str, text: str) -> ClientNotice | None:
         if key in self._noticed:
@@ -125,11 +146,20 @@ class LiteLLMClient:
                 if assembler.empty and (assembler.usage is None or not assembler.usage.output_tokens):
                     raise StreamEndedEmpty()
                 if assembler.cut_in_a_call:
-                    raise StreamEndedEmpty()
+                    raise StreamEndedInACall()
             except asyncio.CancelledError:
                 raise
             except Exception as error:
                 failure = classify(error, litellm, model, missing_keys=missing)
+                if failure.kind == "bad_request" and _refuses_thinking(failure, kwargs):
+                    # A model that cannot think (Ollama: '"llama3.1" does not support thinking'):
+                    # every call would fail the same way; go on without, and say so.
+                    self._unthinking.add(model)
+                    for key in _THINKING_KEYS:
+                        kwargs.pop(key, None)
+                    yield ClientNotice(f"{model} does not think before answering (its server said so): the "
+                                       "reasoning setting is ignored for it")
+                    continue
                 if failure.retryable and attempt < attempts:
                     delay = self._delay(attempt, error)
                     yield RetryNotice(attempt=attempt, max_attempts=attempts, delay_s=delay, error=str(failure))
@@ -190,8 +220,7 @@ class LiteLLMClient:
     ) -> tuple[dict[str, Any], str | None]:
         """The arguments of the call, and a notice when the reasoning setting cannot apply."""
         messages, tools = request.messages, request.tools
-        if not _anthropic(model):
-            messages = [_with_content(message) for message in messages]
+        messages = for_provider(model, messages)
         if limits.cache_control:
             messages, tools = with_breakpoints(messages, tools)
         kwargs: dict[str, Any] = {
@@ -213,6 +242,11 @@ class LiteLLMClient:
             kwargs["tools"] = tools
             if request.tool_choice is not None:
                 kwargs["tool_choice"] = request.tool_choice
+        if model.startswith(("ollama/", "ollama_chat/")):
+            # Ollama runs a model with its own small default context (2,048 or 4,096 tokens) and
+            # silently drops what does not fit, system prompt and tools included; ask for the
+            # window the compaction guard budgets with, so what is sent is what the model reads.
+            kwargs["num_ctx"] = limits.context_window
         api_base = resolve_api_base(model, request.api_base)
         if api_base:
             kwargs["api_base"] = api_base
@@ -221,6 +255,8 @@ class LiteLLMClient:
             # Local OpenAI-compatible servers (vLLM, llama.cpp, LM Studio) need no key,
             # but the OpenAI SDK refuses to start without one.
             kwargs["api_key"] = "sk-no-key-required"
+        if model in self._unthinking:
+            return kwargs, None
         return kwargs, self._reasoning(kwargs, model, request, limits)
 
     @staticmethod
@@ -234,9 +270,12 @@ class LiteLLMClient:
             # Anthropic refuses thinking with a forced tool, and a tool use in progress that was
             # made without thinking cannot be continued with it: this one call goes without.
             return None
-        anthropic = _anthropic(model)
-        if reasoning.budget_tokens is not None and anthropic:
-            budget = reasoning.budget_tokens
+        claude = anthropic(model)
+        notice = None
+        if reasoning.budget_tokens is not None and claude:
+            budget, notice = _fitted_budget(model, reasoning.budget_tokens, limits.output_ceiling)
+            if budget is None:
+                return notice
             kwargs["thinking"] = {"type": "enabled", "budget_tokens": budget}
         elif reasoning.budget_tokens is not None:
             budget = reasoning.budget_tokens
@@ -245,24 +284,46 @@ class LiteLLMClient:
             effort = reasoning.effort or "medium"
             budget = _EFFORT_BUDGETS[effort]
             kwargs["reasoning_effort"] = effort
-        if anthropic:
-            # The answer needs room beyond the thinking budget, or the API refuses the request.
-            kwargs["max_tokens"] = max(kwargs["max_tokens"], budget + _THINKING_HEADROOM)
-        return None
+        if claude:
+            # The answer needs room beyond the thinking budget, or the API refuses the request;
+            # but never past the model's own output limit, which it refuses too.
+            wanted = max(kwargs["max_tokens"], budget + _THINKING_HEADROOM)
+            ceiling = limits.output_ceiling
+            kwargs["max_tokens"] = min(wanted, ceiling) if ceiling is not None else wanted
+        return notice
 
 
-def _anthropic(model: str) -> bool:
-    """An Anthropic-protocol model (directly, or a Claude model through a cloud provider)."""
-    return model.startswith("anthropic/") or "claude" in model.lower()
+_MIN_BUDGET = 1024
+"""The smallest thinking budget Anthropic takes."""
 
 
-def _with_content(message: Message) -> Message:
-    """An assistant message that only calls tools, with ``content: ""``: litellm drops a ``None``
-    content, and strict chat templates of local servers (llama.cpp, vLLM) fail on a message
-    without the key. (Not for Anthropic: there an empty string becomes a text block of its own.)"""
-    if message.get("role") == "assistant" and message.get("content") is None:
-        return {**message, "content": ""}
-    return message
+def _fitted_budget(model: str, budget: int, ceiling: int | None) -> tuple[int | None, str | None]:
+    """A thinking budget that leaves room for the answer under the model's output limit, and a
+    notice when it had to be lowered (None: the model's limit leaves no room for thinking at all).
+
+    The API wants ``budget_tokens < max_tokens <= the model's limit``; a budget configured for one
+    model (``build = 64000``) would make every request to a model with a smaller limit fail.
+    """
+    if ceiling is None or budget + _THINKING_HEADROOM <= ceiling:
+        return budget, None
+    fitted = max(ceiling - _THINKING_HEADROOM, ceiling // 2)
+    if fitted < _MIN_BUDGET:
+        return None, (f"{model} writes at most {ceiling:,} tokens per reply, too few to think before answering: "
+                      "the reasoning setting is ignored for it")
+    if fitted >= budget:
+        return budget, None
+    return fitted, (f"thinking budget lowered from {budget:,} to {fitted:,} tokens: {model} writes at most "
+                    f"{ceiling:,} tokens per reply, the answer included")
+
+
+_THINKING_KEYS = ("thinking", "reasoning_effort")
+_NO_THINKING = re.compile(r"does not support (thinking|reasoning)|(thinking|reasoning_effort)\W.{0,40}not supported|"
+                          r"Unsupported parameter: .?reasoning_effort", re.IGNORECASE)
+
+
+def _refuses_thinking(failure: ModelCallError, kwargs: dict[str, Any]) -> bool:
+    """The request asked for reasoning and the server refused it for that."""
+    return any(key in kwargs for key in _THINKING_KEYS) and bool(_NO_THINKING.search(failure.detail or str(failure)))
 
 
 def _forces_a_tool(tool_choice: str | dict[str, Any] | None) -> bool:

@@ -170,5 +170,6 @@ class KnowsLimits(Protocol):
     """A model client that can say a model's output limit and context window before calling it."""
 
     async def model_limits(
-        self, model: str, api_base: str | None, *, max_tokens: int | None = None, context_window: int | None = None
+        self, model: str, api_base: str | None, *, max_tokens: int | None = None, context_window: int | None = None,
+        reasoning: Reasoning | None = None,
     ) -> ModelLimits: ...

@@ -182,7 +182,7 @@ class Thinking:
             turn.window = request.context_window
             return
         limits = await client.model_limits(request.model, request.api_base, max_tokens=request.max_tokens,
-                                           context_window=request.context_window)
+                                           context_window=request.context_window, reasoning=request.reasoning)
         turn.window, turn.max_output = limits.context_window, limits.max_output_tokens
 
     def _record(self, response: ModelResponse) -> None:

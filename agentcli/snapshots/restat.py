@@ -88,10 +88,11 @@ def mostly_stale(index: pygit2.Index, workspace: Path) -> bool:
         return False
     stale = 0
     step = max(1, count // SAMPLE)
+    root = os.fsencode(workspace) + b"/"  # bytes, not a Path per entry: ~0.2 ms of every walk
     for i in range(0, count, step):
         entry = C.git_index_get_byindex(raw, i)
         try:
-            st = os.lstat(workspace / os.fsdecode(ffi.string(entry.path)))
+            st = os.lstat(root + ffi.string(entry.path))
         except OSError:
             continue
         if not _same_stat(entry, st):

@@ -257,7 +257,7 @@ class SnapshotStore:
             return self._refresher.refresh(paths_hint)
         layout = self._layout_now
         if paths_hint is None and not watched:
-            watcher.drop_if_cheaper()  # a walk follows: queued events would be read for nothing
+            watcher.skim_before_walk()  # a walk follows: the queued paths are moot
         taken = watcher.take()
         usable = (
             taken is not None

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import errno
 import os
+import struct
 import sys
 import threading
 from collections.abc import Callable, Iterable
@@ -38,9 +39,11 @@ from pathlib import Path
 MAX_WATCHED_DIRS = 100_000
 """Beyond this many directories the watcher gives up (each watch pins ~1 KiB of kernel memory)."""
 
-DROP_BYTES_PER_DIR = 64
-"""Before a walk, more queued event bytes than this per watched directory (an event is 16 bytes
-and its name, ~40 in all) make restarting the watcher cheaper than reading them."""
+DROP_BYTES_PER_DIR = 8_192
+"""Before a walk, more queued event bytes than this per watched directory make watching afresh
+cheaper than skimming them (`skim_before_walk`): an event is 16 bytes and its name, ~40 in all,
+skimmed in ~0.5 µs; watching a directory afresh costs ~0.1-0.2 ms (a listing, a watch, the
+Python around them), and the old descriptor's teardown."""
 
 MAX_HINTS = 20_000
 """More changed paths than this make a tree walk the cheaper capture."""
@@ -152,27 +155,59 @@ class TreeWatcher:
 
         return wait
 
-    def drop_if_cheaper(self) -> None:
-        """Before a walk of the tree: stops the watcher when reading its queue costs more than
-        watching afresh (`start` then watches every directory again, before the walk).
+    def skim_before_walk(self) -> None:
+        """Before a walk of the tree: empties the event queue, keeping only what the watches
+        themselves need; or, when that costs more than watching afresh, stops the watcher
+        (`start` then watches every directory again, before the walk).
 
-        A walk makes the queued events moot, but reading them is ~17 µs each in Python: after
-        every file of a 10k-file tree was touched, 175 ms of a 580 ms capture. Watching afresh
-        costs about a directory listing and a watch per directory.
+        The walk makes the queued paths moot, but not what they say about the watches: a new
+        or moved directory needs its watch, a removed one's watch is gone, a `.git` makes a
+        nested repository, an overflow means directories may lack watches. Those events go to
+        `_on_event` as `take` would hand them; every other event (a file written, touched,
+        made or removed) is stepped over in its raw bytes. Parsing every event into Python
+        objects cost ~17 µs each (175 ms of a 580 ms capture after 10k files were touched),
+        and watching afresh instead ~6 ms of a 24 ms capture at 1k files, on a thread that
+        takes the GIL from the capture's hashing: stepping over an event costs ~0.5 µs.
         """
         inotify = self._inotify
-        if inotify is not None and inotify.queued_bytes() > DROP_BYTES_PER_DIR * max(1, len(self._wds)):
-            watches = len(self._wds)
-            self._inotify = None
+        if inotify is None:
+            return
+        queued = inotify.queued_bytes()
+        # A file's event is at least 32 bytes (its name is padded to 16): a queue of 32 bytes per
+        # event the kernel keeps may have overflowed, and the skim would read ~9 ms of events
+        # only to watch afresh after all.
+        if queued > DROP_BYTES_PER_DIR * max(1, len(self._wds)) or queued >= 32 * _queue_limit():
+            self._drop(inotify)
+            return
+        scratch = Taken()
+        try:
+            for event in inotify.structural_events():
+                self._on_event(event, scratch)
+                if self._lost:
+                    break
+        except _GiveUp as reason:
             self.close()
-            if watches * 2 > _watch_limit():
-                inotify.close()  # its watches must be gone before `start` adds as many again
-                return
-            # Closing an inotify descriptor waits for the kernel to tear its watches down (a
-            # grace period: 4-20 ms idle, measured with 27 watches), most of a 1k-file walk.
-            # Nothing reads it any more, so the capture need not wait, unless the new watches
-            # could hit the kernel's limit while the old ones still count (above).
-            threading.Thread(target=inotify.close, name="inotify-close", daemon=True).start()
+            self.unavailable_reason = str(reason)
+            return
+        if self._lost:
+            self.close()  # as `take` does: the caller's `start` watches afresh before the walk
+            return
+        # What `take` would hand out now is a subset of what the walk sees; nothing is held.
+        self._held = None
+
+    def _drop(self, inotify: _INotify) -> None:
+        """Stops watching without reading the queue (`start` watches afresh)."""
+        watches = len(self._wds)
+        self._inotify = None
+        self.close()
+        if watches * 2 > _watch_limit():
+            inotify.close()  # its watches must be gone before `start` adds as many again
+            return
+        # Closing an inotify descriptor waits for the kernel to tear its watches down (a
+        # grace period: 4-20 ms idle, measured with 27 watches), most of a 1k-file walk.
+        # Nothing reads it any more, so the capture need not wait, unless the new watches
+        # could hit the kernel's limit while the old ones still count (above).
+        threading.Thread(target=inotify.close, name="inotify-close", daemon=True).start()
 
     def close(self) -> None:
         """Removes every watch."""
@@ -376,6 +411,13 @@ WATCH_MASK = (
 )
 
 
+_STRUCTURAL = _Flags.ISDIR | _Flags.IGNORED | _Flags.Q_OVERFLOW | _Flags.DELETE_SELF | _Flags.MOVE_SELF | _Flags.UNMOUNT
+"""Event bits that change the watches or what they can vouch for (see `skim_before_walk`)."""
+
+_EVENT_HEAD = struct.Struct("iIII")
+"""inotify(7)'s `struct inotify_event` before its name: wd, mask, cookie, the name's length."""
+
+
 class _INotify:
     """The few calls of `inotify_simple.INotify` used here, typed."""
 
@@ -400,6 +442,29 @@ class _INotify:
             for event in events:
                 yield _Event(wd=event.wd, mask=event.mask, name=event.name)
 
+    def structural_events(self) -> Iterable[_Event]:
+        """Reads everything queued now; yields only the events that concern the watches
+        themselves (directories, watches gone, overflow, the workspace itself, `.git`)."""
+        fd = self._fd.fileno()
+        unpack = _EVENT_HEAD.unpack_from
+        head = _EVENT_HEAD.size
+        wanted = _STRUCTURAL
+        while True:
+            try:
+                data = os.read(fd, max(4096, self.queued_bytes()))
+            except BlockingIOError:
+                return
+            if not data:
+                return
+            pos, end = 0, len(data)
+            while pos < end:
+                wd, mask, _cookie, size = unpack(data, pos)
+                name_at = pos + head
+                pos = name_at + size
+                if mask & wanted or (size and data.startswith(b".git\0", name_at)):
+                    name = os.fsdecode(data[name_at:pos].split(b"\0", 1)[0])
+                    yield _Event(wd=wd, mask=mask, name=name)
+
     def queued_bytes(self) -> int:
         """Bytes of events waiting in the kernel's queue (FIONREAD), 0 when it cannot tell."""
         import array
@@ -415,6 +480,14 @@ class _INotify:
 
     def close(self) -> None:
         self._fd.close()
+
+
+def _queue_limit() -> int:
+    """How many events the kernel queues before it drops them (``fs.inotify.max_queued_events``)."""
+    try:
+        return int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
+    except (OSError, ValueError):
+        return 16_384  # the kernel's default
 
 
 def _watch_limit() -> int:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 from pathlib import Path
 
 from agentcli.events import (
@@ -66,6 +68,18 @@ async def test_429_then_success_is_retried(workspace: Path, server: OpenAIServer
     assert len(server.requests) == 2
 
 
+async def test_retry_after_ms_and_an_http_date_retry_after_are_honoured(workspace: Path, server: OpenAIServer) -> None:
+    """OpenAI's ``retry-after-ms`` wins over ``Retry-After``; a ``Retry-After`` HTTP date is read
+    as the time left until it (capped at the longest delay accepted, 0.3 s here)."""
+    soon = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+    server.add(Fail(429, "slow down", retry_after=5, retry_after_ms=120), Fail(429, "slow down", retry_after=soon),
+               Reply(calls=[Call("complete", {"summary": "ok"})]))
+    client = LiteLLMClient(RetrySettings(attempts=3, base_delay_s=0.01, max_delay_s=0.3))
+    session, rec = make_session(workspace, client, model="openai/test-model", api_base=server.base_url)
+    assert (await session.run_turn("go")).outcome == "completed"
+    assert [r.delay_s for r in rec.of(RetryScheduled)] == [0.12, 0.3]
+
+
 async def test_500_then_success_is_retried(workspace: Path, server: OpenAIServer) -> None:
     server.add(Fail(500), Fail(503), Reply(calls=[Call("complete", {"summary": "ok"})]))
     session, rec = _session(workspace, server)
@@ -111,6 +125,42 @@ async def test_malformed_arguments_then_a_corrected_call(workspace: Path, server
     # The broken call is kept in history as a JSON object so strict providers accept it.
     broken = server.requests[1]["messages"][-2]["tool_calls"][0]["function"]["arguments"]
     assert json.loads(broken) == {"_malformed_arguments": '{"path": "a.txt", "content": "x"'}
+
+
+async def test_a_call_cut_short_by_the_output_limit_is_not_run_and_the_model_is_told_why(
+    workspace: Path, server: OpenAIServer
+) -> None:
+    """``finish_reason: length`` in the middle of a call's arguments: the call was never finished,
+    so it does not run (no "not valid JSON" to answer, which would only bring the same long call
+    back); the model reads that its reply hit the output limit, and the next request is valid."""
+    server.add(
+        Reply(text="Writing the whole file.", calls=[Call("write_file", '{"path": "big.txt", "content": "aaa')],
+              finish_reason="length"),
+        Reply(calls=[Call("write_file", {"path": "big.txt", "content": "a"})]),
+        Reply(calls=[Call("complete", {"summary": "wrote it in parts"})]),
+    )
+    session, rec = _session(workspace, server)
+    assert (await session.run_turn("write big.txt")).outcome == "completed"
+    assert not server.refused
+    assert [f.name for f in rec.of(ToolCallFinished)] == ["write_file", "complete"]
+    assert rec.of(AssistantMessage)[0].finish_reason == "length" and not rec.of(AssistantMessage)[0].tool_calls
+    second = server.requests[1]["messages"]
+    assert second[-2] == {"role": "assistant", "content": "Writing the whole file."}
+    assert second[-1]["role"] == "user" and "cut off by the output length limit" in second[-1]["content"]
+
+
+async def test_a_stream_that_ends_inside_a_call_is_retried_and_said_so(workspace: Path, server: OpenAIServer) -> None:
+    """No finish reason, no ``[DONE]``, a call's arguments half sent: litellm makes up ``stop``.
+    The half call never runs; the call is retried, and the retry says what happened."""
+    server.add(
+        Reply(text="Reading.", calls=[Call("write_file", {"path": "a.txt", "content": "x"})], end_after=6),
+        Reply(calls=[Call("complete", {"summary": "done on the second try"})]),
+    )
+    session, rec = _session(workspace, server)
+    assert (await session.run_turn("go")).outcome == "completed"
+    assert [r.error for r in rec.of(RetryScheduled)] == [
+        "openai/test-model's reply ended in the middle of a tool call (the server stopped mid-way)"]
+    assert [f.name for f in rec.of(ToolCallFinished)] == ["complete"] and not (workspace / "a.txt").exists()
 
 
 async def test_stop_without_control_tool_reminds_once_then_pauses(workspace: Path, server: OpenAIServer) -> None:

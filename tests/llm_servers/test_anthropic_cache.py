@@ -9,7 +9,9 @@ import pytest
 
 from tests.llm_servers._litellm import ANTHROPIC_MODEL, READ_FILE, stream
 from tests.llm_servers.conftest import API_KEY
+from agentcli.llm.cache import with_breakpoints
 from tests.support.anthropic_cache import prompt_units
+from tests.support.anthropic_rules import count_cache_breakpoints
 from tests.support.anthropic_server import AnthropicServer, Reply
 
 EPHEMERAL: dict[str, Any] = {"type": "ephemeral"}
@@ -110,3 +112,17 @@ async def test_more_than_four_breakpoints_are_rejected(anthropic_server: Anthrop
     # Four are fine.
     await usage_of(anthropic_server, messages[:-1], tools=[CACHED_TOOL])
     assert anthropic_server.responses()[-1].status == 200
+
+
+async def test_a_note_with_a_picture_keeps_its_breakpoint(anthropic_server: AnthropicServer) -> None:
+    """litellm drops a message-level mark on a list of parts; ``with_breakpoints`` puts it on the
+    last part instead, where litellm keeps it (the image block it builds)."""
+    pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    note = {"role": "user", "content": [{"type": "text", "text": "the screenshot"},
+                                        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{pixel}"}}]}
+    messages, tools = with_breakpoints([*SYSTEM, note], [READ_FILE])
+    await usage_of(anthropic_server, messages, tools=tools)
+    body = anthropic_server.requests[0]
+    assert count_cache_breakpoints(body) == 3  # the tool, the system prompt, the note
+    assert body["messages"][0]["content"][-1]["type"] == "image"
+    assert body["messages"][0]["content"][-1]["cache_control"] == EPHEMERAL

@@ -100,6 +100,43 @@ def test_missing_max_tokens_is_rejected(anthropic_server: AnthropicServer) -> No
     assert error_of(response) == (400, "invalid_request_error", "max_tokens: Field required")
 
 
+def test_max_tokens_over_the_models_output_limit_is_rejected(anthropic_server: AnthropicServer) -> None:
+    anthropic_server.add(Reply(text="hi"))
+    over = post(anthropic_server, {"model": "claude-sonnet-4-5-20250929", "messages": HELLO, "max_tokens": 64_001})
+    assert error_of(over) == (400, "invalid_request_error", "max_tokens: 64001 > 64000, which is the maximum allowed "
+                              "number of output tokens for claude-sonnet-4-5-20250929")
+    at_limit = post(anthropic_server, {"model": "claude-sonnet-4-5-20250929", "messages": HELLO, "max_tokens": 64_000})
+    assert at_limit.status_code == 200
+
+
+def test_whitespace_only_text_is_rejected_unless_the_message_says_something_else(anthropic_server: AnthropicServer) -> None:
+    anthropic_server.add(Reply(text="ok"))
+    use = {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "a"}}
+    answer = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a"}]}
+    tools = [{"name": "read_file", "input_schema": {"type": "object"}}]
+    blank = [*HELLO, {"role": "assistant", "content": [{"type": "text", "text": "\n\n"}, use]}, answer]
+    response = post(anthropic_server, {"model": "claude-sonnet-4-5", "max_tokens": 100, "tools": tools, "messages": blank})
+    assert error_of(response) == (400, "invalid_request_error", "messages: text content blocks must contain non-whitespace text")
+    spoken = [*HELLO, {"role": "assistant", "content": [{"type": "text", "text": "\n"}, {"type": "text", "text": "Reading."}, use]},
+              answer]
+    response = post(anthropic_server, {"model": "claude-sonnet-4-5", "max_tokens": 100, "tools": tools, "messages": spoken})
+    assert response.status_code == 200
+
+
+def test_a_prompt_over_the_window_or_without_room_for_max_tokens_is_rejected() -> None:
+    with AnthropicServer(context_window=1000).start() as server:
+        server.add(Reply(text="hi"))
+        long = [{"role": "user", "content": "word " * 1000}]
+        too_long = post(server, {"model": "claude-sonnet-4-5", "messages": long, "max_tokens": 10})
+        status, kind, message = error_of(too_long)
+        assert (status, kind) == (400, "invalid_request_error") and re.fullmatch(r"prompt is too long: \d+ tokens > 1000 maximum", message)
+        no_room = post(server, {"model": "claude-sonnet-4-5", "messages": HELLO, "max_tokens": 995})
+        status, kind, message = error_of(no_room)
+        assert re.fullmatch(r"input length and `max_tokens` exceed context limit: \d+ \+ 995 > 1000, decrease input "
+                            r"length or `max_tokens` and try again", message)
+        assert post(server, {"model": "claude-sonnet-4-5", "messages": HELLO, "max_tokens": 100}).status_code == 200
+
+
 async def test_a_budget_not_below_max_tokens_is_rejected_and_litellm_passes_it_through(anthropic_server: AnthropicServer) -> None:
     message = (
         "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at "

@@ -197,3 +197,27 @@ def test_non_streaming_answers_one_object_and_the_side_endpoints_work(ollama_ser
     show = httpx.post(f"{base}/api/show", json={"model": "qwen3:8b"}).json()
     assert show["capabilities"] == ["completion", "tools", "thinking"] and show["model_info"]["qwen3.context_length"] == 40960
     assert httpx.get(f"{base}/").text == "Ollama is running"
+
+
+def test_what_gos_decoder_cannot_bind_is_bad_request_400(ollama_server: OllamaServer) -> None:
+    """OpenAI-shaped messages sent as they are: content parts and arguments as JSON text."""
+    url = f"{ollama_server.base_url}/api/chat"
+    parts = {"role": "user", "content": [{"type": "text", "text": "hi"}]}
+    response = httpx.post(url, json={"model": "qwen3:8b", "messages": [parts]})
+    assert response.status_code == 400
+    assert response.json() == {"error": "json: cannot unmarshal array into Go struct field Message.messages.content of type string"}
+    call = {"function": {"name": "read_file", "arguments": "{\"path\": \"a\"}"}}
+    text_arguments = [*HELLO, {"role": "assistant", "content": "", "tool_calls": [call]}]
+    response = httpx.post(url, json={"model": "qwen3:8b", "messages": text_arguments})
+    assert response.status_code == 400 and "cannot unmarshal string into Go struct field ToolCallFunction" in response.json()["error"]
+
+
+async def test_an_image_attached_as_content_parts_goes_as_ollama_images(ollama_server: OllamaServer) -> None:
+    """What the agent keeps for a note with a picture (OpenAI content parts) is sent as ``images``."""
+    ollama_server.add(Reply(text="a dot"))
+    pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    note = {"role": "user", "content": [{"type": "text", "text": "what is this?"},
+                                        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{pixel}"}}]}
+    assert text_of(await call(ollama_server, messages=[note])) == "a dot"
+    sent = ollama_server.requests[0]["messages"][0]
+    assert sent["content"] == "what is this?" and sent["images"] == [pixel]

@@ -352,7 +352,7 @@ def test_a_flooded_watcher_near_the_kernel_limit_closes_before_watching_again(
     monkeypatch.setattr(threading.Thread, "start",
                         lambda self: (closers.append(self), real_start(self))[1])
     monkeypatch.setattr(watcher_module, "_watch_limit", lambda: 8)  # 7 watches: over half the limit
-    watcher.drop_if_cheaper()
+    watcher.skim_before_walk()
     assert watcher._inotify is None, "the flood made watching afresh cheaper"
     assert not [t for t in closers if t.name == "inotify-close"], "closed at once, not on a thread"
     assert watcher.start()

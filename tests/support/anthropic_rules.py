@@ -29,6 +29,20 @@ from typing import Any
 
 EXTENDED_THINKING_DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
 
+MAX_OUTPUT_TOKENS: dict[str, int] = {
+    "claude-sonnet-4-5": 64_000,
+    "claude-haiku-4-5": 64_000,
+    "claude-opus-4-5": 64_000,
+    "claude-sonnet-4": 64_000,
+    "claude-opus-4-1": 32_000,
+    "claude-opus-4": 32_000,
+    "claude-3-7-sonnet": 64_000,
+    "claude-3-5-haiku": 8_192,
+    "claude-3-haiku": 4_096,
+}
+"""Each model's largest ``max_tokens`` (the models overview's "max output"), by name prefix; a
+model not listed is not checked. The API refuses more rather than lowering it."""
+
 
 @dataclass(frozen=True)
 class ApiError:
@@ -152,6 +166,10 @@ def check_request(body: Any, signer: ThinkingSigner, strict_alternation: bool = 
     max_tokens = body["max_tokens"]
     if not isinstance(max_tokens, int) or max_tokens < 1:
         return invalid("max_tokens: Input should be greater than or equal to 1")
+    ceiling = output_ceiling(str(body["model"]))
+    if ceiling is not None and max_tokens > ceiling:
+        return invalid(f"max_tokens: {max_tokens} > {ceiling}, which is the maximum allowed number of output tokens "
+                       f"for {body['model']}")
     messages = body["messages"]
     if not isinstance(messages, list) or not messages:
         return invalid("messages: at least one message is required")
@@ -160,6 +178,12 @@ def check_request(body: Any, signer: ThinkingSigner, strict_alternation: bool = 
         if error is not None:
             return error
     return _final_assistant(body, messages)
+
+
+def output_ceiling(model: str) -> int | None:
+    """The largest ``max_tokens`` the API takes for ``model`` (longest listed prefix), if listed."""
+    prefixes = [prefix for prefix in MAX_OUTPUT_TOKENS if model.startswith(prefix)]
+    return MAX_OUTPUT_TOKENS[max(prefixes, key=len)] if prefixes else None
 
 
 def _thinking_enabled(body: dict[str, Any]) -> bool:
@@ -207,9 +231,13 @@ def _content(_b: dict[str, Any], messages: list[dict[str, Any]], _s: ThinkingSig
             return invalid(
                 f"messages.{index}: all messages must have non-empty content except for the optional final assistant message"
             )
-        for block in _blocks(message):
-            if block.get("type") == "text" and block.get("text") == "" and isinstance(content, list):
-                return invalid("messages: text content blocks must be non-empty")
+        texts = [str(block.get("text", "")) for block in _blocks(message) if block.get("type") == "text"]
+        if "" in texts and isinstance(content, list):
+            return invalid("messages: text content blocks must be non-empty")
+        if texts and not any(text.strip() for text in texts):
+            # Whitespace is refused unless another text block of the message says something (a
+            # string content counts as a text block); tool blocks do not help.
+            return invalid("messages: text content blocks must contain non-whitespace text")
     return None
 
 

@@ -233,6 +233,9 @@ class AnthropicServer(ScriptedHTTPServer[Script]):
         strict_alternation: Reject same-role neighbours as the API used to (see ``anthropic_rules``).
         min_cacheable_tokens: Shortest prefix the cache writes (0; 1024 models Sonnet).
         secret: Key for thinking signatures; servers sharing it accept each other's blocks.
+        context_window: When set, a prompt over it is refused ("prompt is too long"), and so is a
+            prompt that leaves less than ``max_tokens`` of it, as the API refuses both (tokens as
+            the prompt cache counts them).
     """
 
     def __init__(
@@ -242,8 +245,10 @@ class AnthropicServer(ScriptedHTTPServer[Script]):
         strict_alternation: bool = False,
         min_cacheable_tokens: int = 0,
         secret: bytes = b"agentcli-anthropic-test-server",
+        context_window: int | None = None,
     ) -> None:
         super().__init__()
+        self.context_window = context_window
         self.api_key = api_key
         self.models = set(models) if models is not None else None
         self.strict_alternation = strict_alternation
@@ -298,6 +303,11 @@ class AnthropicServer(ScriptedHTTPServer[Script]):
             self._error(out, error)
             return
         assert isinstance(body, dict)
+        if self.context_window is not None:
+            error = self._too_long(body, self.context_window)
+            if error is not None:
+                self._error(out, error)
+                return
         if self.models is not None and body["model"] not in self.models:
             self._error(out, ApiError(404, "not_found_error", f"model: {body['model']}"))
             return
@@ -313,6 +323,17 @@ class AnthropicServer(ScriptedHTTPServer[Script]):
             self._stream(out, body, item)
         else:
             out.json(200, self._message(body, item), headers={"request-id": self._new_id("req")})
+
+    @staticmethod
+    def _too_long(body: dict[str, Any], window: int) -> ApiError | None:
+        prompt = sum(unit.tokens for unit in prompt_units(body))
+        if prompt > window:
+            return ApiError(400, "invalid_request_error", f"prompt is too long: {prompt} tokens > {window} maximum")
+        if prompt + body["max_tokens"] > window:
+            return ApiError(400, "invalid_request_error",
+                            f"input length and `max_tokens` exceed context limit: {prompt} + {body['max_tokens']} > "
+                            f"{window}, decrease input length or `max_tokens` and try again")
+        return None
 
     # -- building replies ------------------------------------------------------------------
 

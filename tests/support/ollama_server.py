@@ -32,6 +32,10 @@ ollama/ollama repository, August 2026):
   ``registry.ollama.ai/library/<name>:<tag> does not support tools``; ``think`` for a model
   without ``thinking`` is 400 ``"<model>" does not support thinking``; a missing model name is 400
   ``model is required``. An error after the stream started is an ``{"error": "…"}`` line.
+* A body Go's decoder cannot bind to ``api.ChatRequest`` is 400 with the decoder's text, e.g.
+  ``json: cannot unmarshal array into Go struct field Message.messages.content of type string``
+  (OpenAI-style content parts) or ``… cannot unmarshal string into Go struct field
+  ToolCallFunction.messages.tool_calls.function.arguments …`` (arguments as JSON text).
 * ``GET /api/tags`` lists the configured models and ``POST /api/show`` describes one (capabilities,
   ``model_info.<family>.context_length``, a template mentioning tools when the model has them).
 
@@ -132,6 +136,47 @@ class Fail:
 Script = Reply | Fail
 
 _TOOL_CALL_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def _bind_error(body: dict[str, Any]) -> str | None:
+    """What Go's JSON decoding of ``api.ChatRequest`` refuses (Ollama answers 400 with the decoder's
+    text): a ``content`` that is not a string (an OpenAI-style list of parts), tool call arguments
+    that are not an object (OpenAI's JSON text), images that are not base64 text."""
+    messages = body.get("messages")
+    if messages is None:
+        return None
+    if not isinstance(messages, list):
+        return f"json: cannot unmarshal {_go_kind(messages)} into Go struct field ChatRequest.messages of type []api.Message"
+    for message in messages:
+        if not isinstance(message, dict):
+            return f"json: cannot unmarshal {_go_kind(message)} into Go struct field ChatRequest.messages of type api.Message"
+        content = message.get("content")
+        if content is not None and not isinstance(content, str):
+            return (f"json: cannot unmarshal {_go_kind(content)} into Go struct field Message.messages.content "
+                    "of type string")
+        for image in message.get("images") or []:
+            if not isinstance(image, str):
+                return (f"json: cannot unmarshal {_go_kind(image)} into Go struct field Message.messages.images "
+                        "of type api.ImageData")
+        for call in message.get("tool_calls") or []:
+            arguments = (call.get("function") or {}).get("arguments") if isinstance(call, dict) else None
+            if arguments is not None and not isinstance(arguments, dict):
+                return (f"json: cannot unmarshal {_go_kind(arguments)} into Go struct field "
+                        "ToolCallFunction.messages.tool_calls.function.arguments of type api.ToolCallFunctionArguments")
+    return None
+
+
+def _go_kind(value: Any) -> str:
+    """The JSON kind as Go's decoder names it in its errors."""
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, list):
+        return "array"
+    return "object"
 
 
 def _now() -> str:
@@ -252,6 +297,10 @@ class OllamaServer(ScriptedHTTPServer[Script]):
             self.requests.append(body if isinstance(body, dict) else {"_raw": body})
         if not isinstance(body, dict):
             out.json(400, {"error": "missing request body"})
+            return
+        bind_error = _bind_error(body)
+        if bind_error is not None:
+            out.json(400, {"error": bind_error})
             return
         name = str(body.get("model") or "")
         if not name:

@@ -1,7 +1,9 @@
 """A local OpenAI-compatible chat server that plays scripted replies, for tests and benchmarks.
 
 litellm talks to it over real HTTP with real SSE streaming, so its own parser runs in the tests;
-only what the model "says" is scripted. Every request body is recorded for assertions.
+only what the model "says" is scripted. Every request body is recorded for assertions, and one the
+real API would refuse (``openai_rules``: a tool message not answering the call before it, a call
+left unanswered, null content) gets the API's 400 instead of a reply.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.support.openai_rules import check_chat_request
 
 _CALL_IDS = itertools.count(1)
 
@@ -42,6 +46,12 @@ class Reply:
     """Characters per streamed fragment: text and tool arguments both arrive split."""
     delay_s: float = 0.0
     """Sleep between fragments (lets a test pause mid-stream)."""
+    finish_reason: str | None = None
+    """``tool_calls`` when there are calls, ``stop`` otherwise, unless set (``length``: the output
+    limit was reached, and a call's arguments may be cut short: give them as raw text)."""
+    end_after: int | None = None
+    """End the stream after this many chunks, before the finish chunk and ``[DONE]`` (a server or
+    proxy that gave up mid-reply; the body has no length, so the client sees a clean end)."""
 
 
 @dataclass
@@ -50,7 +60,10 @@ class Fail:
 
     status: int
     message: str = "scripted failure"
-    retry_after: float | None = None
+    retry_after: float | str | None = None
+    """Sent as ``Retry-After``: seconds, or the text as given (an HTTP date)."""
+    retry_after_ms: int | None = None
+    """Sent as ``retry-after-ms`` (OpenAI's finer hint, which its SDK reads first)."""
 
 
 Script = Reply | Fail | Callable[[dict[str, Any]], "Reply | Fail"]
@@ -66,6 +79,8 @@ class OpenAIServer:
         size as this server counts it (``count_tokens``)."""
         self.rejected: list[dict[str, Any]] = []
         """Requests refused for their length."""
+        self.refused: list[tuple[dict[str, Any], str]] = []
+        """Requests refused for breaking the API's rules, with the message each got."""
         self.requests: list[dict[str, Any]] = []
         self.user_agents: list[str] = []
         """The ``User-Agent`` of each request, in order (which HTTP client litellm used)."""
@@ -128,6 +143,13 @@ class OpenAIServer:
         return item(body) if callable(item) else item
 
     def _handle(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        error = check_chat_request(body)
+        if error is not None:
+            with self._lock:
+                self.requests.append(body)
+                self.refused.append((body, error.message))
+            _send_json(handler, 400, error.body())
+            return
         if self.context_limit is not None:
             prompt = count_tokens(body)
             asked = prompt + int(body.get("max_tokens") or 0)
@@ -143,8 +165,7 @@ class OpenAIServer:
                 return
         reply = self._next(body)
         if isinstance(reply, Reply) and self.context_limit is not None and reply.usage is not None:
-            reply = Reply(text=reply.text, calls=reply.calls, usage=(count_tokens(body), reply.usage[1]),
-                          chunk_size=reply.chunk_size, delay_s=reply.delay_s)
+            reply = replace(reply, usage=(count_tokens(body), reply.usage[1]))
         if isinstance(reply, Fail):
             payload = json.dumps({"error": {"message": reply.message, "type": "server_error"}}).encode()
             handler.send_response(reply.status)
@@ -152,6 +173,8 @@ class OpenAIServer:
             handler.send_header("Content-Length", str(len(payload)))
             if reply.retry_after is not None:
                 handler.send_header("Retry-After", str(reply.retry_after))
+            if reply.retry_after_ms is not None:
+                handler.send_header("retry-after-ms", str(reply.retry_after_ms))
             handler.end_headers()
             handler.wfile.write(payload)
             return
@@ -162,7 +185,9 @@ class OpenAIServer:
         handler.send_header("Connection", "close")
         handler.end_headers()
         try:
-            for chunk in _chunks(reply, body.get("model", "test-model"), include_usage):
+            for sent, chunk in enumerate(_chunks(reply, body.get("model", "test-model"), include_usage)):
+                if reply.end_after is not None and sent >= reply.end_after:
+                    return
                 handler.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                 handler.wfile.flush()
                 if reply.delay_s:
@@ -218,7 +243,7 @@ def _chunks(reply: Reply, model: str, include_usage: bool) -> Iterator[dict[str,
         )
         for start in range(0, len(raw), size):
             yield chunk({"tool_calls": [{"index": index, "function": {"arguments": raw[start : start + size]}}]})
-    yield chunk({}, "tool_calls" if reply.calls else "stop")
+    yield chunk({}, reply.finish_reason or ("tool_calls" if reply.calls else "stop"))
     if include_usage and reply.usage is not None:
         prompt, completion = reply.usage
         yield {
