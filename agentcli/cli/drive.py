@@ -15,8 +15,10 @@ is flushed and the session can be resumed:
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import signal
+import sys
 import traceback
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
@@ -43,6 +45,11 @@ async def drive(session: Session, start: Callable[[], Awaitable[object]], output
     """Start a turn with ``start`` (a Session command), print its events, return the exit code."""
     from agentcli.headless import JsonLinesPrinter, TextPrinter
 
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        # An output whose encoding lacks a character (PYTHONIOENCODING=ascii, a latin-1 locale)
+        # gets its escape (\u2713): the printer failed on the first "·" and was dropped, and the
+        # run went on without printing a line.
+        sys.stdout.reconfigure(errors="backslashreplace")
     session.subscribe(JsonLinesPrinter() if output is OutputFormat.jsonl else TextPrinter())
     loop = asyncio.get_running_loop()
     interrupts = 0

@@ -160,3 +160,11 @@ def test_a_reader_that_goes_away_does_not_stop_the_agent(workspace: Path, server
     proc.stdout.close()
     assert proc.wait(timeout=60) == 0, proc.stderr.read()
     assert (workspace / "done.txt").read_text() == "x"
+
+
+def test_an_output_that_cannot_encode_a_character_still_shows_the_run(workspace: Path, server: OpenAIServer) -> None:
+    server.add(Reply(text="héllo ✓", calls=[Call("complete", {"summary": "done ✓"})]))
+    proc = agentcli("run", "go", *_model(server), cwd=workspace, env={"PYTHONIOENCODING": "ascii"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # The printer failed on the first "·" and was dropped: the run went on with nothing printed.
+    assert r"completed: done \u2713" in proc.stdout and r"h\xe9llo" in proc.stdout, proc.stdout
