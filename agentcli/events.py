@@ -62,6 +62,9 @@ class SessionStarted(BaseEvent):
     resumed: bool = False
     sandbox: bool = False
     """``bash`` runs under bubblewrap; a resume keeps it so unless told ``--no-sandbox``."""
+    permission_mode: str | None = None
+    """``ask``, ``edits`` or ``all`` as the session started; a resume is never less careful
+    than ``ask`` unless told (None in logs from before it was recorded)."""
 
 
 def with_attached(text: str, attached: str) -> str:

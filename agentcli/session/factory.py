@@ -209,6 +209,8 @@ def resume_settings_overrides(entry: SessionEntry, flags: dict[str, object]) -> 
                               "workflow": entry.meta.workflow}
     if entry.meta.sandbox:
         own["sandbox"] = True
+    if entry.meta.permission_mode == "ask":  # a session that asked goes on asking; `all` is given anew
+        own["permissions"] = {"mode": "ask"}
     if entry.meta.models:
         own["models"] = dict(entry.meta.models)
     return {**own, **{key: value for key, value in flags.items() if value is not None}}

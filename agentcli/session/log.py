@@ -64,6 +64,8 @@ class SessionMeta(BaseModel):
     workflow: str = "single"
     sandbox: bool = False
     """Started (or last resumed) with ``bash`` under bubblewrap: resumed so too."""
+    permission_mode: str | None = None
+    """The permission mode it started (or was last resumed) in."""
     state: str = "idle"
     """The control state the session was last in."""
     outcome: str | None = None
@@ -166,7 +168,7 @@ class SessionLog:
             meta.outcome = event.outcome
         elif isinstance(event, SessionStarted):
             meta.model, meta.api_base, meta.workflow = event.model, event.api_base, event.workflow
-            meta.sandbox = event.sandbox
+            meta.sandbox, meta.permission_mode = event.sandbox, event.permission_mode
         elif isinstance(event, ModelChanged):
             if event.role == "default":
                 meta.model = event.model

@@ -276,6 +276,7 @@ class Session(InputCommands, TimelineCommands, McpCommands):
                 workflow=self.workflow.name,
                 resumed=self._resumed_from is not None,
                 sandbox=self.settings.sandbox,
+                permission_mode=self.turn.policy.mode,
             )
         )
 

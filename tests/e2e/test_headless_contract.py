@@ -168,3 +168,19 @@ def test_an_output_that_cannot_encode_a_character_still_shows_the_run(workspace:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # The printer failed on the first "·" and was dropped: the run went on with nothing printed.
     assert r"completed: done \u2713" in proc.stdout and r"h\xe9llo" in proc.stdout, proc.stdout
+
+
+def test_a_session_started_in_ask_mode_is_resumed_asking(workspace: Path, server: OpenAIServer) -> None:
+    server.add(Reply(calls=[Call("write_file", {"path": ".envrc", "content": "x"})]))
+    first = agentcli("run", "set up", "--permission-mode", "ask", *_model(server), "-o", "jsonl", cwd=workspace)
+    assert first.returncode == 5, first.stdout + first.stderr
+    session_id = str(events(first.stdout)[0]["session_id"])
+    assert events(first.stdout)[0]["permission_mode"] == "ask"
+
+    server.add(Reply(calls=[Call("write_file", {"path": ".github/ci.yml", "content": "x"})]),
+               Reply(calls=[Call("complete", {"summary": "ok"})]))
+    resumed = agentcli("resume", session_id, "--approve", "-o", "jsonl", cwd=workspace)  # no mode given
+    # Resumed in the headless default (edits), the CI file was written without asking.
+    assert resumed.returncode == 5, resumed.stdout + resumed.stderr
+    assert events(resumed.stdout)[-1]["outcome"] == "approval"
+    assert (workspace / ".envrc").exists() and not (workspace / ".github" / "ci.yml").exists()
