@@ -163,6 +163,8 @@ class Conversation(VerticalScroll, can_focus=True):
         self._owed_up = 0.0
         """Lines a scroll aimed above the window's first block still has to go once the page over
         it is mounted (page-ups faster than pages mount)."""
+        self._showing_earlier = False
+        """A page above the window is asked for or being mounted (the page-ups owed wait for it)."""
         self._scrolled_at = 0.0
         """When the view last moved (``time.monotonic``): steps ahead wait for a pause."""
         self._above = asyncio.Lock()
@@ -617,11 +619,16 @@ class Conversation(VerticalScroll, can_focus=True):
         then goes to that block, where the page meets the window, as paging there would.
         """
         if self._first_mounted == 0:
+            self._showing_earlier = False
             return
         self.release_anchor()
-        # Unless `end` (queued first for the window) has brought the view back to the newest.
-        await self._mount_above(PAGE, wanted=lambda: not self.following, reveal=True)
-        await self._trim_below(arranged=True)
+        self._showing_earlier = True
+        try:
+            # Unless `end` (queued first for the window) has brought the view back to the newest.
+            await self._mount_above(PAGE, wanted=lambda: not self.following, reveal=True)
+            await self._trim_below(arranged=True)
+        finally:
+            self._showing_earlier = False
         owed, self._owed_up = self._owed_up, 0.0
         if owed and not self.following:
             self.scroll_to(y=self.scroll_y - owed, animate=False)  # the page-ups that met the top
@@ -835,11 +842,21 @@ class Conversation(VerticalScroll, can_focus=True):
             # Above the window's top with older blocks not mounted: the view stops at the top,
             # which mounts the page above (``watch_scroll_y``), and goes on up from there.
             self._owed_up = -target if target < 0 and self._first_mounted > 0 else 0.0
+            if self._owed_up and self.scroll_y <= 0:
+                # Already at the top: no move to it will ask for the page above (keys held down).
+                self._ask_earlier()
             super(Conversation, self).scroll_to(
                 x, y + self._shifted - shifted, animate=animate, speed=speed, duration=duration, easing=easing,
                 force=force, on_complete=on_complete, level=level, immediate=True, release_anchor=False)
 
         self.call_after_refresh(deferred)
+
+    def _ask_earlier(self) -> None:
+        """Mount the page above the window, unless one is already on its way (asked twice in a
+        frame, the second worker cancelled the first before it ran)."""
+        if not self._showing_earlier:
+            self._showing_earlier = True
+            self.run_worker(self.action_show_earlier(), group="window", exclusive=True)
 
     def aimed_y(self) -> float:
         """Where the view is going: the last deferred scroll's target (moved with the blocks
@@ -875,7 +892,7 @@ class Conversation(VerticalScroll, can_focus=True):
             self.call_after_refresh(self._drop_far_lines)
         if new <= 0 < old and self._first_mounted > 0:
             # Reached the top before the blocks above were mounted ahead (a key held down).
-            self.run_worker(self.action_show_earlier(), group="window", exclusive=True)
+            self._ask_earlier()
         elif new < old:
             self._prefetch()
         elif new >= self.max_scroll_y > old and not self.at_end:
