@@ -4,8 +4,9 @@
 ``MAX_BYTES``); ``@src/`` attaches a listing of the folder. Completion offers the files git
 would track (``git ls-files``: ignored paths left out) minus secret files (``.env``, keys);
 either is still attached when its path is typed in full. A mention that names nothing in the
-workspace (an e-mail address, a decorator) stays plain text; one that looks like a path the
-user meant (a ``/``, an extension, the quoted form, or a path completion offered) is named in
+workspace (an e-mail address, a decorator, an npm scope) stays plain text; one that looks like
+a path the user meant (a file extension, a ``/`` under a folder of the workspace, the quoted
+form, or a path completion offered: :meth:`Mention.looks_like_path`) is named in
 ``Attached.problems`` instead of being dropped without a word.
 
 A name with spaces, ``"`` or ``@`` is written ``@"my file.txt"`` (``\\"`` and ``\\\\`` inside the quotes
@@ -35,8 +36,19 @@ file and is reported, rather than the mention vanishing)."""
 _TRAILING = ".,;:!?)]}'\""
 _NEEDS_QUOTES = re.compile(r'[\s"@\\]')
 _ESCAPE = re.compile(r"\\(.)")
-_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
-"""What makes an unquoted mention look like a file name (``@notes.md``) rather than a handle."""
+_EXTENSION = re.compile(r"\.([A-Za-z0-9]{1,8})$")
+FILE_EXTENSIONS = frozenset("""
+    py pyi pyx ipynb js jsx mjs cjs ts tsx mts cts json jsonc json5 jsonl ndjson md markdown mdx rst
+    txt adoc org tex toml yaml yml ini cfg conf env lock html htm css scss sass less xml xsd svg csv
+    tsv sql sh bash zsh fish ps1 bat cmd c h cc cpp cxx hpp hh hxx cs fs java kt kts scala groovy
+    gradle go mod sum rs rb erb php pl pm lua r swift mm dart ex exs erl hrl hs ml mli clj cljs edn
+    el vim nix tf tfvars hcl proto graphql gql vue svelte astro zig jl nim sol tpl j2 jinja
+    mk cmake diff log pdf png jpg jpeg gif webp ico bmp zip gz tgz tar bz2 xz whl jar so dll
+    exe wasm db sqlite pem crt key pub lockb dockerfile gitignore editorconfig properties plist
+""".split())
+"""Extensions that make an unquoted ``@name.ext`` a file the user meant (``@notes.md``); any other
+(``@app.route``, ``@mock.patch``, ``@mcp.tool``) counts only when a file of the workspace has it
+(among the paths completion offered). A bare extension rule took every decorator for a path."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,10 +69,26 @@ class Mention:
         stripped = self.path.rstrip(_TRAILING)
         return [self.path, stripped] if stripped and stripped != self.path else [self.path]
 
-    def looks_like_path(self, offered: Collection[str]) -> bool:
-        """Whether the user meant a file here (so not finding one is worth saying)."""
+    def looks_like_path(self, offered: Collection[str], workspace: Path | None = None) -> bool:
+        """Whether the user meant a file here (so not finding one is worth saying): quoted, offered
+        by completion, a dotfile, an extension files have (``FILE_EXTENSIONS``, or one of an
+        offered path), or a ``/`` that names a folder: ending in ``/``, starting ``./``, ``../``,
+        ``~/`` or ``/``, or under a folder of the workspace. ``@types/node`` and
+        ``@angular/core`` (npm scopes) and ``@app.route`` (a decorator) stay plain text."""
         name = self.candidates[-1]
-        return self.quoted or "/" in name or bool(_EXTENSION.search(name)) or name in offered
+        if self.quoted or name in offered or (name.startswith(".") and len(name) > 1 and name.strip(".")):
+            return True
+        extension = _EXTENSION.search(name)
+        if extension is not None:
+            ext = extension.group(1).lower()
+            if ext in FILE_EXTENSIONS or any(path.lower().endswith("." + ext) for path in offered):
+                return True
+        if "/" not in name:
+            return False
+        if name.endswith("/") or name.startswith(("./", "../", "~/", "/")):
+            return True
+        first = name.split("/", 1)[0]
+        return workspace is not None and bool(first) and (workspace / first).is_dir()
 
 
 def mention(path: str) -> str:
@@ -134,7 +162,7 @@ def attach(workspace: Path, text: str, offered: Collection[str] = ()) -> Attache
         found = next((c for c in (_resolve(workspace, name) for name in item.candidates) if c.exists()), None)
         raw = item.candidates[-1]
         if found is None:
-            if item.looks_like_path(offered):
+            if item.looks_like_path(offered, workspace):
                 result.problems.append(f"@{mention(raw)}: not attached (no such file)")
             continue  # not a path: an address, a handle, a decorator
         candidate = found

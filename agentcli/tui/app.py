@@ -462,7 +462,24 @@ class AgentApp(App[int]):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.InputEvent):
             self.gc_policy.note_activity()  # the user is here: no long collection now
+            if isinstance(event, events.Key) and not event.is_forwarded and self._typed_elsewhere(event):
+                # Moved before Textual forwards the key, so it goes to the prompt in the order
+                # typed: redirected once it had bubbled up from the pane, a fast typist's next
+                # keys (already going straight to the prompt) could overtake it.
+                self.screen.set_focus(self.prompt.input)
         await super().on_event(event)
+
+    def _typed_elsewhere(self, event: events.Key) -> bool:
+        """A character typed while a side pane or the stream has the focus, that nothing there
+        binds: it belongs in the prompt (the user clicked a pane, then started typing)."""
+        if not event.is_printable or not self._panes_mounted or len(self.screen_stack) != 1:
+            return False
+        focused = self.focused
+        prompt = self.prompt
+        if focused is None or focused is prompt or prompt in focused.ancestors or prompt.input.disabled:
+            return False
+        bound = self.screen.active_bindings  # the focused widget's chain up to the app
+        return not any(key in bound for key in event.aliases)
 
     # -- start-up ------------------------------------------------------------------------
 

@@ -155,7 +155,7 @@ class SessionBridge:
             elif isinstance(event, ToolCallFinished):
                 app.calls.finished(event)
             elif isinstance(event, StateChanged):
-                app.graph.record(event)
+                app.graph.record(event, fresh=False)
             elif isinstance(event, SnapshotCaptured):
                 app.timeline.add(TimelineEntry.from_event(event, session.id))
             elif isinstance(event, SnapshotRestored):

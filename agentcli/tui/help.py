@@ -31,14 +31,30 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("!command", "run a shell command in the workspace; its output joins the conversation"),
     ("ctrl+s · esc", ("pause the agent / resume it, the prompt's text sent as guidance (esc first takes back "
                       "a queued message; in a side pane it goes back to the prompt)")),
+    ("pageup · pagedown", "page the conversation without leaving the prompt"),
+    ("y · s · a · n  (1–4)", ("at an approval, with the prompt empty: allow once · for the session · "
+                             "always · deny (? explains)")),
+    ("1, 2, … enter", "at a question: pick that option (or type any answer)"),
     ("ctrl+b", "show or hide the side panes (graph, tool calls, snapshots)"),
     ("ctrl+g · ctrl+t · ctrl+l", "state graph · tool calls · snapshot timeline"),
     ("f2 · f3 · f4", "focus the timeline · the tool calls · the prompt"),
     ("ctrl+n", "new session"),
     ("ctrl+p", "command palette: every action by name"),
-    ("f1", "this help"),
+    ("f1 · ? outside the prompt", "this help (↑ ↓ pageup pagedown scroll it)"),
     ("ctrl+q · /quit", "quit (a running agent is paused first, so it can be resumed)"),
 )
+
+PANE_KEYS: tuple[tuple[str, str], ...] = (
+    ("↑ ↓ ← → · home · end", "snapshot timeline: scrub; the preview shows the entry's diff"),
+    ("d", "snapshot timeline: compare with the working tree / the previous snapshot"),
+    ("enter", "snapshot timeline: restore the files to the snapshot (lists what changes, asks first)"),
+    ("u", "snapshot timeline: undo the last restore (also /undo)"),
+    ("?", "state graph: show or hide the legend"),
+    ("enter · space", "stream: open or fold a tool call or a thought"),
+    ("end", "stream: jump to the newest message"),
+    ("any letter", "in a pane or the stream: typed into the prompt, which takes the focus"),
+)
+"""The keys the side panes and the stream have of their own (README "The TUI")."""
 
 
 def help_text(commands: Iterable[SlashCommand], problems: Iterable[str] = (),
@@ -62,7 +78,8 @@ def help_text(commands: Iterable[SlashCommand], problems: Iterable[str] = (),
         return table
 
     parts: list[RenderableType] = [Text("Keys", style="bold underline"), grid(KEYS), Text(""),
-                                   Text("Commands", style="bold underline")]
+                                   Text("In the panes (f2, f3, or a click)", style="bold underline"),
+                                   grid(PANE_KEYS), Text(""), Text("Commands", style="bold underline")]
     parts.append(grid((f"/{c.name} {c.args}".rstrip(),
                        c.help + ("" if c.source == "built-in" else f"  ({c.source})")) for c in commands))
     mcp_tools = list(mcp_tools)
@@ -99,6 +116,11 @@ class HelpScreen(ModalScreen[None]):
             yield Static("agentcli — help  (esc closes)", id="help-title")
             with VerticalScroll():
                 yield Static(self.body, id="help-body")
+
+    def on_mount(self) -> None:
+        # The body scrolls with the keys only while it has the focus: at 80x24 the help is three
+        # screens long, and with nothing focused pagedown and the arrows did nothing.
+        self.query_one(VerticalScroll).focus()
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -158,6 +158,20 @@ def test_a_mention_that_looks_like_a_path_but_names_no_file_is_a_problem(tmp_pat
     assert attach(tmp_path, "see @Makefile").problems == []
 
 
+def test_decorators_and_package_scopes_are_plain_text_paths_are_not(tmp_path: Path) -> None:
+    """``@app.route`` got a 'not attached' notice: any dot and letters counted as an extension."""
+    (tmp_path / "src").mkdir()
+    plain = "@app.route @mock.patch @app.patch @mcp.tool @pytest.fixture @types/node @angular/core @example.com"
+    assert attach(tmp_path, plain).problems == []
+    meant = "@notes.md @src/gone @./build/x @.envrc @report.ADOC @docs/"
+    assert attach(tmp_path, meant).problems == [f"@{name}: not attached (no such file)" for name in
+                                                ("notes.md", "src/gone", "./build/x", ".envrc", "report.ADOC",
+                                                 "docs/")]
+    # An extension the workspace's files have counts too (the paths completion offered).
+    assert attach(tmp_path, "see @flow.route", offered={"routes/main.route"}).problems == [
+        "@flow.route: not attached (no such file)"]
+
+
 def test_completion_offers_no_name_it_cannot_write_back(tmp_path: Path) -> None:
     # A file name that is not UTF-8 shows with U+FFFD, which names no file on disk: not offered,
     # in a git repository (git ls-files) or outside one (a walk).

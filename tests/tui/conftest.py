@@ -22,3 +22,13 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def project(home: Path) -> Path:
     """The demo project (a small Python package with a failing test) in ``~/project``."""
     return demo_project(home / "project").resolve()
+
+
+@pytest.fixture(autouse=True)
+def graph_fade_frozen(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Snapshots show the transition just taken bright however long a loaded machine took to get
+    there: its fade (seconds, on Textual's timers) is frozen for them, as the clock is."""
+    if "snap_compare" in request.fixturenames:
+        from agentcli.tui.widgets._state_graph import StateGraph
+
+        monkeypatch.setattr(StateGraph, "fade_s", None)

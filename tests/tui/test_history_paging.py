@@ -341,3 +341,28 @@ async def test_a_window_that_fitted_the_view_scrolls_once_a_page_above_overflows
         assert conversation.virtual_size.height > conversation.scrollable_content_region.height
         assert conversation.show_vertical_scrollbar and conversation.allow_vertical_scroll
         assert conversation.vertical_scrollbar.window_virtual_size == conversation.virtual_size.height
+
+
+@pytest.mark.parametrize("animate", [False, True])
+async def test_page_ups_pressed_within_one_frame_each_go_a_screen_up(animate: bool) -> None:
+    """Ten page-ups faster than the screen redraws (a key held down, tmux send-keys) moved the
+    view one screen: each was reckoned from the row the view was still on, and those that met the
+    window's top were dropped while the page above it was mounted."""
+    async def top_after(presses: int, *, burst: bool) -> list[int]:
+        async with opened(400) as (pilot, conversation):
+            await drain(pilot)
+            for _ in range(presses):
+                conversation.scroll_page_up(animate=animate)
+                if not burst:
+                    await drain(pilot)
+                    await wait_for(pilot, lambda: settled(conversation), what="the page")
+            await drain(pilot)
+            await wait_for(pilot, lambda: settled(conversation) and conversation._aimed is None
+                           and not conversation._owed_up, what="the pages")
+            await drain(pilot)
+            app = pilot.app
+            assert isinstance(app, Recorded)
+            return numbers(shown(app))
+
+    one_by_one = await top_after(10, burst=False)
+    assert await top_after(10, burst=True) == one_by_one

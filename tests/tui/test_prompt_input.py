@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rich.console import Console
 from textual import events
+from textual.containers import VerticalScroll
 
 from agentcli.llm.replay import ReplayModel
 from agentcli.llm.types import ModelRequest, StreamItem
@@ -133,6 +134,25 @@ async def test_help_opens_the_help_and_never_reaches_the_model(project: Path) ->
         assert not app.query(UserBlock)
         await pilot.press("f1")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="f1")
+
+
+async def test_the_help_scrolls_with_the_keys_at_80x24(project: Path) -> None:
+    """At 80x24 the help is several screens long and nothing in it had the focus: pagedown and
+    the arrows did nothing, and only its first screen could be read."""
+    app = make_app(project, make_session(project, ReplayModel(DONE)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.session_ready)
+        await pilot.press("f1")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help screen")
+        body = app.screen.query_one(VerticalScroll)
+        await wait_for(pilot, lambda: body.max_scroll_y > 0, what="the help laid out")
+        await pilot.press("pagedown")
+        await wait_for(pilot, lambda: body.scroll_y > 0, what="pagedown to scroll the help")
+        await pilot.press("end")
+        await wait_for(pilot, lambda: body.scroll_y == body.max_scroll_y, what="end to reach the last line")
+        await pilot.press("q")
+        await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen), what="q to close it")
+        assert app.focused is app.prompt.input
 
 
 async def test_an_unknown_command_is_refused_and_the_text_kept(project: Path) -> None:

@@ -105,6 +105,23 @@ async def test_a_mention_that_attaches_nothing_is_said_and_the_message_still_goe
         assert not notified(app, "@alice"), "a handle is plain text"
 
 
+async def test_a_decorator_or_a_package_scope_in_a_prompt_gets_no_notice(project: Path) -> None:
+    """``@app.route`` was taken for a missing file named app.route and warned about."""
+    model = Recorder(ReplayModel(DONE))
+    app = make_app(project, make_session(project, model))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.session_ready)
+        app.prompt.input.focus()
+        text = "why does @app.route 404? see @mock.patch and @types/node, not @textstats/gone.txt"
+        await pilot.press(*text, "enter")
+        await wait_for(pilot, lambda: notified(app, "@textstats/gone.txt: not attached (no such file)"),
+                       what="the notice for the path")
+        await wait_idle(pilot, app)
+        assert model.user_texts(0)[-1] == text
+        for plain in ("@app.route", "@mock.patch", "@types/node"):
+            assert not notified(app, plain), f"{plain} is plain text"
+
+
 async def test_a_single_key_answers_the_approval_and_question_mark_explains(project: Path) -> None:
     decided: list[PermissionDecided] = []
     async with at_approval(project, decided) as (app, pilot, session):

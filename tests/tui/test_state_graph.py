@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.content import Content
 
 from agentcli.llm.replay import ReplayModel
 from agentcli.tui.widgets import GraphStrip, GraphTrail, StateGraph
-from tests.tui.helpers import drain, make_app, make_session, recording, wait_for, wait_idle
+from tests.tui.helpers import drain, logged_then_resumed, make_app, make_session, recording, wait_for, wait_idle
 
 FIX = recording(
     ("Looking at the code first.", [("read_file", {"path": "textstats.py"})]),
@@ -53,21 +54,52 @@ async def test_a_turn_lights_idle_counts_visits_and_leaves_a_trail(project: Path
                                             "compacting, halted")
 
 
-async def test_the_transition_just_taken_is_drawn_bright(project: Path) -> None:
+def bright_edges(graph: StateGraph) -> set[str]:
+    """The edges drawn bright from end to end (lines shared by several edges, such as a lane into
+    idle, light up with the one taken: whole edges only count)."""
+    content = graph.render()
+    drawing = graph.drawing(graph._width)
+    seen: dict[str, list[bool]] = {}
+    for row, spans in enumerate(drawing.spans):
+        for span in spans:
+            if span.tag.startswith("edge:"):
+                seen.setdefault(span.tag, []).append(_bright(content, drawing.lines, row, span))
+    return {tag for tag, cells in seen.items() if all(cells)}
+
+
+async def test_the_transition_just_taken_is_drawn_bright(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(StateGraph, "fade_s", None)  # bright until the next one, however slow the machine
     app = make_app(project, make_session(project, ReplayModel(FIX)), initial_prompt="go")
     async with app.run_test(size=(200, 50)) as pilot:
         await wait_idle(pilot, app)
         await drain(pilot)
+        assert bright_edges(app.graph) == {"edge:executingTool>idle"}
+
+
+async def test_the_transition_just_taken_fades_and_settles(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """It stayed bright while the agent waited, pointing at a step long done; now it dims, then is
+    drawn like the other edges out of idle (the trail still ends with it)."""
+    monkeypatch.setattr(StateGraph, "fade_s", (0.2, 0.4))
+    app = make_app(project, make_session(project, ReplayModel(FIX)), initial_prompt="go")
+    async with app.run_test(size=(200, 50)) as pilot:
+        await wait_idle(pilot, app)
         graph = app.graph
-        content = graph.render()
-        drawing = graph.drawing(graph._width)
-        seen: dict[str, list[bool]] = {}
-        for row, spans in enumerate(drawing.spans):
-            for span in spans:
-                if span.tag.startswith("edge:"):
-                    seen.setdefault(span.tag, []).append(_bright(content, drawing.lines, row, span))
-        # Lines shared by several edges (a lane into idle) light up with it: whole edges only count.
-        assert {tag for tag, cells in seen.items() if all(cells)} == {"edge:executingTool>idle"}
+        await wait_for(pilot, lambda: graph.glow == 0 and not bright_edges(graph), what="the edge to settle")
+        assert "→is_complete→ idle" in app.graph_trail.render().plain.replace("\n", " ")
+        # A new transition is bright again, and settles again.
+        await pilot.press(*"more", "enter")
+        await wait_for(pilot, lambda: graph.visits["thinking"] == 4, what="the next turn")
+        await wait_for(pilot, lambda: graph.glow == 0 and not bright_edges(graph), what="the edge to settle again")
+
+
+async def test_a_reopened_session_draws_no_transition_as_just_taken(project: Path, tmp_path: Path) -> None:
+    reopened = await logged_then_resumed(project, FIX, tmp_path / "fix.json", "go")
+    app = make_app(project, reopened)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await wait_for(pilot, lambda: app.session_ready and app.graph.visits["thinking"] == 3, what="the history")
+        await drain(pilot)
+        assert app.graph.last_step is not None and app.graph.glow == 0
+        assert not bright_edges(app.graph), "a transition from an earlier run is not the one just taken"
 
 
 def _bright(content: Content, lines: list[str], row: int, span: object) -> bool:

@@ -117,3 +117,25 @@ async def test_a_session_without_a_known_window_shows_no_context_figure() -> Non
         header.post_message(SessionEventPosted(usage(1_000, 10)))
         await wait_for(pilot, lambda: header.input_tokens == 1_000)
         assert "ctx" not in header.render().plain
+
+
+async def test_at_80_columns_the_header_keeps_the_model_and_the_session_id() -> None:
+    """At 80x24 the header ended at the model, cut: the session id (what resume needs) never
+    showed."""
+    app = HeaderApp()
+    async with app.run_test(size=(80, 3)) as pilot:
+        header = app.query_one(StatusHeader)
+        header.state, header.phase, header.waiting_for = "idle", "work", "task"
+        header.model, header.workspace, header.session_id = "openai/gpt-4o", "~/src/project", "5e55a1d0c0de"
+        header.post_message(SessionEventPosted(usage(14_100, 517)))
+        await wait_for(pilot, lambda: header.input_tokens == 14_100)
+        shown = header.render().plain
+        assert shown.startswith("○ idle · work · 14.1k in / 517 out")
+        assert shown.index("5e55a1d0c0de") + len("5e55a1d0c0de") <= header.content_size.width, shown
+        assert "openai/gpt-4o" in shown
+    app = HeaderApp()
+    async with app.run_test(size=(200, 3)) as pilot:
+        header = app.query_one(StatusHeader)
+        header.state, header.phase, header.model = "idle", "work", "replay:recording.json"
+        await wait_for(pilot, lambda: header.content_size.width > 0)
+        assert header.render().plain.startswith("○ idle  ·  phase work  ·  "), "room enough: as before"

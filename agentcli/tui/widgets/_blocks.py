@@ -362,6 +362,7 @@ class _WrappedLines:
             del self._starts[grown:]
 
     def _wrap(self, width: int) -> list[Content]:
+        width = max(1, width)  # 0 for a frame while a resize narrows the screen: wrap(0) raises
         if width != self._width:
             self._width, self._wrapped, self._starts = width, [], []
         for index in range(len(self._starts), len(self._lines)):

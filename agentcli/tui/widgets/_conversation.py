@@ -158,6 +158,13 @@ class Conversation(VerticalScroll, can_focus=True):
         """A step mounting older blocks ahead of need is queued or running."""
         self._shifted = 0
         """Lines the view was moved by for blocks mounted above it, in all (``scroll_to``)."""
+        self._aimed: tuple[float, int] | None = None
+        """A deferred scroll's ``y`` and ``_shifted`` when it was aimed (``scroll_to``), until it is done."""
+        self._owed_up = 0.0
+        """Lines a scroll aimed above the window's first block still has to go once the page over
+        it is mounted (page-ups faster than pages mount)."""
+        self._showing_earlier = False
+        """A page above the window is asked for or being mounted (the page-ups owed wait for it)."""
         self._scrolled_at = 0.0
         """When the view last moved (``time.monotonic``): steps ahead wait for a pause."""
         self._above = asyncio.Lock()
@@ -612,11 +619,19 @@ class Conversation(VerticalScroll, can_focus=True):
         then goes to that block, where the page meets the window, as paging there would.
         """
         if self._first_mounted == 0:
+            self._showing_earlier = False
             return
         self.release_anchor()
-        # Unless `end` (queued first for the window) has brought the view back to the newest.
-        await self._mount_above(PAGE, wanted=lambda: not self.following, reveal=True)
-        await self._trim_below(arranged=True)
+        self._showing_earlier = True
+        try:
+            # Unless `end` (queued first for the window) has brought the view back to the newest.
+            await self._mount_above(PAGE, wanted=lambda: not self.following, reveal=True)
+            await self._trim_below(arranged=True)
+        finally:
+            self._showing_earlier = False
+        owed, self._owed_up = self._owed_up, 0.0
+        if owed and not self.following:
+            self.scroll_to(y=self.scroll_y - owed, animate=False)  # the page-ups that met the top
         self._prefetch()  # and, reading on up from there, the blocks above it ahead of need
 
     async def _mount_above(self, count: int, *, wanted: Callable[[], bool] | None = None,
@@ -818,13 +833,56 @@ class Conversation(VerticalScroll, can_focus=True):
             self.release_anchor()
         self.app.animator.force_stop_animation(self, "scroll_y")
         shifted = self._shifted
+        self._aimed = (y, shifted)
 
         def deferred() -> None:
+            if self._aimed == (y, shifted):
+                self._aimed = None
+            target = y + self._shifted - shifted
+            # Above the window's top with older blocks not mounted: the view stops at the top,
+            # which mounts the page above (``watch_scroll_y``), and goes on up from there.
+            self._owed_up = -target if target < 0 and self._first_mounted > 0 else 0.0
+            if self._owed_up and self.scroll_y <= 0:
+                # Already at the top: no move to it will ask for the page above (keys held down).
+                self._ask_earlier()
             super(Conversation, self).scroll_to(
                 x, y + self._shifted - shifted, animate=animate, speed=speed, duration=duration, easing=easing,
                 force=force, on_complete=on_complete, level=level, immediate=True, release_anchor=False)
 
         self.call_after_refresh(deferred)
+
+    def _ask_earlier(self) -> None:
+        """Mount the page above the window, unless one is already on its way (asked twice in a
+        frame, the second worker cancelled the first before it ran)."""
+        if not self._showing_earlier:
+            self._showing_earlier = True
+            self.run_worker(self.action_show_earlier(), group="window", exclusive=True)
+
+    def aimed_y(self) -> float:
+        """Where the view is going: the last deferred scroll's target (moved with the blocks
+        mounted above since), else the animation's, else where it is."""
+        if self._aimed is not None:
+            y, shifted = self._aimed
+            return y + self._shifted - shifted
+        if self.app.animator.is_being_animated(self, "scroll_y"):
+            return self.scroll_target_y
+        return self.scroll_y
+
+    # Pages counted from where the view is going, not where it is: page-ups pressed within one
+    # frame (a key held down, keys faster than the screen redraws) each took the view one screen
+    # up from the same row, and ten moved it one page.
+    def scroll_page_up(self, *, animate: bool = True, speed: float | None = None, duration: float | None = None,
+                       easing: EasingFunction | str | None = None, force: bool = False,
+                       on_complete: CallbackType | None = None, level: AnimationLevel = "basic") -> None:
+        self.scroll_to(y=self.aimed_y() - self.scrollable_content_region.height, animate=animate, speed=speed,
+                       duration=duration, easing=easing, force=force, on_complete=on_complete, level=level)
+
+    def scroll_page_down(self, *, animate: bool = True, speed: float | None = None, duration: float | None = None,
+                         easing: EasingFunction | str | None = None, force: bool = False,
+                         on_complete: CallbackType | None = None, level: AnimationLevel = "basic") -> None:
+        self._owed_up = 0.0
+        self.scroll_to(y=self.aimed_y() + self.scrollable_content_region.height, animate=animate, speed=speed,
+                       duration=duration, easing=easing, force=force, on_complete=on_complete, level=level)
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
@@ -834,7 +892,7 @@ class Conversation(VerticalScroll, can_focus=True):
             self.call_after_refresh(self._drop_far_lines)
         if new <= 0 < old and self._first_mounted > 0:
             # Reached the top before the blocks above were mounted ahead (a key held down).
-            self.run_worker(self.action_show_earlier(), group="window", exclusive=True)
+            self._ask_earlier()
         elif new < old:
             self._prefetch()
         elif new >= self.max_scroll_y > old and not self.at_end:

@@ -101,7 +101,7 @@ class FirstFramePrompt(Widget, can_focus=True):
         if typed or not self.placeholder:
             content = Content(typed + " ").stylize(cursor, len(typed), len(typed) + 1)
         else:
-            lines = Content.from_text(self.placeholder).wrap(width) or [Content()]
+            lines = Content.from_text(self.placeholder).wrap(max(1, width)) or [Content()]
             content = lines[0].stylize(self.get_visual_style("text-area--placeholder"))
             if self.has_focus:
                 content = content.stylize(cursor, 0, 1)

@@ -15,6 +15,7 @@ from typing import ClassVar, Protocol
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
+from textual.strip import Strip
 from textual.widgets import TextArea
 
 CHIP_LINES = 8
@@ -95,6 +96,14 @@ class PromptInput(TextArea):
     def value(self, text: str) -> None:
         self.load_text(text)
         self.move_cursor(self.document.end)
+
+    def render_line(self, y: int) -> Strip:
+        # Textual wraps the placeholder to the content width, and wrapping to 0 raises: the app
+        # crashed when a terminal went from 200 columns to 80, for the frame laid out before the
+        # narrow layout hides the side panes (they left the prompt no column of its own).
+        if self.content_size.width <= 0:
+            return Strip.blank(self.size.width, self.visual_style.rich_style)
+        return super().render_line(y)
 
     @property
     def expanded(self) -> str:

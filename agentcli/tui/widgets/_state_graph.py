@@ -9,6 +9,7 @@ per graph and pane width; a transition only restyles spans and rewrites the coun
 from __future__ import annotations
 
 import textwrap
+import time
 from collections import Counter, deque
 from typing import TYPE_CHECKING, ClassVar
 
@@ -24,6 +25,8 @@ from agentcli.events import StateChanged
 from agentcli.tui.messages import SessionEventPosted
 
 if TYPE_CHECKING:  # the session layer is imported after the first frame, not for a type
+    from textual.timer import Timer
+
     from agentcli.session.chart import ChartGraph
 
 TRAIL_LENGTH = 12
@@ -32,12 +35,20 @@ TRAIL_LENGTH = 12
 MIN_WIDTH = 40
 """Narrower than this the drawing scrolls sideways rather than squeezing further."""
 
+FADE_S: tuple[float, float] = (2.0, 4.0)
+"""Seconds after a transition when its edge dims from bright to lit, then settles among the
+others: bright until the next one, it kept pointing at a step long done while the agent waited."""
+GLOW_STYLES = ("", "$graph-active", "bold $graph-active")
+"""The transition just taken, by glow: settled (drawn as any edge), fading, bright."""
+FADE_TICK_S = 0.25
+"""How often a fading edge checks its age; the timer pauses once it has settled."""
+
 LEGEND = (
     ("[ thinking ]", "bold reverse $graph-active", "a state; lit: where the agent is now"),
     ("×3", "$graph-visited", "times the agent has entered it"),
     ("▼ label", "$foreground", "a transition to the next state: its event, or the guard that chose it"),
     ("┌▶  ◀┘", "$graph-edge", "other transitions: the loop closing on the left, skips on the right"),
-    ("──▶", "bold $graph-active", "the transition just taken (its label ends the trail)"),
+    ("──▶", "bold $graph-active", "the transition just taken (its label ends the trail); it fades in seconds"),
     ("──▶", "$foreground", "where the agent can go from here; dim lines: elsewhere"),
     ("◀ ▶", "$foreground", "why a waiting state is entered / what takes the agent on"),
     ("╭─ plan ─╮", "$graph-active", "a compound phase, its border lit while the agent is in it"),
@@ -81,6 +92,11 @@ class StateGraph(Widget, can_focus=True):
     """The transition taken last, highlighted with its label until the next one."""
     show_legend: reactive[bool] = reactive(False, layout=True)
     """Whether the legend is shown under the drawing (``?``)."""
+    glow: reactive[int] = reactive(0, layout=False)
+    """How bright ``last_step`` is drawn: 2 just taken, 1 fading, 0 settled (``GLOW_STYLES``)."""
+    fade_s: tuple[float, float] | None = FADE_S
+    """When the transition just taken dims and settles; None keeps it bright until the next one
+    (snapshot tests freeze it, as they freeze clocks)."""
 
     def __init__(self, graph: ChartGraph | None = None, *, name: str | None = None, id: str | None = None,
                  classes: str | None = None) -> None:
@@ -100,6 +116,9 @@ class StateGraph(Widget, can_focus=True):
         self._drawings: dict[int, Drawing] = {}
         self._width = MIN_WIDTH
         """The pane width the drawing was last sized for (layout asks first, render follows)."""
+        self._stepped_at = 0.0
+        """When ``last_step`` was taken (monotonic seconds), for its fade."""
+        self._fade_timer: Timer | None = None
         self.graph: ChartGraph | None = None
         if graph is not None:
             self.set_graph(graph)
@@ -146,8 +165,9 @@ class StateGraph(Widget, can_focus=True):
 
     # -- following the chart -------------------------------------------------------------
 
-    def record(self, event: StateChanged) -> None:
-        """Follow one transition: count it, add it to the trail, highlight it."""
+    def record(self, event: StateChanged, *, fresh: bool = True) -> None:
+        """Follow one transition: count it, add it to the trail, highlight it while it is fresh
+        (``fresh`` False: one read from the log of a session reopened, taken long ago)."""
         key = self._edge_key(event.source, event.target)
         if key is not None:
             self.counts[key] += 1
@@ -157,8 +177,33 @@ class StateGraph(Widget, can_focus=True):
         step = Step(event.source, event.target, label)
         self.trail.append(step)
         self.last_step = step
+        if fresh:
+            self._stepped_at = time.monotonic()
+            self.glow = 2
+            self._fade()
+        else:
+            self.glow = 0
         self._changed()
 
+    def _fade(self) -> None:
+        """Dim the transition just taken as it ages: one timer, paused once the edge has settled,
+        rather than timers started per transition (a resumed session replays thousands)."""
+        if self.fade_s is None or not self.is_attached:
+            return
+        age = time.monotonic() - self._stepped_at
+        glow = 2 if age < self.fade_s[0] else 1 if age < self.fade_s[1] else 0
+        if glow != self.glow:
+            self.glow = glow
+            self._changed()
+        if self._fade_timer is None:
+            self._fade_timer = self.set_interval(FADE_TICK_S, self._fade, pause=glow == 0)
+        elif glow == 0:
+            self._fade_timer.pause()
+        else:
+            self._fade_timer.resume()
+
+    def on_mount(self) -> None:
+        self._fade()  # transitions followed before the pane was mounted
     def _edge_key(self, source: str, target: str) -> tuple[str, str] | None:
         """The drawn edge a transition took; a compound state's transition may name a child."""
         candidates = [source]
@@ -278,8 +323,8 @@ class StateGraph(Widget, can_focus=True):
             for target in self.next_states(current):
                 styles[f"edge:{current}>{target}"] = (1, "$foreground")
         step = self.last_step
-        if step is not None:
+        if step is not None and self.glow:
             key = self._edge_key(step.source, step.target)
             if key is not None:
-                styles[f"edge:{key[0]}>{key[1]}"] = (2, "bold $graph-active")
+                styles[f"edge:{key[0]}>{key[1]}"] = (2, GLOW_STYLES[self.glow])
         return styles

@@ -134,8 +134,9 @@ class StatusHeader(Static):
         # warning; ready for a task: calm.
         state_style = "bold $graph-active" if running else (
             "bold $success" if self.waiting_for == "task" else "bold $warning")
+        state = Content.styled(f"{'●' if running else '○'} {self.state}", state_style) if self.state else Content("")
         parts = [
-            Content.styled(f"{'●' if running else '○'} {self.state}", state_style) if self.state else Content(""),
+            state,
             Content.assemble(("phase ", "$text-muted"), (self.phase or "-", "bold")),
             Content(self.tokens()),
             self.context(),
@@ -145,4 +146,12 @@ class StatusHeader(Static):
             Content.styled(self.session_id, "$text-muted"),
         ]
         # Model and session are known only once the session is attached, just after the first frame.
-        return Content.styled("  ·  ", "$text-muted").join(part for part in parts if part.plain)
+        line = Content.styled("  ·  ", "$text-muted").join(part for part in parts if part.plain)
+        width = self.content_size.width
+        if not width or line.cell_length <= width:
+            return line
+        # Too long for the terminal (80 columns): tighter, the phase unlabelled, and the session id
+        # (what `agentcli resume` needs) before the workspace the user started in, which the end's
+        # ellipsis may cut.
+        parts = [state, Content.styled(self.phase or "-", "bold"), *parts[2:6], parts[7], parts[6]]
+        return Content.styled(" · ", "$text-muted").join(part for part in parts if part.plain)
