@@ -83,6 +83,9 @@ NOTE_LABELS: dict[str, str] = {
     "images": "the images a tool returned go to the model with its next request",
 }
 """What a note the agent added for the model means, by kind (unknown kinds show as they are)."""
+WARNING_NOTES = frozenset({"reminder", "recovery"})
+"""The notes that say something went wrong (the model stopped short, got stuck): marked ``!``.
+The rest say what the model was told (``≡``, as the instructions it reads): information."""
 
 _VERDICTS = {"once": "allowed once", "session": "allowed for this session", "always": "always allowed"}
 
@@ -230,7 +233,10 @@ def describe(event: Event) -> Description | None:
     if isinstance(event, ModelChanged):
         return Description("context", "≡", f"model for {event.role}: {event.model} (this session, resumed too)")
     if isinstance(event, ModelNote):
-        return Description("warning", "!", NOTE_LABELS.get(event.kind, event.kind))
+        label = NOTE_LABELS.get(event.kind, event.kind)
+        if event.kind in WARNING_NOTES:
+            return Description("warning", "!", label)
+        return Description("context", "≡", label)
     if isinstance(event, ErrorOccurred):
         if event.fatal:
             return None  # it ends the turn, and the turn's end says it (once, not twice)

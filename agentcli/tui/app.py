@@ -33,7 +33,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, ScrollableContainer, Vertical
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from agentcli import startup_gc
 from agentcli.config_sources import ConfigError, Layer, read_layers
@@ -51,6 +51,7 @@ from agentcli.tui.gc_policy import GcPolicy
 from agentcli.tui.messages import SessionEventPosted
 from agentcli.tui.themes import DEFAULT_THEME, ROLE_DEFAULTS, configured_theme, load_themes, remember_theme
 from agentcli.tui.widgets._conversation import Conversation
+from agentcli.tui.widgets._footer import FittedFooter
 from agentcli.tui.widgets._prompt import PromptArea
 from agentcli.tui.widgets._status import StatusHeader, display_path
 
@@ -91,9 +92,10 @@ def binding_classes() -> list[type]:
     from agentcli.tui.widgets import SnapshotTimeline, StateGraph
     from agentcli.tui.widgets._blocks import ReasoningBlock, ToolCallBlock
     from agentcli.tui.widgets._prompt_input import PromptInput
+    from agentcli.tui.widgets._timeline import SnapshotList
 
-    return [AgentApp, Conversation, ToolCallBlock, ReasoningBlock, SnapshotTimeline, StateGraph, ConfirmRestore,
-            ConfirmWorkspace, PromptInput, HelpScreen, PickOne]
+    return [AgentApp, Conversation, ToolCallBlock, ReasoningBlock, SnapshotTimeline, SnapshotList, StateGraph,
+            ConfirmRestore, ConfirmWorkspace, PromptInput, HelpScreen, PickOne]
 
 
 def all_binding_ids() -> set[str]:
@@ -333,7 +335,7 @@ class AgentApp(App[int]):
                 yield self.conversation
                 yield self.prompt
             yield self._sidebar
-        yield Footer()
+        yield FittedFooter()
 
     def get_default_screen(self) -> Screen[Any]:
         from agentcli.tui.main_screen import MainScreen

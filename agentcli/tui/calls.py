@@ -113,6 +113,13 @@ def format_tokens(count: int) -> str:
     return f"{count // 1000}k"
 
 
+NO_PRICE = "no price"
+"""The cost of a session that used a model litellm has no price for (never a made-up $0): short,
+so the 80-column header keeps the session id, and saying why."""
+NO_PRICE_HELP = ("Cost unknown: litellm has no price for a model this session used; its tokens are counted, "
+                 "its dollars are not (/cost has the totals).")
+
+
 def format_cost(cost: float | None) -> str:
-    """Dollars, or "cost ?" when the price is unknown (never a made-up $0)."""
-    return "cost ?" if cost is None else f"${cost:.4f}"
+    """Dollars, or ``no price`` when a model's price is unknown."""
+    return NO_PRICE if cost is None else f"${cost:.4f}"

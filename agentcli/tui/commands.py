@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,26 @@ if TYPE_CHECKING:
     from agentcli.tui.app import AgentApp
 
 MAX_SESSIONS = 50
+
+
+@dataclass
+class RankedHit(DiscoveryHit):
+    """A discovery hit (the palette with nothing typed) listed after the app's actions.
+
+    Textual sorts discovery hits by score, and gives them all 0: the order was whichever provider
+    answered first, so snapshots often came before the actions. The actions keep 0; each of these
+    providers lists below them, in ``rank`` order (then in the order it yields).
+    """
+
+    rank: int = 1
+
+    @property
+    def score(self) -> float:
+        return -float(self.rank)
+
+
+SESSIONS_RANK, SNAPSHOTS_RANK, THEMES_RANK, RACES_RANK = 1, 2, 3, 4
+"""The palette's order below the actions."""
 
 
 def system_commands(app: AgentApp) -> Iterable[SystemCommand]:
@@ -88,7 +109,7 @@ class SessionsProvider(Provider):
 
     async def discover(self) -> Hits:
         for title, callback in self._commands():
-            yield DiscoveryHit(title, callback)
+            yield RankedHit(title, callback, rank=SESSIONS_RANK)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
@@ -111,7 +132,7 @@ class RacesProvider(Provider):
     async def discover(self) -> Hits:
         app: AgentApp = self.app  # type: ignore[assignment]
         for title, race_id in self.entries:
-            yield DiscoveryHit(title, partial(app.open_race, race_id))
+            yield RankedHit(title, partial(app.open_race, race_id), rank=RACES_RANK)
 
     async def search(self, query: str) -> Hits:
         app: AgentApp = self.app  # type: ignore[assignment]
@@ -142,7 +163,7 @@ class SnapshotsProvider(Provider):
 
     async def discover(self) -> Hits:
         for title, callback, help_text in self._commands()[:10]:
-            yield DiscoveryHit(title, callback, help=help_text)
+            yield RankedHit(title, callback, help=help_text, rank=SNAPSHOTS_RANK)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
@@ -162,7 +183,7 @@ class ThemesProvider(Provider):
         app: AgentApp = self.app  # type: ignore[assignment]
         for title, callback in self._commands():
             if title.startswith("theme: agentcli") or title == f"theme: {app.theme}":
-                yield DiscoveryHit(title, callback, help="Switch theme (remembered)")
+                yield RankedHit(title, callback, help="Switch theme (remembered)", rank=THEMES_RANK)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)

@@ -231,7 +231,7 @@ class SlashCommands:
         if session is None:
             return
         totals = session.totals
-        cost = "unknown (a model has no price)" if totals.cost is None else f"${totals.cost:.4f}"
+        cost = "unknown (no price: litellm has none for a model used)" if totals.cost is None else f"${totals.cost:.4f}"
         cached = f", {totals.cache_read_tokens:,} from the cache" if totals.cache_read_tokens else ""
         app.notify(f"{totals.input_tokens:,} tokens in{cached}, {totals.output_tokens:,} out · cost {cost} "
                    f"· model {display_model(session.settings.model)}", title="This session", timeout=12)

@@ -129,6 +129,21 @@ def test_lines_read_as_a_person_would_expect() -> None:
     assert text(SHOWN[23]) == "🔒 denied"
 
 
+def test_only_warnings_are_marked_with_a_bang() -> None:
+    def headline(kind: str) -> tuple[str, str]:
+        description = describe(ModelNote(kind=kind, text="for the model"))
+        assert description is not None
+        return description.role, description.headline
+
+    assert headline("restored") == ("context", "≡ told the model the workspace was restored")
+    for kind in ("continue", "resumed", "shell", "images"):
+        role, line = headline(kind)
+        assert role == "context" and line.startswith("≡ "), (kind, line)
+    for kind in ("reminder", "recovery"):  # the model stopped short, got stuck: warnings
+        role, line = headline(kind)
+        assert role == "warning" and line.startswith("! "), (kind, line)
+
+
 def test_each_turn_outcome_has_its_own_role() -> None:
     roles = {describe(event).role for event in SHOWN if isinstance(event, TurnEnded)}  # type: ignore[union-attr]
     assert roles == {"turn-completed", "turn-paused", "turn-halted", "turn-error", "turn-clarify", "turn-approval"}

@@ -170,3 +170,19 @@ def test_the_drawing_is_pure() -> None:
     loaded = set(run.stdout.split())
     for name in ("textual", "rich", "agentcli.session", "pydantic"):
         assert not any(m == name or m.startswith(name + ".") for m in loaded), name
+
+
+@pytest.mark.parametrize("workflow", ["single", "plan-build"])
+def test_the_waiting_states_notes_line_up_at_every_width(workflow: str) -> None:
+    """Each waiting state's ``▶`` (the ways out) starts in one column, as its ``◀`` lines do when
+    they have lines of their own, at every pane width from the narrowest to beside the flow."""
+    graph = graph_of(workflow)
+    for width in range(40, 131):
+        drawing = draw_chart(graph, width)
+        spans = [span for row in drawing.spans for span in row]
+        waiting = {span.tag.removeprefix("out:") for span in spans if span.tag.startswith("out:")}
+        assert len(waiting) == 4, waiting  # permission, clarification, paused, halted
+        outs = {span.start for span in spans if span.tag.startswith("out:")}
+        nodes = {span.start for span in spans if span.tag.removeprefix("node:") in waiting}
+        assert len(outs) == 1 and len(nodes) == 1, (width, outs, nodes)
+        assert outs.pop() == nodes.pop() + 2, f"the ways out are indented under their state at {width}"

@@ -139,3 +139,22 @@ async def test_at_80_columns_the_header_keeps_the_model_and_the_session_id() -> 
         header.state, header.phase, header.model = "idle", "work", "replay:recording.json"
         await wait_for(pilot, lambda: header.content_size.width > 0)
         assert header.render().plain.startswith("○ idle  ·  phase work  ·  "), "room enough: as before"
+
+
+async def test_the_cost_shows_once_known_and_an_unknown_price_says_so() -> None:
+    app = HeaderApp()
+    async with app.run_test(size=(120, 3)) as pilot:
+        header = app.query_one(StatusHeader)
+        header.model = "m"
+        await pilot.pause()
+        assert "$" not in header.render().plain, "no cost before a call reported one"
+        priced = UsageReported(model="m", input_tokens=1_000, output_tokens=50, cost=0.0123,
+                               total_input_tokens=1_000, total_output_tokens=50, total_cost=0.0123)
+        header.post_message(SessionEventPosted(priced))
+        await wait_for(pilot, lambda: header.input_tokens == 1_000)
+        assert "$0.0123" in header.render().plain and header.tooltip is None
+        header.post_message(SessionEventPosted(usage(2_000, 100)))  # a model with no price: total unknown
+        await wait_for(pilot, lambda: header.input_tokens == 2_000)
+        line = header.render().plain
+        assert "no price" in line and "?" not in line and "$" not in line, line
+        assert isinstance(header.tooltip, str) and "no price" in header.tooltip, "the header explains it"

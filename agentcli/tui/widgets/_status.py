@@ -10,7 +10,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from agentcli.tui.calls import format_cost, format_tokens
+from agentcli.tui.calls import NO_PRICE_HELP, format_cost, format_tokens
 
 if TYPE_CHECKING:  # the session layer is imported after the first frame, not for a type
     from agentcli.session.view import SessionView
@@ -70,7 +70,8 @@ class StatusHeader(Static):
     estimated: reactive[bool] = reactive(False)
     """Some call's usage was not reported by the server but estimated: the figures get a ``~``."""
     cost: reactive[float | None] = reactive(0.0)
-    """Total dollars; None when any call had no known price."""
+    """Total dollars; None when any call had no known price. Shown once a call has reported its
+    usage: before that, a ``$0.0000`` would claim a price nobody has looked up."""
     context_tokens: reactive[int] = reactive(0)
     """The size of the latest request (or, after a compaction, the estimate of the next)."""
     context_window: reactive[int | None] = reactive(None)
@@ -108,6 +109,15 @@ class StatusHeader(Static):
             self.context_tokens = event.tokens_after
             self.context_window = event.window or self.context_window
 
+    def watch_cost(self, cost: float | None) -> None:
+        self.tooltip = NO_PRICE_HELP if cost is None else None
+
+    def cost_text(self) -> str:
+        """The session's cost; nothing before the first call has reported its usage."""
+        if not (self.input_tokens or self.output_tokens):
+            return ""
+        return format_cost(self.cost)
+
     def context(self) -> Content:
         """``ctx 42k/200k ▰▰▱▱▱``: the latest request against the window, a bar of five cells that
         turns to the warning colour from 80% (where the view is compacted by default)."""
@@ -140,7 +150,7 @@ class StatusHeader(Static):
             Content.assemble(("phase ", "$text-muted"), (self.phase or "-", "bold")),
             Content(self.tokens()),
             self.context(),
-            Content(format_cost(self.cost)),
+            Content(self.cost_text()),
             Content.styled(self.model, "$primary"),
             Content(self.workspace),
             Content.styled(self.session_id, "$text-muted"),

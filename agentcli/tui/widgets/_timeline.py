@@ -132,6 +132,16 @@ def render_diff(diff: Any, title: str, limit: int = PREVIEW_LINES, note: str = "
     return Content("\n").join(lines)
 
 
+class SnapshotList(SteadyOptionList):
+    """The timeline's list: its ``enter`` (the option list's select, which asks for a restore)
+    is named in the footer, where the option list's own is hidden."""
+
+    BINDINGS = [
+        Binding("enter", "select", "Restore", id="agentcli.timeline.restore",
+                tooltip="Restore the workspace to the selected snapshot (asks first)"),
+    ]
+
+
 class SnapshotTimeline(Vertical):
     """Snapshots in order, newest last; scrub with the arrow keys, enter to restore."""
 
@@ -153,9 +163,9 @@ class SnapshotTimeline(Vertical):
                 tooltip="Move to the previous snapshot"),
         Binding("right", "scrub(1)", "Newer", show=False, id="agentcli.timeline.newer",
                 tooltip="Move to the next snapshot"),
-        Binding("d", "toggle_base", "Diff base", id="agentcli.timeline.base",
+        Binding("d", "toggle_base", "Base", id="agentcli.timeline.base",
                 tooltip="Compare the snapshot with the working tree or with the snapshot before it"),
-        Binding("u", "undo", "Undo restore", id="agentcli.timeline.undo",
+        Binding("u", "undo", "Undo", id="agentcli.timeline.undo",
                 tooltip="Restore what the last restore replaced"),
     ]
     HELP = """
@@ -206,7 +216,7 @@ class SnapshotTimeline(Vertical):
         self.following = True
         self.previews_started = 0
         """Previews that actually ran a diff (scrubbing past entries starts none)."""
-        self.option_list = SteadyOptionList(id="snapshot-list")
+        self.option_list = SnapshotList(id="snapshot-list")
         self._diff = Static(id="diff-text")
         self._preview: VerticalScroll | None = None
 
@@ -263,6 +273,16 @@ class SnapshotTimeline(Vertical):
         elif isinstance(event, SnapshotRestored):
             self.undo_id = event.undo_snapshot_id
             self.refresh_bindings()
+            # The scrub back ended in the restore: its entries (the undo point, the restored
+            # state) arrived just before this and are what the user looks for next, even when
+            # the three rows of an 80x24 list left them out of view.
+            self.follow_newest()
+
+    def follow_newest(self) -> None:
+        """Select (and scroll to) the newest entry, and keep following new ones."""
+        self.following = True
+        if self.entries:
+            self.option_list.highlighted = len(self.entries) - 1
 
     # -- scrubbing and preview -----------------------------------------------------------
 
