@@ -248,7 +248,8 @@ def describe(event: Event) -> Description | None:
         return Description("stuck", f"⚠ stuck ({event.rule}):", f"{event.evidence} — {then}")
     if isinstance(event, ProgressReported):
         files = event.files_modified
-        modified = (f"{len(files)} files modified ({', '.join(files[:5])}{', …' if len(files) > 5 else ''})"
+        noun = "file" if len(files) == 1 else "files"
+        modified = (f"{len(files)} {noun} modified ({', '.join(files[:5])}{', …' if len(files) > 5 else ''})"
                     if files else "no files modified")
         return Description("progress", "progress:", f"{event.actions} actions · {event.successes} ok · "
                            f"{event.failures} failed · {event.checks_passing} checks passing · {modified}")

@@ -16,6 +16,7 @@ import re
 import socket
 import ssl
 import time
+from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 from types import ModuleType
 
@@ -24,6 +25,51 @@ from agentcli.llm.types import ErrorKind, ModelCallError
 _MAX_LINE = 240
 
 KEY_HELP = "set it in the environment (or the provider's usual key variable), then resume"
+
+# The variables litellm reads a provider's key from (its ``validate_environment``), for the
+# providers people use most; another provider's key is looked for as ``<PROVIDER>_API_KEY``.
+_KEY_VARIABLES: dict[str, tuple[str, ...]] = {
+    "openai": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "azure": ("AZURE_API_KEY",),
+    "openrouter": ("OPENROUTER_API_KEY",),
+    "together_ai": ("TOGETHERAI_API_KEY",),
+    "perplexity": ("PERPLEXITYAI_API_KEY",),
+    "huggingface": ("HUGGINGFACE_API_KEY",),
+    "datarobot": ("DATAROBOT_API_TOKEN",),
+}
+
+
+def key_source(model: str, environ: Mapping[str, str], *, placeholder: bool) -> str | None:
+    """Where the key sent for ``model`` came from, in words for the "rejected key" message.
+
+    Args:
+        model: The litellm model string called.
+        environ: The environment the key was read from.
+        placeholder: No key was set and a stand-in was sent (a local OpenAI-compatible server).
+
+    Returns:
+        E.g. "ANTHROPIC_API_KEY", "GEMINI_API_KEY or GOOGLE_API_KEY", or None when no known
+        variable is set (a key litellm found some other way).
+    """
+    provider = model.split("/", 1)[0] if "/" in model else "openai"
+    names = _KEY_VARIABLES.get(provider, (f"{provider.upper()}_API_KEY",))
+    if placeholder:
+        return None
+    present = [name for name in names if environ.get(name)]
+    return " or ".join(present) if present else None
+
+
+def _rejected_key(provider: str, model: str, raw: str, source: str | None, placeholder: bool) -> str:
+    """The one line for a key the provider refused, naming the variable that supplied it."""
+    said = _provider_message(raw)
+    if placeholder:
+        variable = " or ".join(_KEY_VARIABLES.get(provider, (f"{provider.upper()}_API_KEY",)))
+        return f"the server for {model} wants an API key and {variable} is not set; set it, then resume ({said})"
+    if source is None:
+        return f"{provider} rejected the API key for {model}: check the key litellm found for it, then resume ({said})"
+    return f"{provider} rejected the API key for {model} from {source}: check {source}, then resume ({said})"
 
 
 class StreamStalled(Exception):
@@ -87,7 +133,15 @@ def _until(date: str) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def classify(error: BaseException, litellm: ModuleType, model: str, *, missing_keys: list[str]) -> ModelCallError:
+def classify(
+    error: BaseException,
+    litellm: ModuleType,
+    model: str,
+    *,
+    missing_keys: list[str],
+    key_from: str | None = None,
+    placeholder_key: bool = False,
+) -> ModelCallError:
     """The failure of a call to ``model``, classified, in one line.
 
     Args:
@@ -95,10 +149,15 @@ def classify(error: BaseException, litellm: ModuleType, model: str, *, missing_k
         litellm: The litellm module (its exception classes).
         model: The litellm model string called.
         missing_keys: The key variables litellm looks for and did not find (for ``auth``).
+        key_from: The variable the key sent came from (see `key_source`), named when it is rejected.
+        placeholder_key: No key was set and a stand-in was sent to a custom server.
     """
     raw = " ".join(str(error).split()) or type(error).__name__
     status = status_of(error)
     kind, message = _kind(error, litellm, model, raw, status, missing_keys)
+    if kind == "auth" and not missing_keys:
+        provider = model.split("/", 1)[0] if "/" in model else "the provider"
+        message = _rejected_key(provider, model, raw, key_from, placeholder_key)
     window, prompt = overflow_figures(raw) if kind == "overflow" else (None, None)
     return ModelCallError(_clip(message), kind=kind, status=status, detail=raw, window=window, prompt_tokens=prompt)
 

@@ -26,6 +26,7 @@ from agentcli.llm.errors import (
     StreamEndedInACall,
     StreamStalled,
     classify,
+    key_source,
     retry_after,
 )
 from agentcli.llm.limits import ModelLimits, model_limits
@@ -46,6 +47,8 @@ from agentcli.llm.types import (
 from agentcli.llm.warmup import load_litellm
 
 _request_ids = itertools.count(1)
+_NO_KEY = "sk-no-key-required"
+"""The stand-in key sent to a local OpenAI-compatible server when none is set (the SDK insists on one)."""
 _EFFORT_BUDGETS = {"low": 1024, "medium": 2048, "high": 4096}
 """What litellm turns each effort into for Anthropic thinking (measured), for the output limit."""
 _THINKING_HEADROOM = 4096
@@ -131,6 +134,8 @@ class LiteLLMClient:
             if notice is not None:
                 yield notice
         missing = _missing_keys(litellm, model, kwargs)
+        placeholder = kwargs.get("api_key") == _NO_KEY
+        key_from = key_source(model, os.environ, placeholder=placeholder)
         attempts = self.retry.attempts
         request_id = f"req{next(_request_ids)}"
         for attempt in itertools.count(1):
@@ -150,7 +155,8 @@ class LiteLLMClient:
             except asyncio.CancelledError:
                 raise
             except Exception as error:
-                failure = classify(error, litellm, model, missing_keys=missing)
+                failure = classify(error, litellm, model, missing_keys=missing, key_from=key_from,
+                                   placeholder_key=placeholder)
                 if failure.kind == "bad_request" and _refuses_thinking(failure, kwargs):
                     # A model that cannot think (Ollama: '"llama3.1" does not support thinking'):
                     # every call would fail the same way; go on without, and say so.
@@ -254,7 +260,7 @@ class LiteLLMClient:
         if custom_server and model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
             # Local OpenAI-compatible servers (vLLM, llama.cpp, LM Studio) need no key,
             # but the OpenAI SDK refuses to start without one.
-            kwargs["api_key"] = "sk-no-key-required"
+            kwargs["api_key"] = _NO_KEY
         if model in self._unthinking:
             return kwargs, None
         return kwargs, self._reasoning(kwargs, model, request, limits)

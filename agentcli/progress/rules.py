@@ -382,7 +382,7 @@ class NoProgressRule(Rule):
             self.rule,
             f"the last {self._window} actions brought no new file content, no new command, "
             f"no newly passing check and no new information: {listed}"
-            + (f" and {more} other calls" if more > 0 else ""),
+            + (f" and {more} other call{'' if more == 1 else 's'}" if more > 0 else ""),
         )
 
     def verdict_issued(self) -> None:

@@ -35,8 +35,8 @@ def _changes_nothing(action: Action) -> bool:
 class ProgressTracker:
     """Tracks semantic progress across a session and detects stuck loops.
 
-    Call `record` after every tool call. Call `reset` when the workflow enters a new phase
-    or the user sends a message. After each `record`, `summary_due` tells whether to emit a
+    Call `record` after every tool call. Call `enter_phase` when the workflow enters a phase
+    and `reset` when the user sends a message. After each `record`, `summary_due` tells whether to emit a
     progress summary (every `summary_every` calls).
 
     What counts as progress, and which rules fire, is described in `novelty.py` and
@@ -72,6 +72,12 @@ class ProgressTracker:
         self._phase_actions = 0
         self._last_verdict: StuckVerdict | None = None
         self._reset_reason: str | None = None
+        # Phases entered since the work last moved (new file content or a newly passing
+        # check). Re-entering one of them is a bounce, not a fresh start: a workflow whose
+        # phases hand the turn back and forth would otherwise reset the rules on every call
+        # and never be caught repeating itself.
+        self._cycle_phases: set[str] = set()
+        self._strong_since_phase = False
 
     @property
     def config(self) -> ProgressConfig:
@@ -121,6 +127,7 @@ class ProgressTracker:
                 finding = found
         if novelty.strong:
             self._worked_since_verdict = True
+            self._strong_since_phase = True
         if finding is None:
             if novelty.any:
                 self._escalation.progressed()
@@ -139,7 +146,38 @@ class ProgressTracker:
         self._last_verdict = verdict
         return verdict
 
+    def enter_phase(self, name: str) -> bool:
+        """Note that the workflow entered a phase; start afresh unless it is a bounce.
+
+        A phase entered for the first time since the work last moved (new file content or a
+        newly passing check) resets tracking as `reset` does. Returning to a phase already
+        entered in that stretch (a↔b with nothing written in between) keeps everything the
+        rules remember, so repetition spread over the bounce counts as in one phase.
+
+        Args:
+            name: The phase's name.
+
+        Returns:
+            Whether tracking was reset.
+        """
+        if self._strong_since_phase:
+            self._cycle_phases.clear()
+        elif name in self._cycle_phases:
+            return False
+        self._restart(f"entered phase {name}")
+        self._cycle_phases.add(name)
+        return True
+
     def reset(self, reason: str) -> None:
+        """Start a fresh phase of tracking after a user message (phases use `enter_phase`).
+
+        Args:
+            reason: Why, e.g. "user message"; kept for display.
+        """
+        self._cycle_phases.clear()
+        self._restart(reason)
+
+    def _restart(self, reason: str) -> None:
         """Start a fresh phase of tracking: a new workflow phase, or a user message.
 
         Clears everything stuck detection remembers (what the phase has seen, the rules'
@@ -158,6 +196,7 @@ class ProgressTracker:
         self._phase_actions = 0
         self._last_verdict = None
         self._reset_reason = reason
+        self._strong_since_phase = False
 
     def summary(self) -> ProgressSummary:
         """Session totals now.

@@ -69,9 +69,11 @@ class Reviewing:
         self.checks_signal = None
 
     def enter_phase(self, state: State) -> None:
-        """On entering a workflow phase: progress and the phase's step count start afresh, and
-        the signal that moved the phase is spent (it moves it one step, never two)."""
-        self.turn.watchdog.reset(f"entered phase {state.name}")
+        """On entering a workflow phase: progress starts afresh unless the workflow bounced back to a
+        phase entered since the work last moved (see `ProgressTracker.enter_phase`); the phase's
+        step count starts afresh, and the signal that moved the phase is spent (it moves it one
+        step, never two)."""
+        self.turn.watchdog.enter_phase(state.name)
         self.turn.phase_steps = 0
         self.tool_signal = None
         self.checks_signal = None

@@ -129,3 +129,6 @@ class Watchdog:
 
     def reset(self, reason: str) -> None:
         self.tracker.reset(reason)
+
+    def enter_phase(self, name: str) -> None:
+        self.tracker.enter_phase(name)

@@ -12,7 +12,7 @@ from agentcli.tools.base import Arguments, BlockingTool, ToolContext, ToolError,
 from agentcli.tools.fsaccess import open_dir, open_regular, open_subdir, read_bounded, rewrite
 from agentcli.tools.ignore import make_filter
 from agentcli.tools.paths import relative, resolve_in_workspace
-from agentcli.tools.text import decode_text, looks_binary, truncate_middle
+from agentcli.tools.text import counted, decode_text, looks_binary, truncate_middle
 
 MAX_LINE_CHARS = 2000
 DEFAULT_READ_LINES = 2000
@@ -55,7 +55,7 @@ class ReadFile(BlockingTool[ReadFileArgs]):
                 total = len(all_lines)
                 start = (args.offset or 1) - 1
                 if total and start >= total:
-                    raise ToolError(f"offset {args.offset} is past the end of '{display}' ({total} lines)")
+                    raise ToolError(f"offset {args.offset} is past the end of '{display}' ({counted(total, 'line')})")
                 lines = all_lines[start : start + (args.limit or DEFAULT_READ_LINES)]
         finally:
             os.close(fd)
@@ -115,7 +115,7 @@ class WriteFile(BlockingTool[WriteFileArgs]):
     def summary(cls, args: Mapping[str, object]) -> str:
         content = args.get("content")
         lines = count_lines(content) if isinstance(content, str) else 0
-        return f"Write {cls.preview(args)} ({lines} line{'s' if lines != 1 else ''})"
+        return f"Write {cls.preview(args)} ({counted(lines, 'line')})"
 
     def run_blocking(self, args: WriteFileArgs, ctx: ToolContext) -> ToolResult:
         path = resolve_in_workspace(ctx.workspace, args.path)
@@ -125,7 +125,7 @@ class WriteFile(BlockingTool[WriteFileArgs]):
         lines = count_lines(args.content)
         verb = "Overwrote" if existed else "Created"
         return ToolResult(
-            ok=True, output=f"{verb} {display} ({lines} lines)", files_changed=(display,)
+            ok=True, output=f"{verb} {display} ({counted(lines, 'line')})", files_changed=(display,)
         )
 
 

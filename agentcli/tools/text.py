@@ -7,6 +7,11 @@ from agentcli.tools.base import ToolError
 _SNIFF_BYTES = 8192
 
 
+def counted(number: int, noun: str) -> str:
+    """``1 line``, ``2 lines``: a count with its noun in the right number (nouns taking an -s)."""
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
 def looks_binary(data: bytes) -> bool:
     """Git's rule: a NUL byte in the first 8 KiB means binary."""
     return b"\x00" in data[:_SNIFF_BYTES]
@@ -39,7 +44,7 @@ def truncate_middle(text: str, limit: int, *, unseen_chars: int = 0, unseen_line
     head, tail = text[:keep], text[len(text) - keep :]
     cut = text[keep : len(text) - keep]
     lines = cut.count(chr(10)) + unseen_lines + 1
-    return f"{head}\n[... {lines} lines, {len(cut) + unseen_chars:,} characters cut ...]\n{tail}"
+    return f"{head}\n[... {counted(lines, 'line')}, {counted(len(cut) + unseen_chars, 'character')} cut ...]\n{tail}"
 
 
 def valid_text(text: str) -> str:

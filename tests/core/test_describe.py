@@ -189,3 +189,8 @@ def test_the_describer_imports_neither_rich_nor_textual() -> None:
     code = "import sys, agentcli.describe; print(sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'textual')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_progress_summary_with_one_file_modified_says_file() -> None:
+    one = describe(ProgressReported(actions=3, files_modified=["a.py"], successes=3, failures=0, checks_passing=0))
+    assert one is not None and "1 file modified (a.py)" in one.text, one

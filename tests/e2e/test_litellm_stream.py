@@ -56,7 +56,7 @@ async def test_text_and_tool_calls_split_across_chunks_with_usage(workspace: Pat
     history = server.requests[1]["messages"]
     call = history[-2]["tool_calls"][0]
     assert json.loads(call["function"]["arguments"]) == {"path": "hello.py", "content": "print('hello')\n"}
-    assert history[-1] == {"role": "tool", "tool_call_id": call["id"], "content": "Created hello.py (1 lines)"}
+    assert history[-1] == {"role": "tool", "tool_call_id": call["id"], "content": "Created hello.py (1 line)"}
 
 
 async def test_429_then_success_is_retried(workspace: Path, server: OpenAIServer) -> None:

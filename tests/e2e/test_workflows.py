@@ -133,3 +133,59 @@ def test_invalid_workflow_files_are_reported_and_never_crash(workspace: Path) ->
     assert run.returncode == 2 and "broken.toml" in run.stderr and "nowhere" in run.stderr
     unknown = agentcli("run", "x", "--workflow", "nope", cwd=workspace)
     assert unknown.returncode == 2 and "plan-build" in unknown.stderr
+
+
+BOUNCING_WORKFLOW_TOML = '''\
+initial = "a"
+terminal = ["done"]
+
+[[phases]]
+name = "a"
+tools = ["read_file"]
+
+[[phases]]
+name = "b"
+tools = ["read_file", "grep"]
+
+[[phases]]
+name = "done"
+tools = []
+
+[[transitions]]
+from = "a"
+to = "b"
+tool = "read_file"
+
+[[transitions]]
+from = "b"
+to = "a"
+tool = "read_file"
+
+[[transitions]]
+from = "b"
+to = "done"
+tool = "grep"
+'''
+
+
+def test_phases_bouncing_on_every_call_do_not_hide_a_loop(workspace: Path, server: OpenAIServer) -> None:
+    # Each read moves a → b or b → a; before, every phase change reset the tracker, so the
+    # same read ran until the model ran out. A bounce back to a phase already entered with
+    # nothing written in between is one stretch of work: the loop is hinted, then halted.
+    folder = workspace / ".agentcli" / "workflows"
+    folder.mkdir(parents=True)
+    (folder / "bounce.toml").write_text(BOUNCING_WORKFLOW_TOML)
+    (workspace / "main.py").write_text("print('hello')\n")
+    server.add(*[Reply(calls=[Call("read_file", {"path": "main.py"})]) for _ in range(30)])
+    proc = agentcli("run", "read it", "--workflow", "bounce", "--model", "openai/m", "--yes", "--max-steps", "100",
+                    "--api-base", server.base_url, "-o", "jsonl", cwd=workspace)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    stream = events(proc.stdout)
+    reads = [e for e in stream if e["type"] == "tool_call_finished"]
+    stuck = [e for e in stream if e["type"] == "stuck"]
+    assert [e["severity"] for e in stuck] == ["recover", "halt"], stuck
+    assert stuck[0]["rule"] == "identical_call" and "main.py" in stuck[0]["evidence"]
+    assert len(reads) <= 6
+    assert len([e for e in stream if e["type"] == "state_changed" and e["target"] in ("phase_a", "phase_b")]) >= 3
+    ended = [e for e in stream if e["type"] == "turn_ended"]
+    assert ended and ended[-1]["outcome"] == "halted"

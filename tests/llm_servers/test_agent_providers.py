@@ -289,6 +289,7 @@ async def test_a_rejected_key_ends_at_once_without_retries(
     session, rec = _session(workspace, _settings(anthropic_server.base_url))
     ended = await asyncio.wait_for(session.run_turn("go"), 30)
     assert ended.outcome == "error" and "rejected the API key" in ended.reason
+    assert "from ANTHROPIC_API_KEY: check ANTHROPIC_API_KEY" in ended.reason, ended.reason
     assert not rec.of(RetryScheduled) and len(anthropic_server.requests) + len(anthropic_server.log) >= 1
     error = rec.of(ErrorOccurred)[-1]
     assert error.kind == "model:auth" and "invalid x-api-key" in (error.detail or "")

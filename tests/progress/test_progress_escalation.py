@@ -132,3 +132,46 @@ def test_no_progress_gives_a_full_window_after_the_hint() -> None:
         (10, "no_progress", "recover"),
         (20, "no_progress", "halt"),
     ]
+
+
+def test_phases_bouncing_with_nothing_written_do_not_reset_tracking() -> None:
+    # a → b → a → b …, one identical read per phase: the bounce back to a phase already
+    # entered since the work last moved keeps the rules' memory, so the loop is caught.
+    tracker = ProgressTracker()
+    found: list[tuple[int, str]] = []
+    for i in range(12):
+        tracker.enter_phase("a" if i % 2 == 0 else "b")
+        verdict = tracker.record(read("main.py", "print('hello')\n"))
+        if verdict is not None:
+            found.append((i, verdict.severity))
+    assert [severity for _, severity in found[:2]] == ["recover", "halt"]
+    assert found[1][0] <= 5
+
+
+def test_a_phase_entered_after_real_work_starts_afresh() -> None:
+    # implement ⇄ validate with an edit each round is progress: re-entering a phase after new
+    # file content is a fresh start, as a first entry is.
+    tracker = ProgressTracker()
+    tracker.enter_phase("build.implement")
+    feed(tracker, [failed_edit("main.py")] * 2)
+    tracker.record(write("main.py", "version 1"))
+    assert tracker.enter_phase("build.validate")
+    assert tracker.enter_phase("build.implement")
+    assert tracker.last_reset_reason == "entered phase build.implement"
+    assert tracker.record(failed_edit("main.py")) is None
+    assert tracker.record(failed_edit("main.py")) is None
+    # With nothing written since, going back to validate and on to implement is a bounce
+    # through phases of this stretch of work, and resets nothing.
+    assert not tracker.enter_phase("build.validate")
+    assert not tracker.enter_phase("build.implement")
+    verdict = tracker.record(failed_edit("main.py"))
+    assert verdict is not None and verdict.rule == "same_error"
+
+
+def test_a_user_message_forgets_the_phases_of_the_bounce() -> None:
+    tracker = ProgressTracker()
+    tracker.enter_phase("a")
+    tracker.enter_phase("b")
+    assert not tracker.enter_phase("a")
+    tracker.reset("user message")
+    assert tracker.enter_phase("a")

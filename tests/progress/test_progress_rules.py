@@ -317,3 +317,18 @@ def test_writing_the_same_content_again_is_not_progress() -> None:
     found = verdicts(feed(ProgressTracker(), same + stale))
 
     assert found and found[0][1].rule == "no_progress"
+
+
+def test_the_no_progress_evidence_counts_one_other_call_in_the_singular() -> None:
+    # Five different failed reads, each twice (never three times, never in a cycle): four are
+    # listed by name and the fifth is "1 other call", not "1 other calls".
+    guesses = [
+        Action.from_call("read_file", {"path": f"src/g{i}.py"}, f"no such file: src/g{i}.py", False,
+                         f"no such file: src/g{i}.py")
+        for i in range(5) for _ in range(2)
+    ]
+
+    verdict = feed(ProgressTracker(), guesses)[-1]
+
+    assert verdict is not None and verdict.rule == "no_progress", verdict
+    assert verdict.evidence.endswith(" and 1 other call"), verdict.evidence

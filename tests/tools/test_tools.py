@@ -101,7 +101,10 @@ async def test_read_numbers_lines_and_pages(workspace: Path) -> None:
     assert page.output.splitlines()[:2] == ["     4\tline 4", "     5\tline 5"]
     assert "[lines 4-5 of 10]" in page.output
     past = await call(workspace, "read_file", {"path": "a.txt", "offset": 50})
-    assert not past.ok and "past the end" in past.output
+    assert not past.ok and "past the end of 'a.txt' (10 lines)" in past.output
+    (workspace / "one.txt").write_text("only\n")
+    beyond = await call(workspace, "read_file", {"path": "one.txt", "offset": 5})
+    assert not beyond.ok and "past the end of 'one.txt' (1 line)" in beyond.output
 
 
 async def test_read_missing_binary_undecodable_and_huge_files(workspace: Path) -> None:
@@ -125,9 +128,10 @@ async def test_read_missing_binary_undecodable_and_huge_files(workspace: Path) -
 async def test_write_creates_parents_and_reports_the_change(workspace: Path) -> None:
     result = await call(workspace, "write_file", {"path": "pkg/sub/mod.py", "content": "a = 1\nb = 2\n"})
     assert result.ok and result.files_changed == ("pkg/sub/mod.py",)
+    assert result.output == "Created pkg/sub/mod.py (2 lines)"
     assert (workspace / "pkg/sub/mod.py").read_text() == "a = 1\nb = 2\n"
     again = await call(workspace, "write_file", {"path": "pkg/sub/mod.py", "content": "c\r\n"})
-    assert again.output.startswith("Overwrote")
+    assert again.output == "Overwrote pkg/sub/mod.py (1 line)"  # one line, said in the singular
     assert (workspace / "pkg/sub/mod.py").read_bytes() == b"c\r\n"  # written exactly, no newline translation
 
 
@@ -254,7 +258,7 @@ async def test_bash_keeps_only_head_and_tail_of_a_flood_in_memory(workspace: Pat
     assert peak < 20_000_000, f"{peak:,} bytes held for 100 MB of output"
     assert result.ok and result.output.startswith("y" * 1000)
     # The mark counts everything cut, what went by unkept included: 100,000,000 - 2,000 kept.
-    assert "[... 1 lines, 99,998,000 characters cut ...]" in result.output
+    assert "[... 1 line, 99,998,000 characters cut ...]" in result.output
     assert len(result.output) < 2300
 
 
@@ -262,7 +266,7 @@ async def test_bash_cut_counts_lines_and_characters_that_were_never_kept(workspa
     result = await call(workspace, "bash", {"command": "seq 1 1000000"}, max_output_chars=2000)
     text = "".join(f"{n}\n" for n in range(1, 1000001))
     cut = text[1000 : len(text) - 1000]
-    assert f"[... {cut.count(chr(10)) + 1} lines, {len(cut):,} characters cut ...]" in result.output
+    assert f"[... {cut.count(chr(10)) + 1:,} lines, {len(cut):,} characters cut ...]" in result.output
     assert result.output.startswith("1\n2\n") and "1000000" in result.output
 
 
