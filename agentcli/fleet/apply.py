@@ -198,16 +198,19 @@ def apply_attempt(race: Race, attempt_id: str, data_dir: Path, *, force: bool = 
     if attempt is None:
         ids = ", ".join(a.id for a in race.attempts)
         raise ApplyError(f"race {race.id} has no attempt {attempt_id!r} (it has {ids})")
-    if attempt.final_tree is None or attempt.base_tree is None:
+    if not attempt.has_change:
         raise ApplyError(f"attempt {attempt.id} has no result to apply ({attempt.state})")
+    assert attempt.base_tree is not None  # has_change says so
     workdir = Path(attempt.workdir)
     if workdir.is_dir():
         # Collected again: the user may have resumed the attempt's session (or edited its files)
         # since the race ended, and what they apply is what the directory holds now.
         collected = collect(workdir, data_dir)
         attempt.final_tree, attempt.change = collected.final_tree, collected.change
+    if attempt.final_tree is None:
+        raise ApplyError(f"attempt {attempt.id} has no result to apply: its directory {workdir} is gone")
     result = apply_result(workspace=Path(race.workspace), data_dir=data_dir,
-                          attempt_store=store_path(Path(attempt.workdir), data_dir), base_tree=attempt.base_tree,
+                          attempt_store=store_path(workdir, data_dir), base_tree=attempt.base_tree,
                           final_tree=attempt.final_tree, session_id=race.id,
                           label=f"race {race.id} attempt {attempt.id}", force=force)
     race.applied.append(Applied(attempt=attempt.id, at=datetime.now(UTC), undo_snapshot=result.undo_snapshot,

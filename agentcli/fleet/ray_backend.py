@@ -20,6 +20,7 @@ import asyncio
 import json
 import logging
 import os
+import socket
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,7 @@ class RayBackend:
         runtime_env: dict[str, Any] = {"pip": list(pip)} if pip else {}
         try:
             if not ray.is_initialized():
+                _reachable(address)
                 ray.init(address=None if address == "local" else address, runtime_env=runtime_env or None,
                          log_to_driver=False, logging_level=logging.ERROR, include_dashboard=False)
         except (ConnectionError, RuntimeError, ValueError) as error:
@@ -73,6 +75,30 @@ class RayBackend:
     def close(self) -> None:
         if self._ray.is_initialized():
             self._ray.shutdown()
+
+
+_PROBE_TIMEOUT_S = 10.0
+
+
+def _reachable(address: str) -> None:
+    """Fails fast when nothing listens at ``HOST:PORT`` (or ``ray://HOST:PORT``).
+
+    ``ray.init`` keeps retrying an address nobody answers at for minutes, printing a warning
+    every few seconds; one TCP connection tells the user at once. ``auto`` and ``local`` are Ray's
+    to resolve.
+
+    Raises:
+        RayUnavailable: The connection was refused or timed out.
+    """
+    target = address.removeprefix("ray://")
+    host, colon, port = target.rpartition(":")
+    if address in ("auto", "local") or not colon or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=_PROBE_TIMEOUT_S).close()
+    except OSError as error:
+        raise RayUnavailable(f"cannot reach the Ray cluster at {address}: {error.strerror or error}; is a head "
+                             "running there (ray start --head --port PORT)?") from None
 
 
 def remote_job(spec_json: str, archive: bytes) -> dict[str, Any]:

@@ -191,7 +191,7 @@ class RaceScreen(Screen[None]):
     def action_diff(self) -> None:
         selected = self._selected()
         attempt = self.race.attempt(selected) if self.race and selected else None
-        if attempt is None or attempt.final_tree is None:
+        if attempt is None or not attempt.has_change:
             self.notify("This attempt has no result yet.", severity="warning")
             return
         self.app.push_screen(DiffScreen(self.data_dir, Path(attempt.workdir), attempt.id))
@@ -203,7 +203,7 @@ class RaceScreen(Screen[None]):
     async def _apply(self) -> None:
         selected = self._selected()
         attempt = self.race.attempt(selected) if self.race and selected else None
-        if attempt is None or attempt.final_tree is None:
+        if attempt is None or not attempt.has_change:
             self.notify("This attempt has no result to apply.", severity="warning")
             return
         if await self.app.push_screen_wait(ConfirmApply(attempt.id, attempt.change.files)):

@@ -255,3 +255,32 @@ def test_ctrl_c_cancels_the_ray_tasks(project: Path, server: OpenAIServer, ray_h
     eventually_sync(lambda: not processes_with(marker), what="the remote sessions to be stopped", timeout=120)
     race = json.loads(agentcli("race", "show", "--json", cwd=project).stdout)
     assert [a["state"] for a in race["attempts"]] == ["cancelled", "cancelled"]
+
+
+def test_a_repo_task_checks_out_a_branch_that_is_not_the_default(project: Path, tmp_path: Path) -> None:
+    """A fresh clone has a local branch only for the default one; ``ref`` may name any branch."""
+    from agentcli.fleet.workdir import WorkdirError, from_git
+
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@e"}
+    for argv in (["git", "switch", "-qc", "feature"], ["git", "add", "-A"], ["git", "commit", "-qm", "feature"],
+                 ["git", "switch", "-q", "-"]):
+        subprocess.run(argv, cwd=project, env=env, check=True)
+    data = tmp_path / "data"
+    prepared = from_git(str(project), "feature", tmp_path / "feature" / "work", data)
+    assert (prepared.workdir / "notes.txt").read_text() == "my notes\n"  # committed on the branch only
+    with pytest.raises(WorkdirError, match="has no commit, tag or branch 'nosuch'"):
+        from_git(str(project), "nosuch", tmp_path / "nosuch" / "work", data)
+
+
+@pytest.mark.may_skip(reason="needs the ray extra (pip install 'agentcli[ray]')")
+def test_a_ray_address_nobody_answers_at_exits_2_at_once(tmp_path: Path) -> None:
+    """Ray itself retries such an address for minutes; the user learns at once that no head is there."""
+    pytest.importorskip("ray")
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text('{"prompt": "x", "workspace": "."}\n')
+    address = f"127.0.0.1:{_free_port()}"  # nothing listens there
+    proc = agentcli("batch", str(tasks), "--ray", address, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"cannot reach the Ray cluster at {address}" in proc.stderr
+    assert not (tmp_path / "tasks.results.jsonl").exists()
