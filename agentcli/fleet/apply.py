@@ -193,6 +193,7 @@ def apply_attempt(race: Race, attempt_id: str, data_dir: Path, *, force: bool = 
     from agentcli.fleet import records
     from agentcli.fleet.models import Applied
     from agentcli.fleet.workdir import collect, store_path
+    from agentcli.snapshots import SnapshotError
 
     attempt = race.attempt(attempt_id)
     if attempt is None:
@@ -201,18 +202,25 @@ def apply_attempt(race: Race, attempt_id: str, data_dir: Path, *, force: bool = 
     if not attempt.has_change:
         raise ApplyError(f"attempt {attempt.id} has no result to apply ({attempt.state})")
     assert attempt.base_tree is not None  # has_change says so
+    workspace = Path(race.workspace)
+    if not workspace.is_dir():
+        raise ApplyError(f"the race's workspace {workspace} is no longer a folder (moved or deleted?); "
+                         f"`agentcli race diff {attempt.id}` shows the change, to apply by hand")
     workdir = Path(attempt.workdir)
-    if workdir.is_dir():
-        # Collected again: the user may have resumed the attempt's session (or edited its files)
-        # since the race ended, and what they apply is what the directory holds now.
-        collected = collect(workdir, data_dir)
-        attempt.final_tree, attempt.change = collected.final_tree, collected.change
-    if attempt.final_tree is None:
-        raise ApplyError(f"attempt {attempt.id} has no result to apply: its directory {workdir} is gone")
-    result = apply_result(workspace=Path(race.workspace), data_dir=data_dir,
-                          attempt_store=store_path(workdir, data_dir), base_tree=attempt.base_tree,
-                          final_tree=attempt.final_tree, session_id=race.id,
-                          label=f"race {race.id} attempt {attempt.id}", force=force)
+    try:
+        if workdir.is_dir():
+            # Collected again: the user may have resumed the attempt's session (or edited its files)
+            # since the race ended, and what they apply is what the directory holds now.
+            collected = collect(workdir, data_dir)
+            attempt.final_tree, attempt.change = collected.final_tree, collected.change
+        if attempt.final_tree is None:
+            raise ApplyError(f"attempt {attempt.id} has no result to apply: its directory {workdir} is gone")
+        result = apply_result(workspace=workspace, data_dir=data_dir,
+                              attempt_store=store_path(workdir, data_dir), base_tree=attempt.base_tree,
+                              final_tree=attempt.final_tree, session_id=race.id,
+                              label=f"race {race.id} attempt {attempt.id}", force=force)
+    except SnapshotError as error:  # a store locked by another capture, an object gone: say which
+        raise ApplyError(str(error)) from None
     race.applied.append(Applied(attempt=attempt.id, at=datetime.now(UTC), undo_snapshot=result.undo_snapshot,
                                 paths=result.paths))
     records.save(data_dir, race)

@@ -168,8 +168,13 @@ def result_patch(workdir: Path, data_dir: Path) -> str:
     may have gone on after the race).
 
     Raises:
-        WorkdirError: The directory is gone (``race rm``).
+        WorkdirError: The directory is gone (``race rm``), or its store cannot be read.
     """
+    from agentcli.snapshots import SnapshotError
+
     if not workdir.is_dir():
         raise WorkdirError(f"{workdir} no longer exists")
-    return collect(workdir, data_dir).patch
+    try:
+        return collect(workdir, data_dir).patch
+    except SnapshotError as error:
+        raise WorkdirError(str(error)) from None

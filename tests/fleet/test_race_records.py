@@ -122,3 +122,15 @@ def test_rows_name_each_attempts_workflow(finished_race: tuple[Path, Path]) -> N
     race.attempts[0].workflow = "plan-build"
     models = {row.attempt_id: row.cells[1] for row in rows(race)}
     assert models == {"1": "openai/first · plan-build", "2": "openai/second"}
+
+
+def test_applying_to_a_workspace_that_is_gone_says_so(finished_race: tuple[Path, Path], tmp_path: Path) -> None:
+    import shutil
+
+    _, project = finished_race
+    moved = tmp_path / "moved"
+    shutil.move(project, moved)
+    proc = agentcli("race", "apply", "2", "--race", RACE_ID, cwd=moved)
+    assert proc.returncode == 1, proc.stderr
+    assert f"the race's workspace {project} is no longer a folder" in proc.stderr
+    assert "Traceback" not in proc.stderr
