@@ -70,6 +70,27 @@ class Summary:
 Finished = Callable[[BatchResult], None]
 
 
+class ResultsFileError(Exception):
+    """The results file cannot be read or written; the message names it and why."""
+
+
+def prepare_results(results_path: Path) -> None:
+    """Creates the results file (and its folder) if need be, before any task runs.
+
+    A results path that is a folder, or under one that cannot be made, would otherwise fail
+    only when the first task ends, after its work (and its cost) was spent.
+
+    Raises:
+        ResultsFileError: The file cannot be created or appended to.
+    """
+    try:
+        results_path.parent.mkdir(parents=True, exist_ok=True)
+        with results_path.open("a", encoding="utf-8"):
+            pass
+    except OSError as error:
+        raise ResultsFileError(f"cannot write the results file {results_path}: {error.strerror or error}") from None
+
+
 def finished_results(results_path: Path) -> dict[str, BatchResult]:
     """The results a previous run wrote; a torn or foreign line is ignored (that task runs again)."""
     found: dict[str, BatchResult] = {}

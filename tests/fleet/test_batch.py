@@ -284,3 +284,14 @@ def test_a_ray_address_nobody_answers_at_exits_2_at_once(tmp_path: Path) -> None
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert f"cannot reach the Ray cluster at {address}" in proc.stderr
     assert not (tmp_path / "tasks.results.jsonl").exists()
+
+
+def test_a_results_path_that_cannot_be_written_exits_2_before_any_task(project: Path, tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"id": "t", "workspace": str(project), "prompt": "x", "model": "openai/none"}) + "\n")
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    proc = agentcli("batch", str(tasks), "--results", str(folder), cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"cannot write the results file {folder}: Is a directory" in proc.stderr
+    assert "Traceback" not in proc.stderr and "batch of" not in proc.stdout  # nothing ran
