@@ -92,7 +92,9 @@ def test_batch_writes_results_and_resumes(project: Path, server: OpenAIServer, t
     assert "test_calc.py" not in str(swe["diff"])  # the test patch was taken back: the diff is the agent's
     assert "pass rate" in proc.stdout and "75%" in proc.stdout
     assert git_fingerprint(project) == before and (project / "calc.py").read_text().endswith("NotImplementedError\n")
-    assert not any(Path(os.environ["XDG_DATA_HOME"], "agentcli", "fleet", "batches").glob("*/*/work"))
+    # Nothing of the tasks is left in the data dir without --keep: directories, their stores, logs.
+    data = Path(os.environ["XDG_DATA_HOME"], "agentcli")
+    assert not list((data / "fleet" / "batches").glob("*/*")) and not list((data / "snapshots").glob("work-*"))
 
     again = _batch(tasks, server, repos)  # resumed: every task already has its line
     assert again.returncode == 1 and "skipped" in again.stdout
