@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import DataTable, RichLog
+from textual.widgets import DataTable, RichLog, Static
 
 from agentcli.fleet import records
 from agentcli.tui.race_screen import ConfirmApply, DiffScreen, RaceApp
@@ -60,6 +60,8 @@ async def test_a_applies_the_selected_attempt_after_asking(finished_race: tuple[
         await eventually(lambda: isinstance(app.screen, ConfirmApply), what="the confirmation")
         await pilot.press("y")
         await eventually(lambda: (project / "calc.py").read_text() == GOOD, what="the attempt to be applied")
+        status = app.screen.query_one("#race-status", Static)
+        await eventually(lambda: "attempt 2 applied" in str(status.render()), what="the status to say so")
     assert [a.attempt for a in records.load(data, RACE_ID).applied] == ["2"]
 
 
