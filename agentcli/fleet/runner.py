@@ -100,6 +100,10 @@ async def run_job(spec: JobSpec, workdir: Path, *, log_dir: Path, progress: Prog
         _read_meta(report, env)
     if report.exit_code not in (0, 3, 4, 5):
         report.error = (log_dir / "stderr.txt").read_text(encoding="utf-8", errors="replace")[-_ERROR_TAIL:].strip()
+    if report.outcome is None:
+        # The session never ended a turn (a bad model, a crash): it cannot pass whatever the
+        # checks say, and a project's test suite, run once per attempt, costs minutes.
+        return report
     if progress is not None:
         progress({"type": CHECKING})
     report.checks = await run_checks(spec, workdir, env)

@@ -42,8 +42,8 @@ def state_words(attempt: Attempt) -> str:
 
 def checks_words(attempt: Attempt) -> str:
     report = attempt.report
-    if report is None:
-        return "—"
+    if report is None or report.outcome is None:
+        return "—"  # not run: the session never ended a turn
     if not report.checks:
         return "none"
     passing = sum(1 for check in report.checks if check.passed)

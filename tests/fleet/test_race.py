@@ -182,3 +182,14 @@ def test_ctrl_c_cancels_the_attempts_and_their_sessions_pause(project: Path, ser
     applied = agentcli("race", "apply", "2", cwd=project)
     assert applied.returncode == 0, applied.stderr
     assert (project / "calc.py").read_text() == GOOD
+
+
+def test_an_attempt_whose_session_never_ran_skips_the_checks(project: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "checks-ran"
+    proc = agentcli("race", "-n", "1", "--model", "nosuchprovider/x", "--check", f"touch {marker}", "fix add",
+                    cwd=project)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    attempt = _record(project)["attempts"][0]
+    assert attempt["state"] == "failed" and "nosuchprovider" in attempt["note"]
+    assert attempt["report"]["checks"] == [] and not marker.exists()
+
