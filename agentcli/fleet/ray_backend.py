@@ -101,10 +101,40 @@ def _reachable(address: str) -> None:
                              "running there (ray start --head --port PORT)?") from None
 
 
+SCRATCH_PREFIX = "agentcli-ray-"
+"""A job's folder on the worker: ``agentcli-ray-<worker pid>-<random>``."""
+
+
+def sweep_scratch(folder: Path) -> None:
+    """Removes the job folders of workers that are gone.
+
+    Cancelling a job kills its worker (``force``), so its ``TemporaryDirectory`` is never
+    cleaned up: a copy of the attempt's directory, its data and logs would stay in the node's
+    temporary folder for good. The next job on the node removes them.
+    """
+    import shutil
+
+    for entry in folder.glob(f"{SCRATCH_PREFIX}*-*"):
+        pid = entry.name.removeprefix(SCRATCH_PREFIX).split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process: not ours to judge
+    return True
+
+
 def remote_job(spec_json: str, archive: bytes) -> dict[str, Any]:
     """What runs on the worker: unpack, run the job, send back what changed and the session."""
     spec = JobSpec.model_validate_json(spec_json)
-    with tempfile.TemporaryDirectory(prefix="agentcli-ray-") as scratch:
+    sweep_scratch(Path(tempfile.gettempdir()))
+    with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-") as scratch:
         root = Path(scratch)
         work, data, logs = root / "work", root / "data", root / "logs"
         unpack(archive, work)

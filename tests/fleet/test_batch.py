@@ -297,3 +297,20 @@ def test_a_results_path_that_cannot_be_written_exits_2_before_any_task(project: 
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert f"cannot write the results file {folder}: Is a directory" in proc.stderr
     assert "Traceback" not in proc.stderr and "batch of" not in proc.stdout  # nothing ran
+
+
+def test_a_ray_jobs_folder_left_by_a_killed_worker_is_swept(tmp_path: Path) -> None:
+    """Cancelling a Ray job kills its worker before it can clean up; the next job on the node does."""
+    from agentcli.fleet.ray_backend import SCRATCH_PREFIX, sweep_scratch
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()  # a worker that is gone
+    left = tmp_path / f"{SCRATCH_PREFIX}{child.pid}-abc123"
+    (left / "work").mkdir(parents=True)
+    (left / "work" / "calc.py").write_text(GOOD)
+    running = tmp_path / f"{SCRATCH_PREFIX}{os.getpid()}-def456"  # a worker still at work
+    running.mkdir()
+    other = tmp_path / "agentcli-ray-notapid"
+    other.mkdir()
+    sweep_scratch(tmp_path)
+    assert not left.exists() and running.exists() and other.exists()
