@@ -38,7 +38,7 @@ def batch(
     task passed, 1 some did not, 2 usage error (a bad tasks file), 130 interrupted.
     """
     from agentcli.config import data_home
-    from agentcli.fleet.batch import run_batch
+    from agentcli.fleet.batch import ResultsFileError, prepare_results, run_batch
     from agentcli.fleet.models import JobSpec
     from agentcli.fleet.race import default_jobs
     from agentcli.fleet.tasks import DEFAULT_TEST_COMMAND, TaskFileError, read_tasks
@@ -50,6 +50,10 @@ def batch(
     except TaskFileError as error:
         raise fail(str(error)) from None
     results_path = (results or tasks_file.with_name(tasks_file.stem + ".results.jsonl")).expanduser().resolve()
+    try:
+        prepare_results(results_path)
+    except ResultsFileError as error:
+        raise fail(str(error)) from None
     backend = backend_for(ray, settings)
     capacity = backend.capacity()
     count = jobs or settings.fleet.jobs or (min(len(tasks), capacity) if capacity is not None else default_jobs(

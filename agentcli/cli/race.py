@@ -75,6 +75,7 @@ def start(
                               split_list(options.workflow))
     except ValueError as error:
         raise fail(str(error)) from None
+    _check_workflows(folder, {plan.workflow for plan in plans if plan.workflow})
     broad = unsafe_workspace(folder) if settings.snapshots.enabled else None
     if broad and not options.yes:
         raise fail(f"{broad}\nRun in a project folder, or pass --yes to snapshot it anyway.")
@@ -108,6 +109,19 @@ def start(
     raise typer.Exit(0 if any(attempt.passed for attempt in final.attempts) else EXIT_ERROR)
 
 
+def _check_workflows(folder: Path, names: set[str]) -> None:
+    """An unknown or invalid workflow is a usage error now, not a failed attempt after the race began."""
+    from agentcli.workflow.builtin import UnknownWorkflowError
+    from agentcli.workflow.loader import find_workflow
+    from agentcli.workflow.model import InvalidWorkflowError
+
+    for name in sorted(names):
+        try:
+            find_workflow(name, folder)
+        except (UnknownWorkflowError, InvalidWorkflowError) as error:
+            raise fail(f"--workflow: {error}") from None
+
+
 def _reload(data_dir: Path, race_id: str) -> Race:
     from agentcli.fleet import records
 
@@ -119,12 +133,12 @@ _LAST_STATE: dict[tuple[str, str], str] = {}
 
 def _print_change(race: Race, attempt: Attempt) -> None:
     """One line per state change (not per token or step): enough to follow a race in a log."""
-    from agentcli.fleet.view import change_words, checks_words
+    from agentcli.fleet.view import change_words, checks_words, setup_words
 
     if _LAST_STATE.get((race.id, attempt.id)) == attempt.state:
         return
     _LAST_STATE[(race.id, attempt.id)] = attempt.state
-    line = f"  attempt {attempt.id} ({attempt.model or 'configured model'}): {attempt.state}"
+    line = f"  attempt {attempt.id} ({setup_words(attempt)}): {attempt.state}"
     if attempt.state == "done" and attempt.report is not None:
         line += (f": {attempt.report.outcome}, checks {checks_words(attempt)}, {change_words(attempt)}, "
                  f"{attempt.report.steps} steps")
@@ -214,8 +228,11 @@ def show(race_ref: RaceOpt = None,
     sessions = [f"{attempt.id} {attempt.session_id}" for attempt in race.attempts if attempt.session_id]
     if sessions:
         typer.echo(f"sessions: {', '.join(sessions)} (agentcli resume ID \"…\" takes one further)")
+    pending = next((item for item in reversed(race.applied) if item.undone is None), None)
     for applied in race.applied:
-        typer.echo(f"applied attempt {applied.attempt} at {applied.at:%Y-%m-%d %H:%M}; undo: agentcli race undo")
+        after = (f"; undone at {applied.undone:%Y-%m-%d %H:%M}" if applied.undone is not None
+                 else "; undo: agentcli race undo" if applied is pending else "")
+        typer.echo(f"applied attempt {applied.attempt} at {applied.at:%Y-%m-%d %H:%M}{after}")
 
 
 @app.command("list", cls=PlainUsage)
@@ -246,7 +263,7 @@ def diff(attempt_id: Annotated[str, typer.Argument(metavar="ATTEMPT", help="Atte
 
     data_dir, race = _race(race_ref, options.cwd)
     attempt = _attempt(race, attempt_id)
-    if attempt.final_tree is None:
+    if not attempt.has_change:
         raise fail(f"attempt {attempt.id} has no result ({attempt.state}{': ' + attempt.note if attempt.note else ''})")
     try:
         patch = result_patch(Path(attempt.workdir), data_dir)
@@ -300,13 +317,19 @@ def undo(race_ref: RaceOpt = None,
          *, options: CommonOptions) -> None:
     """Put the workspace back as it was before the race's last apply (a snapshot restore)."""
     import sys
+    from datetime import UTC, datetime
 
+    from agentcli.fleet import records
     from agentcli.fleet.apply import ApplyError, undo_apply
 
     data_dir, race = _race(race_ref, options.cwd)
     if not race.applied:
         raise fail(f"nothing of race {race.id} was applied")
-    last = race.applied[-1]
+    # Each undo takes back the newest apply not yet undone, so a second undo goes on to the one
+    # before rather than restoring the same snapshot again.
+    last = next((item for item in reversed(race.applied) if item.undone is None), None)
+    if last is None:
+        raise fail(f"every apply of race {race.id} was undone already")
     if not confirm:
         if not sys.stdin.isatty():
             raise fail("undoing changes files; confirm with --yes")
@@ -316,6 +339,8 @@ def undo(race_ref: RaceOpt = None,
         changed, before = undo_apply(Path(race.workspace), data_dir, last.undo_snapshot, race.id)
     except ApplyError as error:
         raise fail(str(error), EXIT_ERROR) from None
+    last.undone = datetime.now(UTC)
+    records.save(data_dir, race)
     typer.echo(f"restored the workspace as before attempt {last.attempt} was applied ({changed} paths); "
                f"the state before this undo is snapshot {before}")
 

@@ -95,11 +95,19 @@ def apply_result(*, workspace: Path, data_dir: Path, attempt_store: Path, base_t
     result = ApplyResult(undo_snapshot=undo)
     todo: list[tuple[str, tuple[str, int] | None]] = []
     conflicts: list[Conflict] = []
-    for path, (base, final) in changed_paths(attempt_store, base_tree, final_tree).items():
+    blocked: list[Conflict] = []
+    changes = changed_paths(attempt_store, base_tree, final_tree)
+    deleting = {path for path, (_, final) in changes.items() if final is None}
+    for path, (base, final) in changes.items():
         _check_path(workspace, path)
         now = current.get(path)
-        if now is None and base is None and os.path.lexists(workspace / path):
-            # Not in the snapshot but on disk: an ignored file of the user's.
+        in_the_way = _in_the_way(workspace, path, deleting) if final is not None else None
+        if in_the_way is not None:
+            blocked.append(Conflict(path, in_the_way))
+        elif now is None and base is None and os.path.lexists(workspace / path) \
+                and (final is None or not _real_dir(workspace / path)):
+            # Not in the snapshot but on disk: an ignored file of the user's. (A folder there is
+            # one the attempt empties, or _in_the_way would have said so.)
             reason = "exists in the workspace (an ignored file) and the attempt creates it"
             conflicts.append(Conflict(path, reason))
         elif now == final:
@@ -108,6 +116,12 @@ def apply_result(*, workspace: Path, data_dir: Path, attempt_store: Path, base_t
         elif now != base:
             conflicts.append(Conflict(path, "changed in the workspace since the race began"))
         todo.append((path, final))
+    if blocked and force:
+        # --force takes the attempt's file over the user's, never a whole folder of theirs (or a
+        # file a folder of the attempt's would replace): those the user moves away.
+        listed = "; ".join(f"{c.path}: {c.reason}" for c in blocked[:5])
+        raise ApplyError(f"nothing applied, not even with --force: {listed}; move that out of the way first")
+    conflicts = blocked + conflicts
     if conflicts and not force:
         listed = "; ".join(f"{c.path}: {c.reason}" for c in conflicts[:5])
         more = f" (and {len(conflicts) - 5} more)" if len(conflicts) > 5 else ""
@@ -115,17 +129,51 @@ def apply_result(*, workspace: Path, data_dir: Path, attempt_store: Path, base_t
                             conflicts, undo)
     result.overwritten = conflicts
     repo = open_store(attempt_store)
-    for path, final in todo:
-        target = workspace / path
-        if final is None:
-            _remove(target, workspace)
-            result.deleted.append(path)
-        else:
-            _write(target, repo[final[0]].read_raw(), final[1])
-            result.written.append(path)
+    # Deletions first: an attempt that turned a folder into a file (or a file into a folder)
+    # frees the path before the new one is written there.
+    todo.sort(key=lambda item: item[1] is not None)
+    try:
+        for path, final in todo:
+            target = workspace / path
+            if final is None:
+                _remove(target, workspace)
+                result.deleted.append(path)
+            else:
+                _write(target, repo[final[0]].read_raw(), final[1])
+                result.written.append(path)
+    except (OSError, ApplyError) as error:
+        # A half-applied result is worse than none: put back what was written so far.
+        store.restore(undo, session_id=session_id)
+        raise ApplyError(f"{path}: {error}; nothing applied (the workspace was put back as it was)") from None
     after = store.capture(session_id=session_id, reason=f"applied {label}", paths_hint=result.paths or None)
     result.after_tree = after.tree
     return result
+
+
+def _real_dir(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink()
+
+
+def _in_the_way(workspace: Path, path: str, deleting: set[str]) -> str | None:
+    """Why the attempt's file at ``path`` cannot be written as things are, or None.
+
+    The user's file where the attempt has a folder on the way, or the user's folder where the
+    attempt has a file; paths the attempt itself deletes are out of the way by then.
+    """
+    parts = path.split("/")
+    for depth in range(1, len(parts)):
+        above = "/".join(parts[:depth])
+        where = workspace / above
+        if above not in deleting and os.path.lexists(where) and not where.is_dir():
+            return f"{above} is a file in the workspace, and the attempt makes it a folder"
+    target = workspace / path
+    if _real_dir(target):
+        for root, _, files in os.walk(target):
+            for name in files:
+                inside = os.path.relpath(os.path.join(root, name), workspace).replace(os.sep, "/")
+                if inside not in deleting:
+                    return "a folder in the workspace, where the attempt has a file"
+    return None
 
 
 def _check_path(workspace: Path, path: str) -> None:
@@ -193,23 +241,34 @@ def apply_attempt(race: Race, attempt_id: str, data_dir: Path, *, force: bool = 
     from agentcli.fleet import records
     from agentcli.fleet.models import Applied
     from agentcli.fleet.workdir import collect, store_path
+    from agentcli.snapshots import SnapshotError
 
     attempt = race.attempt(attempt_id)
     if attempt is None:
         ids = ", ".join(a.id for a in race.attempts)
         raise ApplyError(f"race {race.id} has no attempt {attempt_id!r} (it has {ids})")
-    if attempt.final_tree is None or attempt.base_tree is None:
+    if not attempt.has_change:
         raise ApplyError(f"attempt {attempt.id} has no result to apply ({attempt.state})")
+    assert attempt.base_tree is not None  # has_change says so
+    workspace = Path(race.workspace)
+    if not workspace.is_dir():
+        raise ApplyError(f"the race's workspace {workspace} is no longer a folder (moved or deleted?); "
+                         f"`agentcli race diff {attempt.id}` shows the change, to apply by hand")
     workdir = Path(attempt.workdir)
-    if workdir.is_dir():
-        # Collected again: the user may have resumed the attempt's session (or edited its files)
-        # since the race ended, and what they apply is what the directory holds now.
-        collected = collect(workdir, data_dir)
-        attempt.final_tree, attempt.change = collected.final_tree, collected.change
-    result = apply_result(workspace=Path(race.workspace), data_dir=data_dir,
-                          attempt_store=store_path(Path(attempt.workdir), data_dir), base_tree=attempt.base_tree,
-                          final_tree=attempt.final_tree, session_id=race.id,
-                          label=f"race {race.id} attempt {attempt.id}", force=force)
+    try:
+        if workdir.is_dir():
+            # Collected again: the user may have resumed the attempt's session (or edited its files)
+            # since the race ended, and what they apply is what the directory holds now.
+            collected = collect(workdir, data_dir)
+            attempt.final_tree, attempt.change = collected.final_tree, collected.change
+        if attempt.final_tree is None:
+            raise ApplyError(f"attempt {attempt.id} has no result to apply: its directory {workdir} is gone")
+        result = apply_result(workspace=workspace, data_dir=data_dir,
+                              attempt_store=store_path(workdir, data_dir), base_tree=attempt.base_tree,
+                              final_tree=attempt.final_tree, session_id=race.id,
+                              label=f"race {race.id} attempt {attempt.id}", force=force)
+    except SnapshotError as error:  # a store locked by another capture, an object gone: say which
+        raise ApplyError(str(error)) from None
     race.applied.append(Applied(attempt=attempt.id, at=datetime.now(UTC), undo_snapshot=result.undo_snapshot,
                                 paths=result.paths))
     records.save(data_dir, race)

@@ -70,6 +70,30 @@ class Summary:
 Finished = Callable[[BatchResult], None]
 
 
+class ResultsFileError(Exception):
+    """The results file cannot be read or written; the message names it and why."""
+
+
+def prepare_results(results_path: Path) -> None:
+    """Checks, before any task runs, that the results file can be appended to (making its folder).
+
+    A results path that is a folder, or under one that cannot be made, would otherwise fail
+    only when the first task ends, after its work (and its cost) was spent.
+
+    Raises:
+        ResultsFileError: The file cannot be created or appended to.
+    """
+    try:
+        results_path.parent.mkdir(parents=True, exist_ok=True)
+        existed = results_path.exists()
+        with results_path.open("a", encoding="utf-8"):
+            pass
+        if not existed:
+            results_path.unlink()  # only a check: the file appears with the first result
+    except OSError as error:
+        raise ResultsFileError(f"cannot write the results file {results_path}: {error.strerror or error}") from None
+
+
 def finished_results(results_path: Path) -> dict[str, BatchResult]:
     """The results a previous run wrote; a torn or foreign line is ignored (that task runs again)."""
     found: dict[str, BatchResult] = {}
@@ -156,15 +180,29 @@ async def _run_task(task: BatchTask, spec: JobSpec, backend: Backend, data_dir: 
     except asyncio.CancelledError:
         raise
     except (MaterializeError, WorkdirError, SnapshotError, OSError) as error:
-        return base.model_copy(update={"error": f"{type(error).__name__}: {error}"})
+        result = base.model_copy(update={"error": f"{type(error).__name__}: {error}"})
     except Exception as error:  # noqa: BLE001 - one task's failure (a Ray worker lost) must not end the batch
-        return base.model_copy(update={"error": f"{type(error).__name__}: {error}"})
-    result = _result(base, report, collected.change, collected.patch)
-    if keep:
-        result.workdir = str(workdir)
+        result = base.model_copy(update={"error": f"{type(error).__name__}: {error}"})
     else:
-        await asyncio.to_thread(discard, workdir, data_dir)
+        result = _result(base, report, collected.change, collected.patch)
+    if keep:
+        result.workdir = str(workdir) if workdir.is_dir() else None
+    else:
+        await asyncio.to_thread(_remove_task, home, data_dir)
     return result
+
+
+def _remove_task(home: Path, data_dir: Path) -> None:
+    """Deletes a finished task's folder: its directory, that directory's snapshot store, and the
+    process's printed output (its session keeps the log; its line keeps the figures and stderr's tail)."""
+    import shutil
+
+    discard(home / "work", data_dir)
+    shutil.rmtree(home, ignore_errors=True)
+    try:
+        home.parent.rmdir()  # the batch's folder, once its last task is gone
+    except OSError:
+        pass  # other tasks still there (or running)
 
 
 def _prepare(task: BatchTask, workdir: Path, data_dir: Path) -> None:

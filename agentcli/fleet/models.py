@@ -121,6 +121,15 @@ class Attempt(BaseModel):
     def passed(self) -> bool:
         return self.state == "done" and self.report is not None and self.report.passed
 
+    @property
+    def has_change(self) -> bool:
+        """Its directory holds a change to read or apply: it was written, and nothing runs in it now.
+
+        A cancelled attempt counts: its session paused, ``agentcli resume`` may have finished it
+        since, and its directory is collected afresh whenever it is diffed or applied.
+        """
+        return self.base_tree is not None and self.state in ("done", "failed", "cancelled")
+
 
 class Applied(BaseModel):
     """A record of ``race apply``: which attempt, and the snapshot that undoes it."""
@@ -130,6 +139,8 @@ class Applied(BaseModel):
     undo_snapshot: str
     """The workspace's snapshot taken just before: ``agentcli restore`` it to undo."""
     paths: list[str]
+    undone: datetime | None = None
+    """When ``race undo`` took it back: the next undo goes on to the apply before it."""
 
 
 class Race(BaseModel):
@@ -148,6 +159,10 @@ class Race(BaseModel):
     attempts: list[Attempt] = Field(default_factory=list)
     applied: list[Applied] = Field(default_factory=list)
     ended: datetime | None = None
+    pid: int | None = None
+    """The process running the race: once it is gone, a race it left unended has ended with it."""
+    host: str | None = None
+    """The machine that process runs on (a data dir may be shared; a pid means nothing elsewhere)."""
 
     def attempt(self, attempt_id: str) -> Attempt | None:
         return next((a for a in self.attempts if a.id == attempt_id), None)

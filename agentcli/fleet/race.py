@@ -68,8 +68,9 @@ def start_race(workspace: Path, data_dir: Path, task: str, plans: list[AttemptPl
     attempts = [Attempt(id=str(i + 1), model=plan.model, workflow=plan.workflow,
                         workdir=str(records.attempt_dir(data_dir, race_id, str(i + 1)) / "work"))
                 for i, plan in enumerate(plans)]
+    pid, host = records.new_owner()
     race = Race(id=race_id, workspace=str(workspace), task=task, base_tree=tree, base_snapshot=snapshot,
-                backend=backend, jobs=jobs, attempts=attempts)
+                backend=backend, jobs=jobs, attempts=attempts, pid=pid, host=host)
     records.save(data_dir, race)
     return race
 
@@ -91,7 +92,7 @@ async def run_race(race: Race, spec: JobSpec, backend: Backend, data_dir: Path, 
     gate = asyncio.Semaphore(race.jobs)
 
     def update(attempt: Attempt) -> None:
-        records.save(data_dir, race)
+        records.save_running(data_dir, race)
         if changed is not None:
             changed(race, attempt)
 
@@ -112,7 +113,7 @@ async def run_race(race: Race, spec: JobSpec, backend: Backend, data_dir: Path, 
         raise
     finally:
         race.ended = datetime.now(UTC)
-        records.save(data_dir, race)
+        records.save_running(data_dir, race)
     return race
 
 

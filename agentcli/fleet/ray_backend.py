@@ -20,6 +20,7 @@ import asyncio
 import json
 import logging
 import os
+import socket
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,7 @@ class RayBackend:
         runtime_env: dict[str, Any] = {"pip": list(pip)} if pip else {}
         try:
             if not ray.is_initialized():
+                _reachable(address)
                 ray.init(address=None if address == "local" else address, runtime_env=runtime_env or None,
                          log_to_driver=False, logging_level=logging.ERROR, include_dashboard=False)
         except (ConnectionError, RuntimeError, ValueError) as error:
@@ -75,10 +77,64 @@ class RayBackend:
             self._ray.shutdown()
 
 
+_PROBE_TIMEOUT_S = 10.0
+
+
+def _reachable(address: str) -> None:
+    """Fails fast when nothing listens at ``HOST:PORT`` (or ``ray://HOST:PORT``).
+
+    ``ray.init`` keeps retrying an address nobody answers at for minutes, printing a warning
+    every few seconds; one TCP connection tells the user at once. ``auto`` and ``local`` are Ray's
+    to resolve.
+
+    Raises:
+        RayUnavailable: The connection was refused or timed out.
+    """
+    target = address.removeprefix("ray://")
+    host, colon, port = target.rpartition(":")
+    if address in ("auto", "local") or not colon or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=_PROBE_TIMEOUT_S).close()
+    except OSError as error:
+        raise RayUnavailable(f"cannot reach the Ray cluster at {address}: {error.strerror or error}; is a head "
+                             "running there (ray start --head --port PORT)?") from None
+
+
+SCRATCH_PREFIX = "agentcli-ray-"
+"""A job's folder on the worker: ``agentcli-ray-<worker pid>-<random>``."""
+
+
+def sweep_scratch(folder: Path) -> None:
+    """Removes the job folders of workers that are gone.
+
+    Cancelling a job kills its worker (``force``), so its ``TemporaryDirectory`` is never
+    cleaned up: a copy of the attempt's directory, its data and logs would stay in the node's
+    temporary folder for good. The next job on the node removes them.
+    """
+    import shutil
+
+    for entry in folder.glob(f"{SCRATCH_PREFIX}*-*"):
+        pid = entry.name.removeprefix(SCRATCH_PREFIX).split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process: not ours to judge
+    return True
+
+
 def remote_job(spec_json: str, archive: bytes) -> dict[str, Any]:
     """What runs on the worker: unpack, run the job, send back what changed and the session."""
     spec = JobSpec.model_validate_json(spec_json)
-    with tempfile.TemporaryDirectory(prefix="agentcli-ray-") as scratch:
+    sweep_scratch(Path(tempfile.gettempdir()))
+    with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-") as scratch:
         root = Path(scratch)
         work, data, logs = root / "work", root / "data", root / "logs"
         unpack(archive, work)

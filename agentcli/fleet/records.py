@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import socket
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -37,19 +38,76 @@ def attempt_dir(data_dir: Path, race_id: str, attempt_id: str) -> Path:
 def save(data_dir: Path, race: Race) -> None:
     folder = races_dir(data_dir) / race.id
     folder.mkdir(parents=True, exist_ok=True)
-    temp = folder / "race.json.tmp"
+    # A temporary name of this process's own: a reader settling an orphaned race (see load) may
+    # write at the same time as another reader.
+    temp = folder / f"race.json.{os.getpid()}.tmp"
     temp.write_text(race.model_dump_json(indent=2), encoding="utf-8")
     os.replace(temp, folder / "race.json")
 
 
+def save_running(data_dir: Path, race: Race) -> None:
+    """Saves a running race's progress, keeping the applies recorded on disk meanwhile.
+
+    ``race apply`` (in another terminal, or the live view) may take an attempt that ended while
+    others still run; the running process's copy of the race knows nothing of it, and a plain
+    save would drop the record ``race undo`` needs.
+    """
+    try:
+        race.applied = load(data_dir, race.id).applied
+    except RaceNotFound:
+        pass
+    save(data_dir, race)
+
+
 def load(data_dir: Path, race_id: str) -> Race:
+    """The race as recorded; one whose process is gone without ending it is ended here (and saved).
+
+    Without that, a race whose ``agentcli race`` was killed (SIGKILL, a closed terminal, a
+    reboot) would show "running" forever: ``race show`` would poll it, ``race rm`` refuse it.
+    """
     path = races_dir(data_dir) / race_id / "race.json"
     try:
-        return Race.model_validate_json(path.read_text(encoding="utf-8"))
+        race = Race.model_validate_json(path.read_text(encoding="utf-8"))
     except OSError:
         raise RaceNotFound(f"no race {race_id} in {races_dir(data_dir)}") from None
     except ValidationError as error:
         raise RaceNotFound(f"{path} is not a race record agentcli can read: {error.errors()[0]['msg']}") from None
+    if race.ended is None and orphaned(race):
+        _settle(race)
+        try:
+            save(data_dir, race)
+        except OSError:
+            pass  # a read-only data dir: the reader still sees the race ended
+    return race
+
+
+def new_owner() -> tuple[int, str]:
+    """This process and machine, recorded as a new race's owner."""
+    return os.getpid(), socket.gethostname()
+
+
+def orphaned(race: Race) -> bool:
+    """The race's process, on this machine, no longer runs (a record from another machine is trusted)."""
+    if race.pid is None or race.host != socket.gethostname():
+        return False
+    try:
+        os.kill(race.pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False  # someone else's process has that pid now; leave the race as it is
+    return False
+
+
+def _settle(race: Race) -> None:
+    for attempt in race.attempts:
+        if attempt.state in ("done", "failed", "cancelled"):
+            continue
+        started = attempt.state != "pending"
+        attempt.state = "cancelled"
+        attempt.note = (f"the race's process ({race.pid}) ended before this attempt did"
+                        + ("; its session can be resumed" if started and attempt.session_id else ""))
+    race.ended = datetime.now(UTC)
 
 
 def all_races(data_dir: Path, workspace: Path | None = None) -> list[Race]:

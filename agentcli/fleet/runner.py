@@ -9,6 +9,7 @@ user's ``agentcli run`` would be. Its JSON-lines output feeds the live view; its
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import signal
@@ -99,6 +100,10 @@ async def run_job(spec: JobSpec, workdir: Path, *, log_dir: Path, progress: Prog
         _read_meta(report, env)
     if report.exit_code not in (0, 3, 4, 5):
         report.error = (log_dir / "stderr.txt").read_text(encoding="utf-8", errors="replace")[-_ERROR_TAIL:].strip()
+    if report.outcome is None:
+        # The session never ended a turn (a bad model, a crash): it cannot pass whatever the
+        # checks say, and a project's test suite, run once per attempt, costs minutes.
+        return report
     if progress is not None:
         progress({"type": CHECKING})
     report.checks = await run_checks(spec, workdir, env)
@@ -177,6 +182,18 @@ async def run_checks(spec: JobSpec, workdir: Path, env: Mapping[str, str] | None
 
     outcomes: list[CheckOutcome] = []
     commands = check_commands(spec, workdir, env)
+    wrap: Callable[[list[str]], list[str]] | None = None
+    if commands and _sandboxed(spec, workdir, env):
+        # The checks run the code the agent wrote: under --sandbox they are confined as its
+        # bash calls were (and as the session's own run_checks tool confines them).
+        from agentcli.tools.sandbox import sandbox_status, wrap_command
+
+        status = await asyncio.to_thread(sandbox_status)
+        if not status.available or status.bwrap is None:
+            return [CheckOutcome(command=command, passed=False, exit_code=None, duration_s=0.0,
+                                 output_tail=f"not run: {status.reason}") for command in commands]
+        where = await asyncio.to_thread(workdir.resolve)  # bwrap binds the real path
+        wrap = functools.partial(wrap_command, workspace=where, bwrap=status.bwrap)
     with tempfile.TemporaryDirectory(prefix="agentcli-checks-") as scratch:
         patch = Path(scratch) / "test.patch"
         if spec.test_patch:
@@ -186,11 +203,23 @@ async def run_checks(spec: JobSpec, workdir: Path, env: Mapping[str, str] | None
             if not applied.passed:
                 return [_outcome("apply the test patch", applied)]
         for command in commands:
-            outcomes.append(_outcome(command, await run_check(command, workdir, spec.check_timeout_s)))
+            outcomes.append(_outcome(command, await run_check(command, workdir, spec.check_timeout_s, wrap=wrap)))
         if spec.test_patch:
             # Taken back, so the collected change is the agent's alone.
             await run_check(f"git apply -R --whitespace=nowarn {_quote(patch)}", workdir, 120)
     return outcomes
+
+
+def _sandboxed(spec: JobSpec, workdir: Path, env: Mapping[str, str] | None) -> bool:
+    """``--sandbox``/``--no-sandbox`` when given, else the directory's ``sandbox`` setting."""
+    if spec.sandbox is not None:
+        return spec.sandbox
+    from agentcli.config import ConfigError, load_settings
+
+    try:
+        return load_settings(workdir, environ=env).sandbox
+    except ConfigError:
+        return False  # the session reported the bad config and ran nothing sandboxed either
 
 
 def _quote(path: Path) -> str:

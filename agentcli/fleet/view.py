@@ -25,6 +25,12 @@ class AttemptRow:
     """Why it failed, or how its session ended when not completed; empty otherwise."""
 
 
+def setup_words(attempt: Attempt) -> str:
+    """Its model, and its workflow when the race gave one: attempts differ by either (``--workflow a,b``)."""
+    model = attempt.model or "(configured)"
+    return f"{model} · {attempt.workflow}" if attempt.workflow else model
+
+
 def state_words(attempt: Attempt) -> str:
     report = attempt.report
     if attempt.state == "running" and attempt.control:
@@ -36,8 +42,8 @@ def state_words(attempt: Attempt) -> str:
 
 def checks_words(attempt: Attempt) -> str:
     report = attempt.report
-    if report is None:
-        return "—"
+    if report is None or report.outcome is None:
+        return "—"  # not run: the session never ended a turn
     if not report.checks:
         return "none"
     passing = sum(1 for check in report.checks if check.passed)
@@ -74,7 +80,7 @@ def rows(race: Race) -> list[AttemptRow]:
         out.append(AttemptRow(
             attempt_id=attempt.id,
             rank=index if ended else 0,
-            cells=(f"{star}{attempt.id}", attempt.model or "(configured)", state_words(attempt), str(steps),
+            cells=(f"{star}{attempt.id}", setup_words(attempt), state_words(attempt), str(steps),
                    f"{tokens:,}", cost_words(cost, "—"), checks_words(attempt), change_words(attempt)),
             passed=attempt.passed,
             note=" ".join(note.split())[:200],

@@ -97,7 +97,8 @@ def from_git(source: str, ref: str | None, workdir: Path, data_dir: Path) -> Pre
         raise WorkdirError(f"{workdir} is not empty")
     workdir.parent.mkdir(parents=True, exist_ok=True)
     _git(["git", "clone", "--quiet", "--no-checkout", source, str(workdir)], f"cloning {source}")
-    _git(["git", "-C", str(workdir), "checkout", "--quiet", "--detach", ref or "HEAD"],
+    commit = _resolve(workdir, ref, source) if ref else "HEAD"
+    _git(["git", "-C", str(workdir), "checkout", "--quiet", "--detach", commit],
          f"checking out {ref or 'HEAD'} of {source}")
     written = time.perf_counter()
     base = _capture(workdir, data_dir, BASE_SESSION, "the tree the task starts from")
@@ -112,6 +113,21 @@ def _git(argv: list[str], doing: str) -> None:
         raise WorkdirError(f"{doing} failed: {error}") from None
     if done.returncode != 0:
         raise WorkdirError(f"{doing} failed: {done.stderr.strip() or done.stdout.strip()}")
+
+
+def _resolve(clone: Path, ref: str, source: str) -> str:
+    """The commit ``ref`` names in a fresh clone: a commit id, a tag, or a branch of the source.
+
+    A fresh clone has a local branch only for the source's default one; its other branches are
+    ``origin/NAME`` (``git checkout --detach NAME`` alone fails on them, with a message about
+    paths that says nothing of the ref).
+    """
+    for candidate in (ref, f"origin/{ref}"):
+        found = subprocess.run(["git", "-C", str(clone), "rev-parse", "--verify", "--quiet", "--end-of-options",
+                                f"{candidate}^{{commit}}"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        if found.returncode == 0 and found.stdout.strip():
+            return found.stdout.strip()
+    raise WorkdirError(f"{source} has no commit, tag or branch {ref!r}")
 
 
 def _capture(workdir: Path, data_dir: Path, session_id: str, reason: str) -> str:
@@ -152,8 +168,13 @@ def result_patch(workdir: Path, data_dir: Path) -> str:
     may have gone on after the race).
 
     Raises:
-        WorkdirError: The directory is gone (``race rm``).
+        WorkdirError: The directory is gone (``race rm``), or its store cannot be read.
     """
+    from agentcli.snapshots import SnapshotError
+
     if not workdir.is_dir():
         raise WorkdirError(f"{workdir} no longer exists")
-    return collect(workdir, data_dir).patch
+    try:
+        return collect(workdir, data_dir).patch
+    except SnapshotError as error:
+        raise WorkdirError(str(error)) from None

@@ -127,6 +127,9 @@ class RaceScreen(Screen[None]):
             Content.assemble(("race ", "$text-muted"), (race.id, "bold"), "  ", " ".join(race.task.split())[:200]))
         passed = sum(1 for attempt in race.attempts if attempt.passed)
         state = "running" if race.ended is None else f"ended: {passed} of {len(race.attempts)} passed"
+        applied = next((item for item in reversed(race.applied) if item.undone is None), None)
+        if applied is not None:
+            state += f"; attempt {applied.attempt} applied (agentcli race undo takes it back)"
         self.query_one("#race-status", Static).update(
             f"{len(race.attempts)} attempts, {race.jobs} at a time, on {race.backend}; {state}")
         listed = rows(race)
@@ -191,7 +194,7 @@ class RaceScreen(Screen[None]):
     def action_diff(self) -> None:
         selected = self._selected()
         attempt = self.race.attempt(selected) if self.race and selected else None
-        if attempt is None or attempt.final_tree is None:
+        if attempt is None or not attempt.has_change:
             self.notify("This attempt has no result yet.", severity="warning")
             return
         self.app.push_screen(DiffScreen(self.data_dir, Path(attempt.workdir), attempt.id))
@@ -203,7 +206,7 @@ class RaceScreen(Screen[None]):
     async def _apply(self) -> None:
         selected = self._selected()
         attempt = self.race.attempt(selected) if self.race and selected else None
-        if attempt is None or attempt.final_tree is None:
+        if attempt is None or not attempt.has_change:
             self.notify("This attempt has no result to apply.", severity="warning")
             return
         if await self.app.push_screen_wait(ConfirmApply(attempt.id, attempt.change.files)):
@@ -227,6 +230,7 @@ class RaceScreen(Screen[None]):
             return
         self.app.call_from_thread(self.notify, f"Applied attempt {attempt_id}: {len(result.paths)} paths written. "
                                   "Undo with `agentcli race undo`.", timeout=10)
+        self.app.call_from_thread(self._load)  # the status line says what is applied now
 
 
 class DiffScreen(Screen[None]):

@@ -15,11 +15,15 @@ import subprocess
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agentcli.fleet import records
+from agentcli.fleet.models import Attempt, CheckOutcome, JobReport, Race
+from agentcli.fleet.workdir import capture_workspace, collect, from_snapshot
 from tests.support import agentcli_process
 from tests.support.openai_server import Call, Fail, Reply
 
@@ -99,3 +103,36 @@ def project(tmp_path: Path) -> Path:
     (repo / "build").mkdir()
     (repo / "build" / "out.bin").write_bytes(b"ignored")
     return repo.resolve()
+
+
+RACE_ID = "race-20260101-120000-abcd"
+
+
+def _attempt(project: Path, data: Path, tree: str, number: str, calc: str, passed: bool, model: str) -> Attempt:
+    workdir = records.attempt_dir(data, RACE_ID, number) / "work"
+    prepared = from_snapshot(project, tree, workdir, data)
+    (workdir / "calc.py").write_text(calc)
+    collected = collect(workdir, data)
+    report = JobReport(exit_code=0, session_id=f"s{number}", outcome="completed", reason="done", steps=2,
+                       input_tokens=1200, output_tokens=80, cost=0.0123,
+                       checks=[CheckOutcome(command="pytest", passed=passed, exit_code=0 if passed else 1,
+                                            duration_s=0.5)])
+    return Attempt(id=number, model=model, workdir=str(workdir), state="done", report=report,
+                   base_tree=prepared.base_tree, final_tree=collected.final_tree, change=collected.change)
+
+
+@pytest.fixture
+def finished_race(project: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A race of two attempts (one passing) over ``project``; returns (data dir, project)."""
+    home = project.parent
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    data = home / "data" / "agentcli"
+    tree, snapshot = capture_workspace(project, data, RACE_ID, "race start")
+    attempts = [_attempt(project, data, tree, "1", BAD, False, "openai/first"),
+                _attempt(project, data, tree, "2", GOOD, True, "openai/second")]
+    race = Race(id=RACE_ID, workspace=str(project), task="make add() work", base_tree=tree, base_snapshot=snapshot,
+                jobs=2, attempts=attempts, created=datetime(2026, 1, 1, tzinfo=UTC),
+                ended=datetime(2026, 1, 1, 0, 1, tzinfo=UTC))
+    records.save(data, race)
+    return data, project

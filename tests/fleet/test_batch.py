@@ -92,7 +92,9 @@ def test_batch_writes_results_and_resumes(project: Path, server: OpenAIServer, t
     assert "test_calc.py" not in str(swe["diff"])  # the test patch was taken back: the diff is the agent's
     assert "pass rate" in proc.stdout and "75%" in proc.stdout
     assert git_fingerprint(project) == before and (project / "calc.py").read_text().endswith("NotImplementedError\n")
-    assert not any(Path(os.environ["XDG_DATA_HOME"], "agentcli", "fleet", "batches").glob("*/*/work"))
+    # Nothing of the tasks is left in the data dir without --keep: directories, their stores, logs.
+    data = Path(os.environ["XDG_DATA_HOME"], "agentcli")
+    assert not list((data / "fleet" / "batches").glob("*/*")) and not list((data / "snapshots").glob("work-*"))
 
     again = _batch(tasks, server, repos)  # resumed: every task already has its line
     assert again.returncode == 1 and "skipped" in again.stdout
@@ -255,3 +257,60 @@ def test_ctrl_c_cancels_the_ray_tasks(project: Path, server: OpenAIServer, ray_h
     eventually_sync(lambda: not processes_with(marker), what="the remote sessions to be stopped", timeout=120)
     race = json.loads(agentcli("race", "show", "--json", cwd=project).stdout)
     assert [a["state"] for a in race["attempts"]] == ["cancelled", "cancelled"]
+
+
+def test_a_repo_task_checks_out_a_branch_that_is_not_the_default(project: Path, tmp_path: Path) -> None:
+    """A fresh clone has a local branch only for the default one; ``ref`` may name any branch."""
+    from agentcli.fleet.workdir import WorkdirError, from_git
+
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@e"}
+    for argv in (["git", "switch", "-qc", "feature"], ["git", "add", "-A"], ["git", "commit", "-qm", "feature"],
+                 ["git", "switch", "-q", "-"]):
+        subprocess.run(argv, cwd=project, env=env, check=True)
+    data = tmp_path / "data"
+    prepared = from_git(str(project), "feature", tmp_path / "feature" / "work", data)
+    assert (prepared.workdir / "notes.txt").read_text() == "my notes\n"  # committed on the branch only
+    with pytest.raises(WorkdirError, match="has no commit, tag or branch 'nosuch'"):
+        from_git(str(project), "nosuch", tmp_path / "nosuch" / "work", data)
+
+
+@pytest.mark.may_skip(reason="needs the ray extra (pip install 'agentcli[ray]')")
+def test_a_ray_address_nobody_answers_at_exits_2_at_once(tmp_path: Path) -> None:
+    """Ray itself retries such an address for minutes; the user learns at once that no head is there."""
+    pytest.importorskip("ray")
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text('{"prompt": "x", "workspace": "."}\n')
+    address = f"127.0.0.1:{_free_port()}"  # nothing listens there
+    proc = agentcli("batch", str(tasks), "--ray", address, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"cannot reach the Ray cluster at {address}" in proc.stderr
+    assert not (tmp_path / "tasks.results.jsonl").exists()
+
+
+def test_a_results_path_that_cannot_be_written_exits_2_before_any_task(project: Path, tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"id": "t", "workspace": str(project), "prompt": "x", "model": "openai/none"}) + "\n")
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    proc = agentcli("batch", str(tasks), "--results", str(folder), cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"cannot write the results file {folder}: Is a directory" in proc.stderr
+    assert "Traceback" not in proc.stderr and "batch of" not in proc.stdout  # nothing ran
+
+
+def test_a_ray_jobs_folder_left_by_a_killed_worker_is_swept(tmp_path: Path) -> None:
+    """Cancelling a Ray job kills its worker before it can clean up; the next job on the node does."""
+    from agentcli.fleet.ray_backend import SCRATCH_PREFIX, sweep_scratch
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()  # a worker that is gone
+    left = tmp_path / f"{SCRATCH_PREFIX}{child.pid}-abc123"
+    (left / "work").mkdir(parents=True)
+    (left / "work" / "calc.py").write_text(GOOD)
+    running = tmp_path / f"{SCRATCH_PREFIX}{os.getpid()}-def456"  # a worker still at work
+    running.mkdir()
+    other = tmp_path / "agentcli-ray-notapid"
+    other.mkdir()
+    sweep_scratch(tmp_path)
+    assert not left.exists() and running.exists() and other.exists()

@@ -111,3 +111,40 @@ def test_a_symlinked_folder_leading_outside_is_refused(project: Path, data: Path
         apply_result(workspace=project, data_dir=data, attempt_store=store_path(workdir, data), base_tree=base,
                      final_tree=final, session_id="race-t", label="attempt 1", force=True)
     assert not (outside / "x.txt").exists()
+
+
+def test_an_attempt_that_turns_a_file_into_a_folder_and_back_applies(project: Path, data: Path,
+                                                                       tmp_path: Path) -> None:
+    (project / "pkg").mkdir()
+    (project / "pkg" / "mod.py").write_text("x = 1\n")
+    workdir, base = _attempt(project, data, tmp_path)
+    (workdir / "notes.txt").unlink()
+    (workdir / "notes.txt").mkdir()
+    (workdir / "notes.txt" / "today.md").write_text("a folder now\n")
+    (workdir / "pkg" / "mod.py").unlink()
+    (workdir / "pkg").rmdir()
+    (workdir / "pkg").write_text("a file now\n")
+    final = collect(workdir, data)
+
+    result = apply_result(workspace=project, data_dir=data, attempt_store=store_path(workdir, data), base_tree=base,
+                          final_tree=final.final_tree, session_id="race-t", label="attempt 1")
+    assert (project / "notes.txt" / "today.md").read_text() == "a folder now\n"
+    assert (project / "pkg").read_text() == "a file now\n"
+    assert sorted(result.deleted) == ["notes.txt", "pkg/mod.py"]
+
+
+def test_a_file_of_the_users_where_the_attempt_makes_a_folder_is_a_conflict(project: Path, data: Path,
+                                                                            tmp_path: Path) -> None:
+    workdir, base = _attempt(project, data, tmp_path)
+    (workdir / "calc.py").write_text("attempt\n")
+    (workdir / "docs").mkdir()
+    (workdir / "docs" / "guide.md").write_text("guide\n")
+    final = collect(workdir, data)
+    (project / "docs").write_text("the user's own file, made after the race began\n")
+    before = {p.name: p.read_bytes() for p in project.iterdir() if p.is_file()}
+
+    with pytest.raises(ApplyConflict) as raised:
+        apply_result(workspace=project, data_dir=data, attempt_store=store_path(workdir, data), base_tree=base,
+                     final_tree=final.final_tree, session_id="race-t", label="attempt 1")
+    assert [c.path for c in raised.value.conflicts] == ["docs/guide.md"]
+    assert {p.name: p.read_bytes() for p in project.iterdir() if p.is_file()} == before  # nothing written

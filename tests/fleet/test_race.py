@@ -126,6 +126,10 @@ def test_race_usage_errors_exit_2(project: Path) -> None:
     assert agentcli("race", "-n", "0", "task", cwd=project).returncode == 2
     missing = agentcli("race", "apply", "1", cwd=project)
     assert missing.returncode == 2 and "no races in" in missing.stderr
+    # A workflow no attempt could run is refused before any race starts (not N failed attempts).
+    unknown = agentcli("race", "-n", "2", "--workflow", "single,nosuch", "--model", "openai/x", "task", cwd=project)
+    assert unknown.returncode == 2 and "unknown workflow 'nosuch'" in unknown.stderr
+    assert agentcli("race", "list", cwd=project).stdout.strip() == "No races yet."
 
 
 def test_ctrl_c_cancels_the_attempts_and_their_sessions_pause(project: Path, server: OpenAIServer) -> None:
@@ -166,3 +170,26 @@ def test_ctrl_c_cancels_the_attempts_and_their_sessions_pause(project: Path, ser
     for attempt in record["attempts"]:
         meta = json.loads((sessions / attempt["session_id"] / "meta.json").read_text())
         assert meta["outcome"] == "paused"  # stopped cleanly: `agentcli resume` continues it
+
+    # Taken further with `agentcli resume`, as README says, then applied like any finished attempt.
+    server.default = Router({"slow": [write("calc.py", GOOD), complete("finished after the pause")]})
+    second = record["attempts"][1]
+    resumed = agentcli("resume", second["session_id"], "--headless", "--model", "openai/slow", "--api-base",
+                       server.base_url, "finish it", cwd=project)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    diff = agentcli("race", "diff", "2", cwd=project)
+    assert diff.returncode == 0 and "+    return a + b" in diff.stdout, diff.stderr
+    applied = agentcli("race", "apply", "2", cwd=project)
+    assert applied.returncode == 0, applied.stderr
+    assert (project / "calc.py").read_text() == GOOD
+
+
+def test_an_attempt_whose_session_never_ran_skips_the_checks(project: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "checks-ran"
+    proc = agentcli("race", "-n", "1", "--model", "nosuchprovider/x", "--check", f"touch {marker}", "fix add",
+                    cwd=project)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    attempt = _record(project)["attempts"][0]
+    assert attempt["state"] == "failed" and "nosuchprovider" in attempt["note"]
+    assert attempt["report"]["checks"] == [] and not marker.exists()
+

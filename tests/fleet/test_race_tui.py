@@ -6,49 +6,13 @@ real collected results) and no model: what the screen shows is what a finished r
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
-import pytest
-from textual.widgets import DataTable, RichLog
+from textual.widgets import DataTable, RichLog, Static
 
 from agentcli.fleet import records
-from agentcli.fleet.models import Attempt, CheckOutcome, JobReport, Race
-from agentcli.fleet.workdir import capture_workspace, collect, from_snapshot
 from agentcli.tui.race_screen import ConfirmApply, DiffScreen, RaceApp
-from tests.fleet.conftest import BAD, GOOD
-
-RACE_ID = "race-20260101-120000-abcd"
-
-
-def _attempt(project: Path, data: Path, tree: str, number: str, calc: str, passed: bool, model: str) -> Attempt:
-    workdir = records.attempt_dir(data, RACE_ID, number) / "work"
-    prepared = from_snapshot(project, tree, workdir, data)
-    (workdir / "calc.py").write_text(calc)
-    collected = collect(workdir, data)
-    report = JobReport(exit_code=0, session_id=f"s{number}", outcome="completed", reason="done", steps=2,
-                       input_tokens=1200, output_tokens=80, cost=0.0123,
-                       checks=[CheckOutcome(command="pytest", passed=passed, exit_code=0 if passed else 1,
-                                            duration_s=0.5)])
-    return Attempt(id=number, model=model, workdir=str(workdir), state="done", report=report,
-                   base_tree=prepared.base_tree, final_tree=collected.final_tree, change=collected.change)
-
-
-@pytest.fixture
-def finished_race(project: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
-    """A race of two attempts (one passing) over ``project``; returns (data dir, project)."""
-    home = project.parent
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
-    data = home / "data" / "agentcli"
-    tree, snapshot = capture_workspace(project, data, RACE_ID, "race start")
-    attempts = [_attempt(project, data, tree, "1", BAD, False, "openai/first"),
-                _attempt(project, data, tree, "2", GOOD, True, "openai/second")]
-    race = Race(id=RACE_ID, workspace=str(project), task="make add() work", base_tree=tree, base_snapshot=snapshot,
-                jobs=2, attempts=attempts, created=datetime(2026, 1, 1, tzinfo=UTC),
-                ended=datetime(2026, 1, 1, 0, 1, tzinfo=UTC))
-    records.save(data, race)
-    return data, project
+from tests.fleet.conftest import GOOD, RACE_ID
 
 
 async def _table_filled(app: RaceApp, pilot: object) -> DataTable[str]:
@@ -96,6 +60,8 @@ async def test_a_applies_the_selected_attempt_after_asking(finished_race: tuple[
         await eventually(lambda: isinstance(app.screen, ConfirmApply), what="the confirmation")
         await pilot.press("y")
         await eventually(lambda: (project / "calc.py").read_text() == GOOD, what="the attempt to be applied")
+        status = app.screen.query_one("#race-status", Static)
+        await eventually(lambda: "attempt 2 applied" in str(status.render()), what="the status to say so")
     assert [a.attempt for a in records.load(data, RACE_ID).applied] == ["2"]
 
 

@@ -1,0 +1,136 @@
+"""A race's record over its life: a race whose process died, undo after undo, applies made while
+it runs, and the rows that tell attempts apart. Real snapshots and attempt directories, no model."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from agentcli.fleet import records
+from agentcli.fleet.apply import apply_attempt
+from agentcli.fleet.race import AttemptPlan, start_race
+from agentcli.fleet.view import rows
+from tests.fleet.conftest import BAD, GOOD, RACE_ID, agentcli
+
+
+def _data() -> Path:
+    """The data dir the CLI uses in this test (tests/conftest.py points XDG_DATA_HOME at a fresh one)."""
+    return Path(os.environ["XDG_DATA_HOME"]) / "agentcli"
+
+
+def _dead_pid() -> int:
+    """The pid of a process that has ended (and been reaped): nothing runs under it now."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_a_race_whose_process_died_is_ended_and_can_be_removed(project: Path) -> None:
+    data = _data()
+    race = start_race(project, data, "fix add", [AttemptPlan(), AttemptPlan()], backend="local", jobs=1)
+    race.attempts[0].state, race.attempts[0].session_id = "running", "abc123"
+    race.pid = _dead_pid()  # `agentcli race` killed (SIGKILL, a closed terminal) mid-race
+    records.save(data, race)
+
+    listed = agentcli("race", "list", cwd=project)
+    assert listed.returncode == 0 and "running" not in listed.stdout and "0/2 passed" in listed.stdout
+
+    settled = records.load(data, race.id)
+    assert settled.ended is not None
+    assert [a.state for a in settled.attempts] == ["cancelled", "cancelled"]
+    assert "ended before this attempt did; its session can be resumed" in settled.attempts[0].note
+    assert "can be resumed" not in settled.attempts[1].note  # it never started
+
+    removed = agentcli("race", "rm", race.id, cwd=project)
+    assert removed.returncode == 0, removed.stderr
+    assert not (records.races_dir(data) / race.id).exists()
+
+
+def test_a_race_whose_process_runs_stays_running(project: Path) -> None:
+    data = _data()
+    race = start_race(project, data, "fix add", [AttemptPlan()], backend="local", jobs=1)  # this process runs it
+    refused = agentcli("race", "rm", race.id, cwd=project)
+    assert refused.returncode == 2 and "has not ended" in refused.stderr
+    assert records.load(data, race.id).ended is None
+
+
+def test_each_undo_takes_back_the_apply_before_the_last(finished_race: tuple[Path, Path]) -> None:
+    _, project = finished_race
+    original = (project / "calc.py").read_text()
+    assert agentcli("race", "apply", "2", cwd=project).returncode == 0
+    assert agentcli("race", "apply", "1", "--force", cwd=project).returncode == 0
+    assert (project / "calc.py").read_text() == BAD
+
+    first = agentcli("race", "undo", "--yes", cwd=project)
+    assert first.returncode == 0, first.stderr
+    assert "before attempt 1 was applied" in first.stdout and (project / "calc.py").read_text() == GOOD
+    second = agentcli("race", "undo", "--yes", cwd=project)
+    assert second.returncode == 0, second.stderr
+    assert "before attempt 2 was applied" in second.stdout and (project / "calc.py").read_text() == original
+    third = agentcli("race", "undo", "--yes", cwd=project)
+    assert third.returncode == 2 and "undone already" in third.stderr
+    assert (project / "calc.py").read_text() == original
+
+    shown = agentcli("race", "show", "--plain", cwd=project).stdout
+    assert shown.count("undone at") == 2 and "undo: agentcli race undo" not in shown
+
+
+def test_an_apply_made_while_the_race_runs_is_kept_by_its_next_save(finished_race: tuple[Path, Path]) -> None:
+    """The live view (or another terminal) applies an attempt that ended while others still run."""
+    data, project = finished_race
+    running = records.load(data, RACE_ID)  # the running process's copy, from before the apply
+    apply_attempt(records.load(data, RACE_ID), "2", data)
+    running.attempts[0].steps += 1  # the race goes on and records its progress
+    records.save_running(data, running)
+    assert [a.attempt for a in records.load(data, RACE_ID).applied] == ["2"]
+    assert agentcli("race", "undo", "--yes", cwd=project).returncode == 0
+
+
+def test_a_cancelled_attempt_finished_later_can_be_diffed_and_applied(finished_race: tuple[Path, Path]) -> None:
+    """Ctrl-C pauses an attempt; `agentcli resume` finishes it; its change is then diffed and applied."""
+    data, project = finished_race
+    race = records.load(data, RACE_ID)
+    attempt = race.attempts[1]
+    attempt.state, attempt.final_tree, attempt.report = "cancelled", None, None
+    records.save(data, race)
+    (Path(attempt.workdir) / "calc.py").write_text(GOOD + "# finished after a resume\n")
+
+    diff = agentcli("race", "diff", "2", cwd=project)
+    assert diff.returncode == 0, diff.stderr
+    assert "+# finished after a resume" in diff.stdout
+    applied = agentcli("race", "apply", "2", cwd=project)
+    assert applied.returncode == 0, applied.stderr
+    assert (project / "calc.py").read_text() == GOOD + "# finished after a resume\n"
+
+
+def test_an_attempt_that_never_started_has_nothing_to_apply(project: Path) -> None:
+    data = _data()
+    race = start_race(project, data, "fix add", [AttemptPlan()], backend="local", jobs=1)
+    race.attempts[0].state = "cancelled"
+    race.pid = _dead_pid()
+    records.save(data, race)
+    for command in ("diff", "apply"):
+        proc = agentcli("race", command, "1", cwd=project)
+        assert proc.returncode in (1, 2) and "has no result" in proc.stderr, proc.stderr
+
+
+def test_rows_name_each_attempts_workflow(finished_race: tuple[Path, Path]) -> None:
+    data, _ = finished_race
+    race = records.load(data, RACE_ID)
+    race.attempts[0].workflow = "plan-build"
+    models = {row.attempt_id: row.cells[1] for row in rows(race)}
+    assert models == {"1": "openai/first · plan-build", "2": "openai/second"}
+
+
+def test_applying_to_a_workspace_that_is_gone_says_so(finished_race: tuple[Path, Path], tmp_path: Path) -> None:
+    import shutil
+
+    _, project = finished_race
+    moved = tmp_path / "moved"
+    shutil.move(project, moved)
+    proc = agentcli("race", "apply", "2", "--race", RACE_ID, cwd=moved)
+    assert proc.returncode == 1, proc.stderr
+    assert f"the race's workspace {project} is no longer a folder" in proc.stderr
+    assert "Traceback" not in proc.stderr
