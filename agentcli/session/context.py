@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from agentcli.llm.types import Message
+from agentcli.tools.text import truncate_middle
 
 SUMMARY_LEAD = ("[Summary of the earlier part of this session, written to save context. The work it describes "
                 "is done; details not kept here can be re-read from the files.]")
@@ -39,6 +40,16 @@ def message_size(message: Message) -> int:
         rest = {**message, "content": [part for part in content if part.get("type") != "image_url"]}
         return len(json.dumps(rest, ensure_ascii=False)) + IMAGE_CHARS * len(images)
     return len(json.dumps(message, ensure_ascii=False))
+
+
+def cut_output(message: Message, limit: int) -> Message:
+    """A tool output longer than ``limit`` characters cut to its head and tail (else ``message``
+    itself). Outputs are kept to a share of the window when they are made, but one made before a
+    smaller window was known (a provider stating its own) can fill that window alone."""
+    content = message.get("content")
+    if message["role"] != "tool" or not isinstance(content, str) or len(content) <= limit:
+        return message
+    return {**message, "content": truncate_middle(content, limit)}
 
 
 def summary_message(summary: str) -> Message:
@@ -92,6 +103,19 @@ class Conversation:
         self._messages.extend(kept)
         self._sizes.extend(sizes)
         self.chars += sum(sizes)
+
+    def cut_outputs(self, limit: int) -> int:
+        """Cut every tool output longer than ``limit`` characters (``cut_output``); returns how
+        many were cut."""
+        cut = 0
+        for index, message in enumerate(self._messages):
+            shorter = cut_output(message, limit)
+            if shorter is not message:
+                size = message_size(shorter)
+                self.chars += size - self._sizes[index]
+                self._messages[index], self._sizes[index] = shorter, size
+                cut += 1
+        return cut
 
     def boundaries(self) -> list[int]:
         """Indexes where the view may be cut: before a user message or an assistant message, so a
