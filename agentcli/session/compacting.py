@@ -58,6 +58,9 @@ class CompactionOutcome:
     error: ModelCallError | None = None
     no_gain: bool = False
     """A summary was written but was no shorter than the part it would replace (so not used)."""
+    fits: bool = False
+    """The request now fits the budget: after an overflow, the window the provider stated may
+    lower the output limit sent enough to make room without compacting anything."""
     origin: str | None = None
     """For a compaction the user asked for: the waiting state it was asked in."""
 
@@ -78,8 +81,9 @@ class Compacting:
         """Invoked on entering the state: by the threshold (no data), after an overflow (the
         failed model call as data), or by the user (``origin``, and maybe a ``focus``).
 
-        Tool outputs longer than the window now allows are cut first; when that alone brings the
-        request under the budget (and the user did not ask for a summary), nothing is summarized.
+        Tool outputs longer than the window now allows are cut first; when the request then fits
+        the budget (the cut, or the smaller output limit a stated window brings, made room) and the
+        user did not ask for a summary, nothing is summarized.
         A summary no shorter than what it would replace is not used: the view only ever shrinks.
         """
         turn = self.turn
@@ -93,9 +97,9 @@ class Compacting:
         turn.compacted_since_call = True
         limit = turn.output_limit()
         cut = turn.messages.cut_outputs(limit)
-        budget = turn.context_budget()
         replaced, summary, error, no_gain = 0, "", None, False
-        if reason == "manual" or not cut or budget is None or turn.context_tokens() > budget:
+        budget = turn.context_budget()
+        if reason == "manual" or budget is None or turn.context_tokens() > budget:
             window = turn.window or 0
             keep_chars = round(window * 0.5 * turn.meter.chars_per_token) if window else 200_000
             split = turn.messages.split(turn.settings.context.keep_recent_turns, keep_chars)
@@ -115,8 +119,9 @@ class Compacting:
             turn.emit(ContextCompacted(summary=summary, replaced=replaced, tokens_before=before, tokens_after=after,
                                        reason=reason, window=turn.window, output_limit=limit if cut else None))
         turn.end_work()
+        fits = budget is not None and after <= budget
         return CompactionOutcome(reason, before, after, replaced=replaced, cut=cut, error=error, no_gain=no_gain,
-                                 origin=origin)
+                                 fits=fits, origin=origin)
 
     def _learn_from_overflow(self, error: ModelCallError) -> None:
         """A provider that says its window and the request's size is believed over any guess: the

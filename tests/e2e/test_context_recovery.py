@@ -15,6 +15,10 @@ from agentcli.config import ContextSettings, ModelLimitSettings, ModelRoles, Ret
 from agentcli.events import ContextCompacted, TurnEnded
 from agentcli.session.factory import new_session, resume_session
 from agentcli.session.log import list_sessions
+from tests.llm_servers.conftest import API_KEY
+from tests.support.anthropic_server import AnthropicServer
+from tests.support.anthropic_server import Call as AnthropicCall
+from tests.support.anthropic_server import Reply as AnthropicReply
 from tests.support.openai_server import Call, OpenAIServer, Reply, count_tokens
 from tests.support.sessions import Recorder
 
@@ -121,3 +125,30 @@ async def test_every_marker_shows_the_request_shrinking(workspace: Path, isolate
     markers = rec.of(ContextCompacted)
     assert markers and markers[0].reason == "overflow"
     assert all(m.tokens_after < m.tokens_before for m in markers), [(m.tokens_before, m.tokens_after) for m in markers]
+
+
+async def test_anthropic_stating_a_smaller_window_is_believed_and_the_same_step_goes_on(
+    workspace: Path, isolated_dirs: Path, monkeypatch: Any
+) -> None:
+    """Claude's own figure is 200k; this server holds 40k and refuses the prompt plus ``max_tokens``
+    past it, as the API does. The window it names lowers the output limit sent, which by itself
+    makes room: the step is sent again and answered, with nothing cut or summarized."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
+    (workspace / "big.txt").write_text("".join(f"{n:05d} {'z' * 73}\n" for n in range(320)))  # under a quarter of 40k
+    with AnthropicServer(context_window=40_000).start() as server:
+        server.add(AnthropicReply(calls=[AnthropicCall("read_file", {"path": "big.txt"})]))
+        server.default = lambda body: AnthropicReply(text="Read big.txt.") if not body.get("tools") else (
+            AnthropicReply(calls=[AnthropicCall("complete", {"summary": "read it"})]))
+        settings = Settings(model="anthropic/claude-sonnet-4-5-20250929", api_base=server.base_url,
+                            retry=RetrySettings(attempts=2, base_delay_s=0.01))
+        session = new_session(workspace, settings, data_dir=isolated_dirs / "d", record=False,
+                              default_permission_mode="all")
+        rec = Recorder()
+        session.subscribe(rec)
+        ended = await asyncio.wait_for(session.run_turn("read big.txt"), 60)
+    assert ended.outcome == "completed", ended
+    refused = [r for r in server.responses() if r.status != 200]
+    assert len(refused) == 1
+    assert server.requests[-1]["max_tokens"] <= 10_000
+    assert not [body for body in server.requests if not body.get("tools")], "nothing needed summarizing"
+    assert not rec.of(ContextCompacted)

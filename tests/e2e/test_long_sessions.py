@@ -97,15 +97,18 @@ async def test_an_overflow_is_compacted_and_retried_once_and_the_stated_window_i
 async def test_an_overflow_that_compacting_cannot_cure_pauses_with_the_figures(
     workspace: Path, isolated_dirs: Path
 ) -> None:
-    (workspace / "huge.txt").write_text(("y" * 79 + "\n") * 600)  # one output larger than the whole window
+    """The user's own message is larger than the whole window: no output to cut, nothing older to
+    summarize. (A tool output that large is cut to the window once it is known: see
+    test_context_recovery.)"""
     with OpenAIServer(context_limit=4096).start() as server:
-        server.add(Reply(calls=[Call("read_file", {"path": "huge.txt"})]))
         server.default = lambda body: Reply(text="a summary") if not body.get("tools") else Reply(
             calls=[Call("complete", {"summary": "s"})])
         session = new_session(workspace, _settings(server, 65536), data_dir=isolated_dirs / "d", record=False,
                               default_permission_mode="all")
-        ended = await asyncio.wait_for(session.run_turn("read it"), 60)
+        ended = await asyncio.wait_for(session.run_turn(("y" * 79 + "\n") * 600), 60)
     assert ended.outcome == "paused" and "does not fit" in ended.reason and "4,096-token window" in ended.reason
+    assert "compacting could not make room (there is nothing older to summarize)" in ended.reason
+    assert len(server.rejected) == 1
 
 
 async def test_resume_after_compaction_sends_the_same_view(workspace: Path, isolated_dirs: Path) -> None:
