@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.config import ContextSettings, ModelLimitSettings, ModelRoles, RetrySettings, Settings
-from agentcli.events import ContextCompacted, TurnEnded
+from agentcli.events import ContextCompacted, UserMessage
 from agentcli.session.factory import new_session, resume_session
 from agentcli.session.log import list_sessions
+from agentcli.session.rewind import RewindTracker
 from tests.llm_servers.conftest import API_KEY
 from tests.support.anthropic_server import AnthropicServer
 from tests.support.anthropic_server import Call as AnthropicCall
@@ -152,3 +153,16 @@ async def test_anthropic_stating_a_smaller_window_is_believed_and_the_same_step_
     assert server.requests[-1]["max_tokens"] <= 10_000
     assert not [body for body in server.requests if not body.get("tools")], "nothing needed summarizing"
     assert not rec.of(ContextCompacted)
+
+
+def test_a_cut_alone_moves_no_rewind_point() -> None:
+    """Cutting outputs replaces no message: each user message keeps its place in the view (a
+    summary would move the later ones to just after it)."""
+    tracker = RewindTracker()
+    tracker.see(UserMessage(text="read big.txt"), 0)
+    tracker.see(UserMessage(text="now the tests"), 3)
+    tracker.see(ContextCompacted(summary="", replaced=0, tokens_before=9000, tokens_after=4000, reason="overflow",
+                                 output_limit=8000), 4)
+    assert [point.message_index for point in tracker.points] == [0, 3]
+    tracker.see(ContextCompacted(summary="s", replaced=3, tokens_before=4000, tokens_after=2000), 4)
+    assert [point.message_index for point in tracker.points] == [None, 1]
