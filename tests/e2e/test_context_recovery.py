@@ -166,3 +166,23 @@ def test_a_cut_alone_moves_no_rewind_point() -> None:
     assert [point.message_index for point in tracker.points] == [0, 3]
     tracker.see(ContextCompacted(summary="s", replaced=3, tokens_before=4000, tokens_after=2000), 4)
     assert [point.message_index for point in tracker.points] == [None, 1]
+
+
+async def test_a_compaction_asked_for_that_would_grow_the_view_says_so_and_changes_nothing(
+    workspace: Path, isolated_dirs: Path
+) -> None:
+    with OpenAIServer(context_limit=10**6).start() as server:
+        server.add(*(Reply(calls=[Call("complete", {"summary": said})]) for said in ("hello", "ok")))
+        server.default = _long_summary
+        session = new_session(workspace, _settings(server, 200_000), data_dir=isolated_dirs / "d", record=False,
+                              default_permission_mode="all")
+        rec = Recorder()
+        session.subscribe(rec)
+        assert (await asyncio.wait_for(session.run_turn("hi"), 60)).outcome == "completed"
+        assert (await asyncio.wait_for(session.run_turn("and again"), 60)).outcome == "completed"
+        view = session.turn.messages.view()
+        await session.compact()
+        ended = await asyncio.wait_for(session.wait_turn(), 60)
+    assert ended.outcome == "completed"
+    assert ended.reason == "compacting could not make room: a summary would be no shorter than what it replaces"
+    assert not rec.of(ContextCompacted) and session.turn.messages.view() == view
