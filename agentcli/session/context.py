@@ -42,12 +42,18 @@ def message_size(message: Message) -> int:
     return len(json.dumps(message, ensure_ascii=False))
 
 
+CUT_SLACK = 1.1
+"""How far past the limit an output held may run before it is cut: the limit moves a little with
+each calibration of characters per token, and an output made just under it is not worth cutting."""
+
+
 def cut_output(message: Message, limit: int) -> Message:
-    """A tool output longer than ``limit`` characters cut to its head and tail (else ``message``
-    itself). Outputs are kept to a share of the window when they are made, but one made before a
-    smaller window was known (a provider stating its own) can fill that window alone."""
+    """A tool output well past ``limit`` characters (``CUT_SLACK``) cut to its head and tail
+    within it (else ``message`` itself). Outputs are kept to a share of the window when they are
+    made, but one made before a smaller window was known (a provider stating its own) can fill
+    that window alone."""
     content = message.get("content")
-    if message["role"] != "tool" or not isinstance(content, str) or len(content) <= limit:
+    if message["role"] != "tool" or not isinstance(content, str) or len(content) <= limit * CUT_SLACK:
         return message
     return {**message, "content": truncate_middle(content, limit)}
 

@@ -124,7 +124,7 @@ async def test_every_marker_shows_the_request_shrinking(workspace: Path, isolate
         ended = await asyncio.wait_for(session.run_turn("read every file"), 120)
     assert ended.outcome == "completed", ended
     markers = rec.of(ContextCompacted)
-    assert markers and markers[0].reason == "overflow"
+    assert markers and len(server.rejected) == 1
     assert all(m.tokens_after < m.tokens_before for m in markers), [(m.tokens_before, m.tokens_after) for m in markers]
 
 

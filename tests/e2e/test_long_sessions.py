@@ -79,8 +79,9 @@ async def test_two_hundred_steps_of_2k_token_outputs_complete_without_a_rejected
 async def test_an_overflow_is_compacted_and_retried_once_and_the_stated_window_is_believed(
     workspace: Path, isolated_dirs: Path
 ) -> None:
-    """The config says 32k, the server holds 8k: the first overflow compacts and retries the
-    step; from then on the agent compacts before the server's limit, never after."""
+    """The config says 32k, the server holds 8k: the first overflow is recovered from (the
+    output limit the stated window allows, cut outputs or a summary, as much as it takes) and the
+    step retried; from then on the agent compacts before the server's limit, never after."""
     _files(workspace, 30)
     with OpenAIServer(context_limit=8192).start() as server:
         _model(server, 30)
@@ -91,7 +92,8 @@ async def test_an_overflow_is_compacted_and_retried_once_and_the_stated_window_i
         ended = await asyncio.wait_for(session.run_turn("read every file"), 120)
     assert ended.outcome == "completed", ended
     assert len(server.rejected) == 1, "the first overflow, and no other"
-    assert [c.reason for c in rec.of(ContextCompacted)][0] == "overflow"
+    compactions = rec.of(ContextCompacted)
+    assert compactions and all(c.window == 8192 and c.tokens_after < c.tokens_before for c in compactions)
 
 
 async def test_an_overflow_that_compacting_cannot_cure_pauses_with_the_figures(
