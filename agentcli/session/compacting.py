@@ -103,12 +103,12 @@ class Compacting:
             window = turn.window or 0
             keep_chars = round(window * 0.5 * turn.meter.chars_per_token) if window else 200_000
             split = turn.messages.split(turn.settings.context.keep_recent_turns, keep_chars)
-            old = [_without_thinking(message) for message in turn.messages.view()[:split]]
+            held = turn.messages.view()[:split]
             try:
-                summary = await self._summarize(old, focus) if split else ""
+                summary = await self._summarize([_without_thinking(m) for m in held], focus) if split else ""
             except ModelCallError as failed:
                 error = failed
-            if summary and message_size(summary_message(summary)) < turn.messages.size_of(old):
+            if summary and message_size(summary_message(summary)) < turn.messages.size_of(held):
                 turn.messages.compact(split, summary)
                 replaced = split
             else:
