@@ -75,6 +75,7 @@ TURN_LABELS: dict[Outcome, str] = {
 
 NOTE_LABELS: dict[str, str] = {
     "reminder": "the model stopped without complete/clarify/pause; reminded it once",
+    "truncated": "the output limit cut the reply off; told the model to take smaller steps",
     "continue": "continuing where the session left off",
     "resumed": "resumed: told the model that time has passed and files may have changed",
     "recovery": "stuck pattern detected; sent the model a recovery hint",

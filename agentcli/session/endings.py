@@ -33,7 +33,10 @@ class Endings:
     def remind(self, data: ModelOutcome) -> None:
         """A reply without a tool call: remind the model, once, how a turn must end."""
         self._reminded_truncated = data.truncated
-        self.turn.add_note("reminder", TRUNCATED_REMINDER if data.truncated else REMINDER)
+        if data.truncated:  # its own kind: the screen must not say the model merely stopped
+            self.turn.add_note("truncated", TRUNCATED_REMINDER)
+        else:
+            self.turn.add_note("reminder", REMINDER)
 
     def stop_silent(self, data: ModelOutcome) -> None:
         """The reply after the reminder had no tool call either. When the output limit cut it off

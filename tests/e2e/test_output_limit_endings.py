@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentcli.config import ModelLimitSettings, ModelRoles, RetrySettings
+from agentcli.describe import describe
+from agentcli.events import ModelNote
 from agentcli.llm.litellm_client import LiteLLMClient
 from tests.support.openai_server import Call, OpenAIServer, Reply
 from tests.support.sessions import make_session
@@ -28,7 +30,7 @@ async def test_two_cut_offs_in_a_row_pause_naming_the_output_limit_and_what_to_c
     workspace: Path, server: OpenAIServer
 ) -> None:
     server.add(_cut_off(), _cut_off())
-    session, _ = _session(workspace, server)
+    session, rec = _session(workspace, server)
     ended = await session.run_turn("write big.txt")
     assert ended.outcome == "paused"
     assert "stopped without" not in ended.reason
@@ -36,6 +38,10 @@ async def test_two_cut_offs_in_a_row_pause_naming_the_output_limit_and_what_to_c
     assert 'max_output_tokens under [models.limits."openai/test-model"]' in ended.reason
     assert "smaller steps" in ended.reason
     assert server.requests[1]["max_tokens"] == 1000
+    notes = rec.of(ModelNote)
+    assert [n.kind for n in notes] == ["truncated"], "not shown as a plain stop without complete"
+    shown = describe(notes[0])
+    assert shown is not None and "output limit cut the reply off" in shown.text
 
 
 async def test_a_cut_off_after_a_plain_stop_names_the_limit_once(workspace: Path, server: OpenAIServer) -> None:
