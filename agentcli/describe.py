@@ -190,6 +190,8 @@ def describe(event: Event) -> Description | None:
     if isinstance(event, ContextCompacted):
         why = {"threshold": "the window was filling up", "overflow": "the model said it overflowed",
                "manual": "asked for"}[event.reason]
+        if event.output_limit is not None:  # outputs made before a smaller window was known
+            why += f"; long tool outputs cut to {event.output_limit:,} characters"
         return Description("context", "⇣ context compacted:",
                            f"{_tokens(event.tokens_before)} → {_tokens(event.tokens_after)} tokens", f"({why})")
     if isinstance(event, ConversationRewound):

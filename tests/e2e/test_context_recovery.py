@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.config import ContextSettings, ModelLimitSettings, ModelRoles, RetrySettings, Settings
+from agentcli.describe import describe
 from agentcli.events import ContextCompacted, UserMessage
 from agentcli.session.factory import new_session, resume_session
 from agentcli.session.log import list_sessions
@@ -59,6 +60,8 @@ async def test_outputs_already_held_are_cut_to_a_window_the_provider_states_and_
     compaction = rec.of(ContextCompacted)[0]
     assert compaction.reason == "overflow" and compaction.tokens_after < compaction.tokens_before, compaction
     assert compaction.replaced == 0 and compaction.output_limit is not None, "the cut alone made room"
+    shown = describe(compaction)
+    assert shown is not None and f"tool outputs cut to {compaction.output_limit:,} characters" in shown.detail
     assert not [body for body in server.requests if not body.get("tools")], "no summary was needed"
     last = server.requests[-1]
     assert count_tokens(last) + last["max_tokens"] <= 8192
