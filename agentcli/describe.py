@@ -75,6 +75,7 @@ TURN_LABELS: dict[Outcome, str] = {
 
 NOTE_LABELS: dict[str, str] = {
     "reminder": "the model stopped without complete/clarify/pause; reminded it once",
+    "truncated": "the output limit cut the reply off; told the model to take smaller steps",
     "continue": "continuing where the session left off",
     "resumed": "resumed: told the model that time has passed and files may have changed",
     "recovery": "stuck pattern detected; sent the model a recovery hint",
@@ -192,6 +193,8 @@ def describe(event: Event) -> Description | None:
     if isinstance(event, ContextCompacted):
         why = {"threshold": "the window was filling up", "overflow": "the model said it overflowed",
                "manual": "asked for"}[event.reason]
+        if event.output_limit is not None:  # outputs made before a smaller window was known
+            why += f"; long tool outputs cut to {event.output_limit:,} characters"
         return Description("context", "⇣ context compacted:",
                            f"{_tokens(event.tokens_before)} → {_tokens(event.tokens_after)} tokens", f"({why})")
     if isinstance(event, ConversationRewound):

@@ -257,7 +257,8 @@ class ContextCompacted(BaseEvent):
 
     Only the model's view changes; the log (the user's transcript) keeps everything. ``replaced``
     counts the messages of the view, from its start, that the summary stands for, so a resume
-    rebuilds the exact view without summarizing again.
+    rebuilds the exact view without summarizing again; 0 (and no summary) when cutting old tool
+    outputs to ``output_limit`` made room enough.
     """
 
     type: Literal["context_compacted"] = "context_compacted"
@@ -269,6 +270,9 @@ class ContextCompacted(BaseEvent):
     """Its size after, estimated."""
     reason: Literal["threshold", "overflow", "manual"] = "threshold"
     window: int | None = None
+    output_limit: int | None = None
+    """Tool outputs the view kept were cut to this many characters (they were made before a
+    smaller window was known); a resume cuts them the same way."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -17,7 +17,7 @@ from typing import Literal
 
 from agentcli.events import ContextCompacted, RetryScheduled
 from agentcli.llm.types import Message, ModelCallError, ModelRequest, ModelResponse, RetryNotice
-from agentcli.session.context import message_size
+from agentcli.session.context import message_size, summary_message
 from agentcli.session.outcomes import ModelOutcome
 from agentcli.session.turn import Turn
 
@@ -53,13 +53,20 @@ class CompactionOutcome:
     tokens_before: int
     tokens_after: int = 0
     replaced: int = 0
+    cut: int = 0
+    """Tool outputs cut to the share of the window a single output may take."""
     error: ModelCallError | None = None
+    no_gain: bool = False
+    """A summary was written but was no shorter than the part it would replace (so not used)."""
+    fits: bool = False
+    """The request now fits the budget: after an overflow, the window the provider stated may
+    lower the output limit sent enough to make room without compacting anything."""
     origin: str | None = None
     """For a compaction the user asked for: the waiting state it was asked in."""
 
     @property
     def compacted(self) -> bool:
-        return self.replaced > 0
+        return self.replaced > 0 or self.cut > 0
 
 
 class Compacting:
@@ -72,7 +79,13 @@ class Compacting:
         self, data: ModelOutcome | None = None, focus: str | None = None, origin: str | None = None
     ) -> CompactionOutcome:
         """Invoked on entering the state: by the threshold (no data), after an overflow (the
-        failed model call as data), or by the user (``origin``, and maybe a ``focus``)."""
+        failed model call as data), or by the user (``origin``, and maybe a ``focus``).
+
+        Tool outputs longer than the window now allows are cut first; when the request then fits
+        the budget (the cut, or the smaller output limit a stated window brings, made room) and the
+        user did not ask for a summary, nothing is summarized.
+        A summary no shorter than what it would replace is not used: the view only ever shrinks.
+        """
         turn = self.turn
         turn.start_work("compacting the context")
         reason: Reason = "manual" if origin is not None else "overflow" if data is not None else "threshold"
@@ -82,25 +95,33 @@ class Compacting:
         if reason == "overflow":
             turn.overflow_compacted = True
         turn.compacted_since_call = True
-        window = turn.window or 0
-        keep_chars = round(window * 0.5 * turn.meter.chars_per_token) if window else 200_000
-        replaced = turn.messages.split(turn.settings.context.keep_recent_turns, keep_chars)
-        if replaced == 0:
-            turn.end_work()
-            return CompactionOutcome(reason, before, before, origin=origin)
-        old = [_without_thinking(message) for message in turn.messages.view()[:replaced]]
-        try:
-            summary = await self._summarize(old, focus)
-        except ModelCallError as error:
-            turn.end_work()
-            return CompactionOutcome(reason, before, before, error=error, origin=origin)
-        turn.messages.compact(replaced, summary)
+        limit = turn.output_limit()
+        cut = turn.messages.cut_outputs(limit)
+        replaced, summary, error, no_gain = 0, "", None, False
+        budget = turn.context_budget()
+        if reason == "manual" or budget is None or turn.context_tokens() > budget:
+            window = turn.window or 0
+            keep_chars = round(window * 0.5 * turn.meter.chars_per_token) if window else 200_000
+            split = turn.messages.split(turn.settings.context.keep_recent_turns, keep_chars)
+            held = turn.messages.view()[:split]
+            try:
+                summary = await self._summarize([_without_thinking(m) for m in held], focus) if split else ""
+            except ModelCallError as failed:
+                error = failed
+            if summary and message_size(summary_message(summary)) < turn.messages.size_of(held):
+                turn.messages.compact(split, summary)
+                replaced = split
+            else:
+                no_gain, summary = bool(summary), ""
         turn.meter.compacted(turn.messages.chars)
         after = turn.context_tokens()
-        turn.emit(ContextCompacted(summary=summary, replaced=replaced, tokens_before=before, tokens_after=after,
-                                   reason=reason, window=turn.window))
+        if replaced or cut:  # the view changed: recorded, so a resume rebuilds the same one
+            turn.emit(ContextCompacted(summary=summary, replaced=replaced, tokens_before=before, tokens_after=after,
+                                       reason=reason, window=turn.window, output_limit=limit if cut else None))
         turn.end_work()
-        return CompactionOutcome(reason, before, after, replaced=replaced, origin=origin)
+        fits = budget is not None and after <= budget
+        return CompactionOutcome(reason, before, after, replaced=replaced, cut=cut, error=error, no_gain=no_gain,
+                                 fits=fits, origin=origin)
 
     def _learn_from_overflow(self, error: ModelCallError) -> None:
         """A provider that says its window and the request's size is believed over any guess: the

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from agentcli.llm.types import Message
+from agentcli.tools.text import truncate_middle
 
 SUMMARY_LEAD = ("[Summary of the earlier part of this session, written to save context. The work it describes "
                 "is done; details not kept here can be re-read from the files.]")
@@ -39,6 +40,22 @@ def message_size(message: Message) -> int:
         rest = {**message, "content": [part for part in content if part.get("type") != "image_url"]}
         return len(json.dumps(rest, ensure_ascii=False)) + IMAGE_CHARS * len(images)
     return len(json.dumps(message, ensure_ascii=False))
+
+
+CUT_SLACK = 1.1
+"""How far past the limit an output held may run before it is cut: the limit moves a little with
+each calibration of characters per token, and an output made just under it is not worth cutting."""
+
+
+def cut_output(message: Message, limit: int) -> Message:
+    """A tool output well past ``limit`` characters (``CUT_SLACK``) cut to its head and tail
+    within it (else ``message`` itself). Outputs are kept to a share of the window when they are
+    made, but one made before a smaller window was known (a provider stating its own) can fill
+    that window alone."""
+    content = message.get("content")
+    if message["role"] != "tool" or not isinstance(content, str) or len(content) <= limit * CUT_SLACK:
+        return message
+    return {**message, "content": truncate_middle(content, limit)}
 
 
 def summary_message(summary: str) -> Message:
@@ -92,6 +109,19 @@ class Conversation:
         self._messages.extend(kept)
         self._sizes.extend(sizes)
         self.chars += sum(sizes)
+
+    def cut_outputs(self, limit: int) -> int:
+        """Cut every tool output longer than ``limit`` characters (``cut_output``); returns how
+        many were cut."""
+        cut = 0
+        for index, message in enumerate(self._messages):
+            shorter = cut_output(message, limit)
+            if shorter is not message:
+                size = message_size(shorter)
+                self.chars += size - self._sizes[index]
+                self._messages[index], self._sizes[index] = shorter, size
+                cut += 1
+        return cut
 
     def boundaries(self) -> list[int]:
         """Indexes where the view may be cut: before a user message or an assistant message, so a

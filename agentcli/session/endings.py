@@ -25,15 +25,33 @@ class Endings:
 
     def __init__(self, turn: Turn) -> None:
         self.turn = turn
+        self._reminded_truncated = False
+        """The reply that drew the latest reminder was cut off by the output limit."""
 
     # -- the model's reply -------------------------------------------------------------------------
 
     def remind(self, data: ModelOutcome) -> None:
         """A reply without a tool call: remind the model, once, how a turn must end."""
-        self.turn.add_note("reminder", TRUNCATED_REMINDER if data.truncated else REMINDER)
+        self._reminded_truncated = data.truncated
+        if data.truncated:  # its own kind: the screen must not say the model merely stopped
+            self.turn.add_note("truncated", TRUNCATED_REMINDER)
+        else:
+            self.turn.add_note("reminder", REMINDER)
 
-    def stop_silent(self) -> None:
-        self.turn.end_turn("paused", "stopped without complete/clarify/pause")
+    def stop_silent(self, data: ModelOutcome) -> None:
+        """The reply after the reminder had no tool call either. When the output limit cut it off
+        (the model may well have been writing its call), saying "stopped without complete" would
+        send the user after the wrong cause: the reason names the limit and what to change."""
+        if not data.truncated:
+            self.turn.end_turn("paused", "stopped without complete/clarify/pause")
+            return
+        turn = self.turn
+        model = turn.settings.model_for(turn.active_phase.model)
+        limit = f" of {turn.max_output:,} tokens" if turn.max_output else ""
+        times = "twice in a row" if self._reminded_truncated else "after a reminder"
+        turn.end_turn("paused", f"the reply was cut off by the output limit{limit} {times}; raise "
+                                f'max_output_tokens under [models.limits."{model}"], or resume asking for '
+                                "smaller steps (one file or one edit at a time)")
 
     def give_up_on_model(self, data: ModelOutcome) -> None:
         """The model stayed unreachable or busy through every retry: pause; resuming tries again."""
@@ -58,8 +76,10 @@ class Endings:
     def pause_on_failed_compaction(self, data: CompactionOutcome) -> None:
         if data.error is not None:
             self.turn.end_turn("paused", f"could not compact the context: {data.error}")
-        else:  # an overflow, and nothing older than the latest turn to summarize
-            self.turn.end_turn("paused", f"{self._does_not_fit()} and there is nothing older to summarize; "
+        else:  # an overflow, and neither cutting outputs nor a summary made room
+            why = ("a summary of the older part would be no shorter than it" if data.no_gain
+                   else "there is nothing older to summarize")
+            self.turn.end_turn("paused", f"{self._does_not_fit()}, compacting could not make room ({why}); "
                                          f"{_NARROWER}")
 
     def _does_not_fit(self) -> str:
@@ -69,8 +89,12 @@ class Endings:
 
     def end_compaction(self, data: CompactionOutcome) -> None:
         """A compaction the user asked for ends the turn where it was asked."""
-        said = (f"context compacted: ~{data.tokens_before:,} → ~{data.tokens_after:,} tokens" if data.compacted
-                else "nothing to compact: the context holds only the latest turns")
+        if data.compacted:
+            said = f"context compacted: ~{data.tokens_before:,} → ~{data.tokens_after:,} tokens"
+        elif data.no_gain:
+            said = "compacting could not make room: a summary would be no shorter than what it replaces"
+        else:
+            said = "nothing to compact: the context holds only the latest turns"
         self.turn.end_turn("completed" if data.origin == "idle" else "paused", said)
 
     def fail_model(self, data: ModelOutcome) -> None:

@@ -87,8 +87,9 @@ class Guards:
     # -- compacting ------------------------------------------------------------------------------
 
     def compaction_failed(self, data: CompactionOutcome) -> bool:
-        """The summary could not be written, or an overflow left nothing older to summarize."""
-        return data.error is not None or (data.reason == "overflow" and not data.compacted)
+        """The summary could not be written, or after an overflow nothing made room (neither
+        compacting nor the smaller output limit the window the provider stated allows)."""
+        return data.error is not None or (data.reason == "overflow" and not data.compacted and not data.fits)
 
     def asked_in_idle(self, data: CompactionOutcome) -> bool:
         """The user asked for the compaction while the agent had nothing to do."""

@@ -40,7 +40,7 @@ from agentcli.events import (
 )
 from agentcli.llm.types import Message
 from agentcli.session.chart import CONTROL_STATES, WAITING_STATES
-from agentcli.session.context import summary_message
+from agentcli.session.context import cut_output, summary_message
 from agentcli.session.prompt import answer_message
 from agentcli.session.rewind import RewindTracker
 from agentcli.session.turn import INTERRUPTED, NOT_RUN, assistant_message, tool_message
@@ -136,7 +136,10 @@ def rebuild(events: Iterable[Event]) -> Rebuilt:
         elif isinstance(event, StateChanged):
             state.configuration = list(event.configuration)
         elif isinstance(event, ContextCompacted):
-            state.messages = [summary_message(event.summary), *state.messages[event.replaced:]]
+            if event.replaced:
+                state.messages = [summary_message(event.summary), *state.messages[event.replaced:]]
+            if event.output_limit is not None:
+                state.messages = [cut_output(message, event.output_limit) for message in state.messages]
         elif isinstance(event, ConversationRewound):
             dropped = state.messages[event.kept:]
             if not (event.code_only and not event.undo):  # a rewind of the code alone leaves the view

@@ -56,7 +56,7 @@ class RewindTracker:
         elif isinstance(event, AssistantMessage):
             if self.points:
                 self.points[-1].sealed = True
-        elif isinstance(event, ContextCompacted):
+        elif isinstance(event, ContextCompacted) and event.replaced:  # a cut alone moves no message
             for point in self.points:
                 if point.message_index is not None:
                     at = point.message_index - event.replaced + 1

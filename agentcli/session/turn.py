@@ -285,12 +285,17 @@ class Turn:
         share = round(self.window * self.settings.context.compact_at)
         return max(1, min(share, self.window - self.max_output))
 
-    def fit_tool_output(self) -> None:
-        """No single tool output may take more than a quarter of the window: on a small local
-        model a read of a big file would otherwise overflow the next request by itself."""
+    def output_limit(self) -> int:
+        """The characters a single tool output may take: no more than a quarter of the window, so
+        on a small local model a read of a big file cannot overflow the next request by itself."""
         limit = self.settings.tools.max_output_chars
         if self.window:
             limit = max(2000, min(limit, round(self.window * 0.25 * self.meter.chars_per_token)))
+        return limit
+
+    def fit_tool_output(self) -> None:
+        """The tools cut their outputs to ``output_limit``."""
+        limit = self.output_limit()
         if limit != self.tool_context.settings.max_output_chars:
             settings = self.tool_context.settings.model_copy(update={"max_output_chars": limit})
             self.tool_context = replace(self.tool_context, settings=settings)
