@@ -124,8 +124,9 @@ def _attempt(project: Path, data: Path, tree: str, number: str, calc: str, passe
 @pytest.fixture
 def finished_race(project: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
     """A race of two attempts (one passing) over ``project``; returns (data dir, project)."""
+    # HOME stays the test process's: a changed HOME makes every `agentcli` process these tests
+    # start a fresh one instead of a fork (tests/support/agentcli_process.py).
     home = project.parent
-    monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     data = home / "data" / "agentcli"
     tree, snapshot = capture_workspace(project, data, RACE_ID, "race start")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.widgets import DataTable, RichLog, Static
 
 from agentcli.fleet import records
@@ -65,11 +66,13 @@ async def test_a_applies_the_selected_attempt_after_asking(finished_race: tuple[
     assert [a.attempt for a in records.load(data, RACE_ID).applied] == ["2"]
 
 
-def test_race_view_snapshot(finished_race: tuple[Path, Path], snap_compare: object) -> None:
+def test_race_view_snapshot(finished_race: tuple[Path, Path], snap_compare: object,
+                            monkeypatch: pytest.MonkeyPatch) -> None:
     """You should see the race's task, two attempts (attempt 2 starred, first, in the success colour,
     1/1 pass; attempt 1 below it, 0/1 fail), the selected attempt's folder under ~ and the footer
     with d Diff, a Apply, q Quit."""
-    data, _ = finished_race
+    data, project = finished_race
+    monkeypatch.setenv("HOME", str(project.parent))  # the folder shows under ~, whatever the machine
 
     async def settle(pilot: object) -> None:
         app = pilot.app  # type: ignore[attr-defined]

@@ -281,7 +281,10 @@ async def test_slash_compact_runs_the_compaction(project: Path) -> None:
     session = make_session(project, ReplayModel(Recording(turns=turns)))
     compacted: list[ContextCompacted] = []
     session.subscribe(lambda e: compacted.append(e) if isinstance(e, ContextCompacted) else None)
-    app = make_app(project, session, initial_prompt="list the files")
+    # A task long enough that the summary is shorter than the part it replaces (a summary that
+    # would grow the view is not used).
+    task = "list the files; " + "say which of them are sources and which are tests. " * 8
+    app = make_app(project, session, initial_prompt=task)
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_idle(pilot, app)
         app.prompt.input.focus()
