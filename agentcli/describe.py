@@ -230,9 +230,9 @@ def describe(event: Event) -> Description | None:
         return Description("warning", f"⟳ retry {event.attempt}/{event.max_attempts - 1}",
                            f"in {event.delay_s:.1f}s: {event.error}")
     if isinstance(event, Notice):
-        if event.kind in ("instructions", "model"):  # news, not a warning: which files, which model
-            return Description("context", "≡", event.text)
-        return Description("warning", "!", event.text)
+        if _notice_warns(event.severity, event.kind):
+            return Description("warning", "!", event.text)
+        return Description("context", "≡", event.text)  # news, not a warning
     if isinstance(event, ModelChanged):
         return Description("context", "≡", f"model for {event.role}: {event.model} (this session, resumed too)")
     if isinstance(event, ModelNote):
@@ -275,6 +275,16 @@ def describe(event: Event) -> Description | None:
     if isinstance(event, AssistantMessage) and event.interrupted:
         return Description("warning", "… reply interrupted")
     return None
+
+
+_NEWS_KINDS = frozenset({"instructions", "model"})
+"""The kinds of notice that were news before notices carried a severity (which files, which model)."""
+
+
+def _notice_warns(severity: str | None, kind: str) -> bool:
+    """A notice is a warning when it says so; one logged without a severity, unless of a kind
+    that was always news (what old logs showed, they show still)."""
+    return severity == "warning" if severity is not None else kind not in _NEWS_KINDS
 
 
 def _describe_result(event: ToolCallFinished) -> Description:

@@ -286,6 +286,9 @@ class RetryScheduled(BaseEvent):
     error: str
 
 
+NoticeSeverity = Literal["info", "warning"]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Notice(BaseEvent):
     """Something the user should see that is not an error: a reminder sent, a guard tripped."""
@@ -293,6 +296,10 @@ class Notice(BaseEvent):
     type: Literal["notice"] = "notice"
     kind: str
     text: str
+    severity: NoticeSeverity | None = None
+    """``info`` for news (servers ready, the instructions read), ``warning`` for what the user may
+    have to act on (a server not available, a setting that could not apply). None in logs from
+    before it was recorded: the kind decides then, as it did (see ``describe``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -54,8 +54,8 @@ GOAL = 0.75
 class UncachedClient(LiteLLMClient):
     """The same client, told the model takes no ``cache_control`` breakpoints."""
 
-    def limits(self, litellm: Any, model: str, request: ModelRequest) -> ModelLimits:
-        return dataclasses.replace(super().limits(litellm, model, request), cache_control=False)
+    async def limits(self, litellm: Any, model: str, request: ModelRequest) -> ModelLimits:
+        return dataclasses.replace(await super().limits(litellm, model, request), cache_control=False)
 
 
 @dataclass

@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from agentcli.config import RetrySettings
+from agentcli.events import NoticeSeverity
 from agentcli.llm.assemble import StreamAssembler
 from agentcli.llm.cache import with_breakpoints
 from agentcli.llm.errors import (
@@ -29,7 +30,8 @@ from agentcli.llm.errors import (
     key_source,
     retry_after,
 )
-from agentcli.llm.limits import ModelLimits, model_limits
+from agentcli.llm.limits import ModelLimits, limit_notes, model_limits
+from agentcli.llm.ollama_window import is_ollama, served_window
 from agentcli.llm.shape import anthropic, for_provider
 from agentcli.llm.types import (
     ClientNotice,
@@ -75,8 +77,10 @@ class LiteLLMClient:
 
     def __init__(self, retry: RetrySettings | None = None) -> None:
         self.retry = retry or RetrySettings()
-        self._limits: dict[str, ModelLimits] = {}
+        self._limits: dict[tuple[str, int | None, int | None, int | None, int | None], ModelLimits] = {}
         self._noticed: set[str] = set()
+        self._stated: dict[str, int] = {}
+        """The smallest window each model's provider named in refusing a request as too long."""
         self._unthinking: set[str] = set()
         """Models whose server refused the reasoning setting: asked without it from then on."""
 
@@ -86,14 +90,19 @@ class LiteLLMClient:
         # A server that says when to come back is believed, up to the longest delay we accept.
         return min(hinted, self.retry.max_delay_s) if hinted is not None else backoff
 
-    def limits(self, litellm: Any, model: str, request: ModelRequest) -> ModelLimits:
-        return self._limits_of(litellm, model, request.max_tokens, request.context_window)
+    async def limits(self, litellm: Any, model: str, request: ModelRequest) -> ModelLimits:
+        return await self._limits_of(litellm, model, request.api_base, request.max_tokens, request.context_window)
 
-    def _limits_of(self, litellm: Any, model: str, max_tokens: int | None, context_window: int | None) -> ModelLimits:
-        key = f"{model}|{max_tokens}|{context_window}"
+    async def _limits_of(
+        self, litellm: Any, model: str, api_base: str | None, max_tokens: int | None, context_window: int | None
+    ) -> ModelLimits:
+        served = await served_window(model, api_base) if is_ollama(model) else None
+        stated = self._stated.get(model)
+        key = (model, max_tokens, context_window, served, stated)
         if key not in self._limits:
             self._limits[key] = model_limits(litellm, model, max_output_tokens=max_tokens,
-                                             context_window=context_window)
+                                             context_window=context_window, served_window=served,
+                                             stated_window=stated)
         return self._limits[key]
 
     async def model_limits(
@@ -105,32 +114,30 @@ class LiteLLMClient:
         Anthropic refuses input plus ``max_tokens`` over the window)."""
         litellm = await load_litellm()
         model = resolve_model(model, api_base)
-        limits = self._limits_of(litellm, model, max_tokens, context_window)
+        limits = await self._limits_of(litellm, model, api_base, max_tokens, context_window)
         if reasoning is None or model in self._unthinking:
             return limits
         sent: dict[str, Any] = {"max_tokens": limits.max_output_tokens}
         self._reasoning(sent, model, ModelRequest(model=model, messages=[], reasoning=reasoning), limits)
         return replace(limits, max_output_tokens=sent["max_tokens"])
 
-    def _notice_once(self, key: str, text: str) -> ClientNotice | None:
+    def _notice_once(self, key: str, text: str, severity: NoticeSeverity = "info") -> ClientNotice | None:
         if key in self._noticed:
             return None
         self._noticed.add(key)
-        return ClientNotice(text)
+        return ClientNotice(text, severity)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         litellm = await load_litellm()
         model = resolve_model(request.model, request.api_base)
-        limits = self.limits(litellm, model, request)
-        if not limits.known and request.max_tokens is None:
-            notice = self._notice_once(f"limits:{model}", (
-                f"litellm knows no limits for {model}: using {limits.max_output_tokens} output tokens and a "
-                f"{limits.context_window:,}-token context window (set [models.limits.\"{model}\"] to change them)"))
+        limits = await self.limits(litellm, model, request)
+        for key, text, severity in limit_notes(model, limits, configured_output=request.max_tokens is not None):
+            notice = self._notice_once(f"{key}:{model}", text, severity)
             if notice is not None:
                 yield notice
         kwargs, notice_text = self._kwargs(litellm, model, request, limits)
         if notice_text:
-            notice = self._notice_once(f"reasoning:{model}", notice_text)
+            notice = self._notice_once(f"reasoning:{model}", notice_text, "warning")
             if notice is not None:
                 yield notice
         missing = _missing_keys(litellm, model, kwargs)
@@ -164,8 +171,12 @@ class LiteLLMClient:
                     for key in _THINKING_KEYS:
                         kwargs.pop(key, None)
                     yield ClientNotice(f"{model} does not think before answering (its server said so): the "
-                                       "reasoning setting is ignored for it")
+                                       "reasoning setting is ignored for it", "warning")
                     continue
+                if failure.kind == "overflow" and failure.window is not None:
+                    # Believed over any figure configured or known: the next request's limits
+                    # (and the compaction guard's, which asks them) are fitted to it.
+                    self._stated[model] = min(self._stated.get(model, failure.window), failure.window)
                 if failure.retryable and attempt < attempts:
                     delay = self._delay(attempt, error)
                     yield RetryNotice(attempt=attempt, max_attempts=attempts, delay_s=delay, error=str(failure))

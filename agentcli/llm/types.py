@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from agentcli.events import ThinkingBlock, ToolCallRequest
+from agentcli.events import NoticeSeverity, ThinkingBlock, ToolCallRequest
 from agentcli.llm.limits import ModelLimits
 
 Message = dict[str, Any]
@@ -61,6 +61,9 @@ class ClientNotice:
     """Something the user should know about how the model is called (shown once)."""
 
     text: str
+    severity: NoticeSeverity = "info"
+    """``warning`` when a setting of the user's could not apply as given (a lowered output limit
+    or thinking budget, a reasoning setting ignored); ``info`` for what is merely assumed."""
 
 
 @dataclass(frozen=True)

@@ -23,16 +23,21 @@ if TYPE_CHECKING:
     from agentcli.tools.registry import ToolRegistry
 
 Notify = Callable[[str], None]
-"""Tells the user something about the servers (the session emits it as a notice)."""
+"""Tells the user something about the servers (the session emits it as a notice): ``notify`` for
+what went wrong (a server not available or restarted after dying, tools left out), ``inform`` for
+news (the servers ready, a server's new set of tools)."""
 
 
 class McpManager:
     """The MCP servers of one session."""
 
     def __init__(self, servers: ServerList, workspace: Path, registry: ToolRegistry, *,
-                 notify: Notify = lambda _: None, on_change: Callable[[], None] = lambda: None) -> None:
+                 notify: Notify = lambda _: None, inform: Notify | None = None,
+                 on_change: Callable[[], None] = lambda: None) -> None:
         self.registry = registry
         self.notify = notify
+        self.inform = inform or notify
+        """News, not a problem; without its own callback it goes where problems go."""
         self.on_change = on_change
         """Called whenever a server's status changes (front ends redraw their listing)."""
         self.problems = servers.problems
@@ -81,7 +86,7 @@ class McpManager:
         ready = [c.status for c in self.connections if c.status.state == "ready"]
         if ready:
             listing = ", ".join(f"{s.name} ({s.tools} tool{'s' if s.tools != 1 else ''})" for s in ready)
-            self.notify(f"MCP servers ready in {time.monotonic() - began:.1f} s: {listing}")
+            self.inform(f"MCP servers ready in {time.monotonic() - began:.1f} s: {listing}")
 
     def _changed(self, connection: Connection) -> None:
         status = connection.status
@@ -99,7 +104,7 @@ class McpManager:
         changes = [f"added {', '.join(sorted(after - before))}" if after - before else "",
                    f"removed {', '.join(sorted(before - after))}" if before - after else ""]
         said = "; ".join(change for change in changes if change) or "changed their descriptions or schemas"
-        self.notify(f"MCP server '{connection.name}' changed its tools: {said}")
+        self.inform(f"MCP server '{connection.name}' changed its tools: {said}")
         self.on_change()
 
     def _publish(self, connection: Connection, *, restarted: bool = True) -> None:

@@ -104,7 +104,8 @@ class Capturing:
         snap = captured.snapshot
         if snap is None:
             if skipped:
-                turn.emit(Notice(kind="snapshot_skipped", text="not snapshotted: " + ", ".join(skipped[:10])))
+                turn.emit(Notice(kind="snapshot_skipped", text="not snapshotted: " + ", ".join(skipped[:10]),
+                                 severity="warning"))
             return None
         event = snapshot_event(snap, skipped, captured.duration_s)
         turn.emit(event)

@@ -43,8 +43,10 @@ class McpCommands:
 
         servers = resolve_servers(self.settings.mcp, self.workspace)
         if servers.servers or servers.problems:
-            self.mcp = McpManager(servers, self.workspace, self.turn.tools,
-                                  notify=lambda text: self._emit(Notice(kind="mcp", text=text)))
+            self.mcp = McpManager(
+                servers, self.workspace, self.turn.tools,
+                notify=lambda text: self._emit(Notice(kind="mcp", text=text, severity="warning")),
+                inform=lambda text: self._emit(Notice(kind="mcp", text=text, severity="info")))
 
     def start_tools(self) -> None:
         """Start the MCP servers in the background, once; returns at once (never waits)."""

@@ -94,9 +94,9 @@ class Thinking:
         if names != turn.instruction_files:
             turn.instruction_files = names
             if names:
-                turn.emit(Notice(kind="instructions", text="instructions: " + ", ".join(names)))
+                turn.emit(Notice(kind="instructions", text="instructions: " + ", ".join(names), severity="info"))
             else:
-                turn.emit(Notice(kind="instructions", text="instructions: none now"))
+                turn.emit(Notice(kind="instructions", text="instructions: none now", severity="info"))
         return instructions_section(files, turn.workspace)
 
     async def think(self) -> ModelOutcome:
@@ -156,7 +156,7 @@ class Thinking:
                     turn.emit(RetryScheduled(attempt=item.attempt, max_attempts=item.max_attempts,
                                              delay_s=item.delay_s, error=item.error))
                 elif isinstance(item, ClientNotice):
-                    turn.emit(Notice(kind="model", text=item.text))
+                    turn.emit(Notice(kind="model", text=item.text, severity=item.severity))
                 else:
                     response = item
         except ModelCallError as error:

@@ -45,6 +45,8 @@ from agentcli.events import (
     TurnEnded,
     UsageReported,
     UserMessage,
+    event_from_dict,
+    event_to_dict,
 )
 from agentcli.headless import TextPrinter
 
@@ -142,6 +144,27 @@ def test_only_warnings_are_marked_with_a_bang() -> None:
     for kind in ("reminder", "recovery"):  # the model stopped short, got stuck: warnings
         role, line = headline(kind)
         assert role == "warning" and line.startswith("! "), (kind, line)
+
+
+def test_a_notice_is_marked_as_a_warning_only_when_it_is_one() -> None:
+    def shown(notice: Event) -> tuple[str, str]:
+        description = describe(notice)
+        assert description is not None
+        return description.role, str(description)
+
+    ready = Notice(kind="mcp", text="MCP servers ready in 0.4 s: time (2 tools)", severity="info")
+    gone = Notice(kind="mcp", text="MCP server 'gone' is not available: the command was not found", severity="warning")
+    assert shown(ready) == ("context", "≡ MCP servers ready in 0.4 s: time (2 tools)")
+    assert shown(gone) == ("warning", "! MCP server 'gone' is not available: the command was not found")
+    lowered = Notice(kind="model", text="thinking budget lowered from 64,000 to 59,904 tokens", severity="warning")
+    assert shown(lowered)[0] == "warning"
+    # A log written before notices had a severity reads as it did: news by kind, else a warning.
+    old = {"type": "notice", "ts": "2026-11-01T10:00:00Z"}
+    old_mcp = event_from_dict({**old, "kind": "mcp", "text": "MCP servers ready"})
+    assert shown(old_mcp) == ("warning", "! MCP servers ready")
+    for kind in ("instructions", "model"):
+        assert shown(event_from_dict({**old, "kind": kind, "text": "x"}))[0] == "context"
+    assert event_from_dict(event_to_dict(ready)) == ready
 
 
 def test_each_turn_outcome_has_its_own_role() -> None:

@@ -61,8 +61,10 @@ def test_a_headless_run_uses_the_servers_and_leaves_no_process(workspace: Path, 
     stream = events(run.stdout)
     finished = [e for e in stream if e["type"] == "tool_call_finished"]
     assert finished[0]["name"] == "mcp__faulty__echo" and finished[0]["output"] == "hello from mcp"
-    notices = [str(e["text"]) for e in stream if e["type"] == "notice"]
-    assert any("MCP server 'gone' is not available" in text for text in notices)
+    notices = [(str(e["text"]), e["severity"]) for e in stream if e["type"] == "notice" and e["kind"] == "mcp"]
+    # A server that failed is a warning; the others being ready is news.
+    assert any("MCP server 'gone' is not available" in text and severity == "warning" for text, severity in notices)
+    assert any(text.startswith("MCP servers ready in ") and severity == "info" for text, severity in notices), notices
     assert not group_alive(int(pid_file.read_text()))
 
 

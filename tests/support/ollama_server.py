@@ -37,7 +37,9 @@ ollama/ollama repository, August 2026):
   (OpenAI-style content parts) or ``… cannot unmarshal string into Go struct field
   ToolCallFunction.messages.tool_calls.function.arguments …`` (arguments as JSON text).
 * ``GET /api/tags`` lists the configured models and ``POST /api/show`` describes one (capabilities,
-  ``model_info.<family>.context_length``, a template mentioning tools when the model has them).
+  a template mentioning tools when the model has them, and ``model_info``: GGUF metadata keyed by
+  ``general.*`` and ``<architecture>.*``, the trained window as ``<architecture>.context_length``,
+  e.g. ``"qwen3.context_length": 40960``). ``show_status`` makes ``/api/show`` fail instead.
 
 Measured with litellm 1.106.2 (each fact is asserted by ``tests/llm_servers/test_ollama.py``):
 
@@ -204,6 +206,8 @@ class OllamaServer(ScriptedHTTPServer[Script]):
             without a tag also matches ``:latest``.
         legacy_tool_calls: Send tool calls without ``id`` and ``function.index`` (Ollama < 0.4.7).
         not_found_message: The 404 text for unknown models; ``{model}`` is replaced.
+        show_status: When set, ``/api/show`` answers ``{"error": …}`` with this status (a server
+            or proxy that does not serve it), while chat works.
     """
 
     def __init__(
@@ -211,8 +215,10 @@ class OllamaServer(ScriptedHTTPServer[Script]):
         models: Mapping[str, OllamaModel] | None = None,
         legacy_tool_calls: bool = False,
         not_found_message: str = "model '{model}' not found",
+        show_status: int | None = None,
     ) -> None:
         super().__init__()
+        self.show_status = show_status
         self.models = dict(models) if models is not None else {"qwen3:8b": OllamaModel()}
         self.legacy_tool_calls = legacy_tool_calls
         self.not_found_message = not_found_message
@@ -275,6 +281,9 @@ class OllamaServer(ScriptedHTTPServer[Script]):
         body = body if isinstance(body, dict) else {}
         name = str(body.get("model") or body.get("name") or "")
         model = self._model(name)
+        if self.show_status is not None:
+            out.json(self.show_status, {"error": "scripted failure"})
+            return
         if model is None:
             out.json(404, {"error": f"model '{name}' not found"})
             return
@@ -286,7 +295,15 @@ class OllamaServer(ScriptedHTTPServer[Script]):
                 "parameters": "",
                 "template": template,
                 "details": self._details(model),
-                "model_info": {"general.architecture": model.family, f"{model.family}.context_length": model.context_length},
+                "model_info": {
+                    "general.architecture": model.family,
+                    "general.parameter_count": 8_190_735_360,
+                    "general.file_type": 15,
+                    f"{model.family}.block_count": 36,
+                    f"{model.family}.context_length": model.context_length,
+                    f"{model.family}.embedding_length": 4096,
+                    f"{model.family}.attention.head_count": 32,
+                },
                 "capabilities": list(model.capabilities),
                 "modified_at": "2026-01-01T00:00:00Z",
             },

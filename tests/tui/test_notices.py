@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agentcli.describe import describe
-from agentcli.events import SnapshotCaptured, ToolCallFinished, ToolCallStarted
+from agentcli.events import Notice, SnapshotCaptured, ToolCallFinished, ToolCallStarted
 from agentcli.tui.messages import SessionEventPosted
 from agentcli.tui.widgets import NoticeBlock
 from tests.core.test_describe import SECRET_FRAME, SHOWN
@@ -41,3 +41,18 @@ async def test_a_turn_end_is_styled_by_its_outcome() -> None:
         block = app.query_one(NoticeBlock)
         assert block.has_class("-turn") and block.has_class("-turn-paused")
         assert block.render().plain == "⏸ paused: the app was closed"
+
+
+async def test_news_from_the_mcp_servers_is_not_styled_as_a_warning() -> None:
+    app = StreamApp()
+    async with app.run_test(size=(120, 30)) as pilot:
+        conversation = app.query_one("#conversation")
+        conversation.post_message(SessionEventPosted(
+            Notice(kind="mcp", text="MCP servers ready in 0.4 s: time (2 tools)", severity="info")))
+        gone_text = "MCP server 'gone' is not available: the command was not found"
+        conversation.post_message(SessionEventPosted(Notice(kind="mcp", text=gone_text, severity="warning")))
+        await wait_for(pilot, lambda: len(app.query(NoticeBlock)) == 2, what="both notices")
+        ready, gone = app.query(NoticeBlock)
+        assert ready.render().plain.startswith("≡ MCP servers ready")
+        assert ready.has_class("-context") and not ready.has_class("-warning")
+        assert gone.render().plain.startswith("! MCP server 'gone'") and gone.has_class("-warning")
