@@ -13,6 +13,7 @@ from agentcli.cli.options import CommonOptions, OutputFormat, shared_options
 
 if TYPE_CHECKING:
     from agentcli.fleet.batch import BatchResult, Summary
+    from agentcli.fleet.tasks import BatchTask
 
 
 @shared_options("batch")
@@ -54,6 +55,7 @@ def batch(
         prepare_results(results_path)
     except ResultsFileError as error:
         raise fail(str(error)) from None
+    _check_tasks(tasks, tasks_file, results_path, folder, options)
     backend = backend_for(ray, settings)
     capacity = backend.capacity()
     count = jobs or settings.fleet.jobs or (min(len(tasks), capacity) if capacity is not None else default_jobs(
@@ -76,6 +78,25 @@ def batch(
     if text:
         _print_summary(summary)
     raise typer.Exit(0 if summary.passed == len(summary.results) else EXIT_ERROR)
+
+
+def _check_tasks(tasks: list[BatchTask], tasks_file: Path, results_path: Path, folder: Path,
+                 options: CommonOptions) -> None:
+    """A model or workflow a task could not start with is a usage error before any task runs,
+    naming the task and its line (agentcli/fleet/preflight.py); tasks a resumed batch skips are
+    left alone."""
+    from agentcli.fleet.batch import finished_results
+    from agentcli.fleet.preflight import task_problem
+
+    done = finished_results(results_path)
+    checked: dict[tuple[str, str | None, str | None], str | None] = {}
+    overrides = options.settings_overrides()
+    for task in tasks:
+        if task.id in done:
+            continue
+        problem = task_problem(task, folder, overrides, checked)
+        if problem is not None:
+            raise fail(f"{tasks_file}:{task.line}: task {task.id}: {problem}\nno task was started")
 
 
 def _print_result(result: BatchResult) -> None:
