@@ -355,17 +355,30 @@ def undo(race_ref: RaceOpt = None,
 @app.command("rm", cls=PlainUsage)
 @shared_options("race rm")
 def remove(race_ref: Annotated[str, typer.Argument(metavar="RACE", help="Race id or prefix.")],
+           force: Annotated[bool, typer.Option("--force", help="Remove a race still marked running whose process "
+                                               "is gone (another machine's, or one an older agentcli recorded).")
+                            ] = False,
            *, options: CommonOptions) -> None:
     """Delete a race's attempt directories, their snapshot stores and its record.
 
     Their sessions stay (`agentcli sessions --all`; `agentcli sessions rm` removes them). A change
-    you applied stays too, and so does the snapshot that undoes it.
+    you applied stays too, and so does the snapshot that undoes it. A race still running is
+    refused; --force removes one marked running that no process on this machine runs.
     """
-    from agentcli.fleet.records import RaceNotFound, remove_race
+    from agentcli.fleet.records import RaceNotFound, live_sessions, owner_runs, remove_race
 
     data_dir, race = _race(race_ref, options.cwd)
     if race.ended is None:
-        raise fail(f"race {race.id} has not ended; stop it first (Ctrl-C where it runs)")
+        if not force:
+            raise fail(f"race {race.id} has not ended; stop it first (Ctrl-C where it runs), or, if no "
+                       "process runs it any more, remove it with --force")
+        if owner_runs(race):
+            raise fail(f"race {race.id} is running here (pid {race.pid}); stop it first (Ctrl-C where it runs)")
+        live = live_sessions(race, data_dir)
+        if live:
+            which = f"attempt {live[0]} still runs its session" if len(live) == 1 else \
+                f"attempts {', '.join(live)} still run their sessions"
+            raise fail(f"race {race.id} is running here: {which}; stop it first (Ctrl-C where it runs)")
     try:
         freed = remove_race(data_dir, race)
     except RaceNotFound as error:
