@@ -13,6 +13,7 @@ from agentcli.cli.options import CommonOptions, OutputFormat, shared_options
 
 if TYPE_CHECKING:
     from agentcli.fleet.batch import BatchResult, Summary
+    from agentcli.fleet.tasks import BatchTask
 
 
 @shared_options("batch")
@@ -54,6 +55,7 @@ def batch(
         prepare_results(results_path)
     except ResultsFileError as error:
         raise fail(str(error)) from None
+    _check_tasks(tasks, tasks_file, results_path, folder, options)
     backend = backend_for(ray, settings)
     capacity = backend.capacity()
     count = jobs or settings.fleet.jobs or (min(len(tasks), capacity) if capacity is not None else default_jobs(
@@ -64,7 +66,8 @@ def batch(
                    sandbox=options.sandbox, check_timeout_s=settings.checks.timeout_s)
     text = options.output is OutputFormat.text
     if text:
-        typer.echo(f"batch of {len(tasks)} tasks, {count} at a time, on {backend.name}; results in {results_path}")
+        typer.echo(f"batch of {len(tasks)} task{'s' if len(tasks) != 1 else ''}, {count} at a time, "
+                   f"on {backend.name}; results in {results_path}")
     try:
         summary = run_cancellable(run_batch(tasks, results_path, spec, backend, data_home(), jobs=count, keep=keep,
                                             finished=_print_result if text else _print_json))
@@ -76,6 +79,25 @@ def batch(
     if text:
         _print_summary(summary)
     raise typer.Exit(0 if summary.passed == len(summary.results) else EXIT_ERROR)
+
+
+def _check_tasks(tasks: list[BatchTask], tasks_file: Path, results_path: Path, folder: Path,
+                 options: CommonOptions) -> None:
+    """A model or workflow a task could not start with is a usage error before any task runs,
+    naming the task and its line (agentcli/fleet/preflight.py); tasks a resumed batch skips are
+    left alone."""
+    from agentcli.fleet.batch import finished_results
+    from agentcli.fleet.preflight import task_problem
+
+    done = finished_results(results_path)
+    checked: dict[tuple[str, str | None, str | None], str | None] = {}
+    overrides = options.settings_overrides()
+    for task in tasks:
+        if task.id in done:
+            continue
+        problem = task_problem(task, folder, overrides, checked)
+        if problem is not None:
+            raise fail(f"{tasks_file}:{task.line}: task {task.id}: {problem}\nno task was started")
 
 
 def _print_result(result: BatchResult) -> None:
@@ -96,6 +118,7 @@ def _print_json(result: BatchResult) -> None:
 
 
 def _print_summary(summary: Summary) -> None:
+    from rich import box
     from rich.console import Console
     from rich.table import Table
 
@@ -104,9 +127,12 @@ def _print_summary(summary: Summary) -> None:
     done = summary.results
     costs = [r.cost for r in done]
     known = [c for c in costs if c is not None]
-    table = Table(title="batch summary", title_justify="left")
+    # The race table's frame (no outer edge, a rule under the header): boxed with padding, eight
+    # columns took 81 cells and rich folded "pass rate" and "time (sum)" at 80.
+    table = Table(title="batch summary", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                  padding=(0, 1), collapse_padding=True, show_edge=False)
     for column in ("tasks", "passed", "failed", "errors", "pass rate", "cost", "time (sum)", "skipped"):
-        table.add_column(column)
+        table.add_column(column, no_wrap=True)
     total_cost = cost_words(sum(known)) + (" + unknown" if len(known) < len(costs) and known else "") \
         if known else "unknown"
     table.add_row(str(len(done)), str(summary.passed), str(sum(1 for r in done if r.status == "failed")),

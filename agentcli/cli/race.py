@@ -17,7 +17,9 @@ from agentcli.cli.fleet_common import EXIT_INTERRUPTED, RayOpt, backend_for, run
 from agentcli.cli.options import CommonOptions, OutputFormat, PlainUsage, shared_options
 
 if TYPE_CHECKING:
+    from agentcli.config import Settings
     from agentcli.fleet.models import Attempt, Race
+    from agentcli.fleet.race import AttemptPlan
 
 
 class _RaceGroup(TyperGroup):
@@ -75,7 +77,7 @@ def start(
                               split_list(options.workflow))
     except ValueError as error:
         raise fail(str(error)) from None
-    _check_workflows(folder, {plan.workflow for plan in plans if plan.workflow})
+    _check_setups(folder, settings, plans)
     broad = unsafe_workspace(folder) if settings.snapshots.enabled else None
     if broad and not options.yes:
         raise fail(f"{broad}\nRun in a project folder, or pass --yes to snapshot it anyway.")
@@ -109,17 +111,22 @@ def start(
     raise typer.Exit(0 if any(attempt.passed for attempt in final.attempts) else EXIT_ERROR)
 
 
-def _check_workflows(folder: Path, names: set[str]) -> None:
-    """An unknown or invalid workflow is a usage error now, not a failed attempt after the race began."""
-    from agentcli.workflow.builtin import UnknownWorkflowError
-    from agentcli.workflow.loader import find_workflow
-    from agentcli.workflow.model import InvalidWorkflowError
+def _check_setups(folder: Path, settings: Settings, plans: list[AttemptPlan]) -> None:
+    """A model or workflow no attempt could start with is a usage error now, naming the first
+    attempt it concerns, not N failed attempts after the race began (agentcli/fleet/preflight.py)."""
+    from agentcli.fleet.models import Attempt
+    from agentcli.fleet.preflight import setup_problem
+    from agentcli.fleet.view import setup_words
 
-    for name in sorted(names):
-        try:
-            find_workflow(name, folder)
-        except (UnknownWorkflowError, InvalidWorkflowError) as error:
-            raise fail(f"--workflow: {error}") from None
+    seen: set[tuple[str | None, str | None]] = set()
+    for number, plan in enumerate(plans, start=1):
+        if (plan.model, plan.workflow) in seen:
+            continue
+        seen.add((plan.model, plan.workflow))
+        problem = setup_problem(settings, folder, plan.model, plan.workflow)
+        if problem is not None:
+            setup = setup_words(Attempt(id=str(number), model=plan.model, workflow=plan.workflow, workdir=""))
+            raise fail(f"attempt {number} ({setup}): {problem}\nno attempt was started")
 
 
 def _reload(data_dir: Path, race_id: str) -> Race:
@@ -348,17 +355,30 @@ def undo(race_ref: RaceOpt = None,
 @app.command("rm", cls=PlainUsage)
 @shared_options("race rm")
 def remove(race_ref: Annotated[str, typer.Argument(metavar="RACE", help="Race id or prefix.")],
+           force: Annotated[bool, typer.Option("--force", help="Remove a race still marked running whose process "
+                                               "is gone (another machine's, or one an older agentcli recorded).")
+                            ] = False,
            *, options: CommonOptions) -> None:
     """Delete a race's attempt directories, their snapshot stores and its record.
 
     Their sessions stay (`agentcli sessions --all`; `agentcli sessions rm` removes them). A change
-    you applied stays too, and so does the snapshot that undoes it.
+    you applied stays too, and so does the snapshot that undoes it. A race still running is
+    refused; --force removes one marked running that no process on this machine runs.
     """
-    from agentcli.fleet.records import RaceNotFound, remove_race
+    from agentcli.fleet.records import RaceNotFound, live_sessions, owner_runs, remove_race
 
     data_dir, race = _race(race_ref, options.cwd)
     if race.ended is None:
-        raise fail(f"race {race.id} has not ended; stop it first (Ctrl-C where it runs)")
+        if not force:
+            raise fail(f"race {race.id} has not ended; stop it first (Ctrl-C where it runs), or, if no "
+                       "process runs it any more, remove it with --force")
+        if owner_runs(race):
+            raise fail(f"race {race.id} is running here (pid {race.pid}); stop it first (Ctrl-C where it runs)")
+        live = live_sessions(race, data_dir)
+        if live:
+            which = f"attempt {live[0]} still runs its session" if len(live) == 1 else \
+                f"attempts {', '.join(live)} still run their sessions"
+            raise fail(f"race {race.id} is running here: {which}; stop it first (Ctrl-C where it runs)")
     try:
         freed = remove_race(data_dir, race)
     except RaceNotFound as error:

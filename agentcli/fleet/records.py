@@ -72,7 +72,7 @@ def load(data_dir: Path, race_id: str) -> Race:
         raise RaceNotFound(f"no race {race_id} in {races_dir(data_dir)}") from None
     except ValidationError as error:
         raise RaceNotFound(f"{path} is not a race record agentcli can read: {error.errors()[0]['msg']}") from None
-    if race.ended is None and orphaned(race):
+    if race.ended is None and orphaned(race, data_dir):
         _settle(race)
         try:
             save(data_dir, race)
@@ -86,17 +86,68 @@ def new_owner() -> tuple[int, str]:
     return os.getpid(), socket.gethostname()
 
 
-def orphaned(race: Race) -> bool:
-    """The race's process, on this machine, no longer runs (a record from another machine is trusted)."""
-    if race.pid is None or race.host != socket.gethostname():
+LEGACY_QUIET_S = 3600.0
+"""How long a record with no owner must have gone unwritten before it counts as orphaned.
+
+A running race rewrites its record at every step of every attempt; the longest it stays quiet
+while alive is while checks run (each up to ``[checks] timeout_s``, 600 s by default) or a
+copy is written. An hour is well past that, and ``race rm --force`` needs no wait."""
+
+
+def orphaned(race: Race, data_dir: Path) -> bool:
+    """The race's process no longer runs: nothing will end the race but a reader.
+
+    With an owner recorded: that process, on this machine, is gone (a record from another
+    machine is trusted). A record written before owners were (no pid) is orphaned when none of
+    its attempts' sessions runs here and it has not been written for :data:`LEGACY_QUIET_S`.
+    """
+    if race.pid is None:
+        return _quiet_for(data_dir, race.id) > LEGACY_QUIET_S and not live_sessions(race, data_dir)
+    if race.host != socket.gethostname():
         return False
+    return not _alive(race.pid)
+
+
+def owner_runs(race: Race) -> bool:
+    """The process recorded as running the race runs on this machine now."""
+    return race.pid is not None and race.host == socket.gethostname() and _alive(race.pid)
+
+
+def live_sessions(race: Race, data_dir: Path) -> list[str]:
+    """Ids of the attempts whose sessions a process is writing on this machine now."""
+    from agentcli.session.log import SessionNotFound, read_meta, sessions_dir, status
+
+    live: list[str] = []
+    for attempt in race.attempts:
+        if attempt.session_id is None or attempt.state in ("done", "failed", "cancelled"):
+            continue
+        try:
+            meta = read_meta(sessions_dir(data_dir) / attempt.session_id)
+        except SessionNotFound:
+            continue  # not written here (yet, or on a Ray worker): the quiet record decides
+        if status(meta) == "running":
+            live.append(attempt.id)
+    return live
+
+
+def _quiet_for(data_dir: Path, race_id: str) -> float:
+    """Seconds since the race's record was last written."""
+    import time
+
     try:
-        os.kill(race.pid, 0)
+        return time.time() - (races_dir(data_dir) / race_id / "race.json").stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
     except ProcessLookupError:
-        return True
+        return False
     except PermissionError:
-        return False  # someone else's process has that pid now; leave the race as it is
-    return False
+        return True  # someone else's process has that pid now; leave the race as it is
+    return True
 
 
 def _settle(race: Race) -> None:
@@ -105,7 +156,8 @@ def _settle(race: Race) -> None:
             continue
         started = attempt.state != "pending"
         attempt.state = "cancelled"
-        attempt.note = (f"the race's process ({race.pid}) ended before this attempt did"
+        process = f"the race's process ({race.pid})" if race.pid is not None else "the race's process"
+        attempt.note = (f"{process} ended before this attempt did"
                         + ("; its session can be resumed" if started and attempt.session_id else ""))
     race.ended = datetime.now(UTC)
 

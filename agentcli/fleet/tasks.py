@@ -41,6 +41,8 @@ class BatchTask(BaseModel):
     model: str | None = None
     workflow: str | None = None
     test_patch: str | None = None
+    line: int = 0
+    """Its line in the tasks file, for messages about it."""
 
 
 class _OwnLine(BaseModel):
@@ -96,7 +98,7 @@ def read_tasks(path: Path, *, repos: Path | None = None, test_command: str = DEF
             raise TaskFileError(f"{where}: not JSON: {error}") from None
         if not isinstance(raw, dict):
             raise TaskFileError(f"{where}: a task is a JSON object, not {type(raw).__name__}")
-        task = _task(raw, where, number, path.parent, repos, test_command)
+        task = _task(raw, where, number, path.parent, repos, test_command).model_copy(update={"line": number})
         if task.id in seen:
             raise TaskFileError(f"{where}: a second task with id {task.id!r}; ids must be unique "
                                 "(they key the results)")

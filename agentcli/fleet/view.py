@@ -32,9 +32,12 @@ def setup_words(attempt: Attempt) -> str:
 
 
 def state_words(attempt: Attempt) -> str:
+    """The attempt's state; while its session runs, the session's own state (``thinking``,
+    ``executingTool``), which says it runs: "running: executingTool" pushed the change column
+    off an 80-column race view."""
     report = attempt.report
     if attempt.state == "running" and attempt.control:
-        return f"running: {attempt.control.rsplit('.', 1)[-1]}"
+        return attempt.control.rsplit(".", 1)[-1]
     if attempt.state == "done" and report is not None:
         return report.outcome or "ended"
     return attempt.state

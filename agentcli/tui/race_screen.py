@@ -35,6 +35,20 @@ POLL_S = 0.5
 """How often a running race's record is re-read: often enough to follow it, cheap to read."""
 
 
+MODEL_MIN_WIDTH = 10
+"""The narrowest the model column gets: enough to tell ``openai/…`` from ``anthropic/…``."""
+
+
+def _shortened(text: str, width: int) -> str:
+    """``text`` in ``width`` cells, its middle replaced by an ellipsis: model names differ at both
+    ends (the provider, the version), so neither end alone tells two attempts apart."""
+    if len(text) <= width:
+        return text
+    keep = width - 1
+    head = (keep + 1) // 2
+    return text[:head] + "…" + (text[len(text) - (keep - head):] if keep > head else "")
+
+
 class RaceScreen(Screen[None]):
     """The attempts of one race, best first once it has ended."""
 
@@ -75,6 +89,9 @@ class RaceScreen(Screen[None]):
         self.race: Race | None = None
         self._order: list[str] = []
         self._shown: list[tuple[str, tuple[str, ...], bool]] = []
+        self._listed: list[AttemptRow] = []
+        self._model_width = 0
+        """The model column's width as last drawn: names longer than this were shortened."""
 
     def compose(self) -> Iterable[Widget]:
         from agentcli.fleet.view import COLUMNS
@@ -139,22 +156,39 @@ class RaceScreen(Screen[None]):
             self._shown = shown
         self._show_note()
 
+    def on_resize(self) -> None:
+        if self._listed:
+            self._fill(self._listed)  # the model column's share of the width changed
+            self._show_note()
+
     def _fill(self, listed: list[AttemptRow]) -> None:
         """Rebuilds the table (a few rows) with columns as wide as their widest cell.
 
         Rebuilt rather than updated cell by cell: a few rows cost nothing, and DataTable's auto
-        widths lag behind cells updated in place (cut to the heading's width).
+        widths lag behind cells updated in place (cut to the heading's width). Only the model
+        column gives way when the screen is narrow (shortened in its middle): the figures, checks
+        and change stay on screen.
         """
         from agentcli.fleet.view import COLUMNS
 
+        self._listed = listed
         table = self.query_one(DataTable)
         selected = self._selected()
+        widths = [max([len(label), *(len(row.cells[index]) for row in listed)]) for index, label in enumerate(COLUMNS)]
+        model = COLUMNS.index("model")
+        padding = 2 * table.cell_padding * len(COLUMNS)
+        room = self.size.width - padding - (sum(widths) - widths[model])
+        if self.size.width and room < widths[model]:
+            widths[model] = max(MODEL_MIN_WIDTH, room)
+        self._model_width = widths[model]
         with self.app.batch_update():
             table.clear(columns=True)
-            for index, label in enumerate(COLUMNS):
-                table.add_column(label, width=max([len(label), *(len(row.cells[index]) for row in listed)]))
+            for label, width in zip(COLUMNS, widths, strict=True):
+                table.add_column(label, width=width)
             for row in listed:
-                table.add_row(*self._styled(row.cells, row.passed), key=row.attempt_id)
+                cells = list(row.cells)
+                cells[model] = _shortened(cells[model], widths[model])
+                table.add_row(*self._styled(tuple(cells), row.passed), key=row.attempt_id)
             self._order = [row.attempt_id for row in listed]
             if selected in self._order:
                 table.move_cursor(row=self._order.index(selected))
@@ -179,7 +213,7 @@ class RaceScreen(Screen[None]):
         self.action_diff()
 
     def _show_note(self) -> None:
-        from agentcli.fleet.view import rows
+        from agentcli.fleet.view import rows, setup_words
 
         selected = self._selected()
         attempt = self.race.attempt(selected) if self.race is not None and selected is not None else None
@@ -188,7 +222,10 @@ class RaceScreen(Screen[None]):
         note = next((row.note for row in rows(self.race) if row.attempt_id == attempt.id), "")
         home = str(Path.home())
         where = "~" + attempt.workdir[len(home):] if attempt.workdir.startswith(home + "/") else attempt.workdir
-        lines = [f"attempt {attempt.id}: {note}" if note else "", f"in {where}"]
+        setup = setup_words(attempt)
+        # A model name the narrow table shortened is given whole here, for the selected attempt.
+        whole = f"{setup}, " if len(setup) > self._model_width else ""
+        lines = [f"attempt {attempt.id}: {note}" if note else "", f"{whole}in {where}"]
         self.query_one("#race-note", Static).update("\n".join(line for line in lines if line))
 
     def action_diff(self) -> None:

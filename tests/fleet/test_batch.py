@@ -101,6 +101,25 @@ def test_batch_writes_results_and_resumes(project: Path, server: OpenAIServer, t
     assert len((tmp_path / "tasks.results.jsonl").read_text().splitlines()) == 4
 
 
+def test_a_batch_of_one_says_task_and_its_summary_fits_80_columns(project: Path, server: OpenAIServer,
+                                                                  tmp_path: Path) -> None:
+    from tests.support import agentcli_process
+
+    server.default = Router({"one": [write("calc.py", GOOD), complete()]})
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"id": "one", "workspace": str(project), "prompt": "fix add", "model": "openai/one",
+                                 "checks": [CHECK]}) + "\n")
+    proc = agentcli_process.run(["batch", str(tasks), "--api-base", server.base_url], cwd=tmp_path,
+                                env={"COLUMNS": "80"}, timeout=240, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("batch of 1 task, 1 at a time, on local;")
+    lines = proc.stdout.splitlines()
+    header = next(line for line in lines if "pass rate" in line)
+    assert "time (sum)" in header and "skipped" in header, proc.stdout  # one line, nothing folded
+    assert max(len(line) for line in lines[lines.index(header) - 1:]) <= 80
+    assert "100%" in proc.stdout
+
+
 def test_a_bad_tasks_file_names_the_line(tmp_path: Path) -> None:
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text('{"prompt": "x", "workspace": "."}\n{"prompt": "y"}\n')

@@ -186,10 +186,12 @@ def test_ctrl_c_cancels_the_attempts_and_their_sessions_pause(project: Path, ser
 
 def test_an_attempt_whose_session_never_ran_skips_the_checks(project: Path, tmp_path: Path) -> None:
     marker = tmp_path / "checks-ran"
-    proc = agentcli("race", "-n", "1", "--model", "nosuchprovider/x", "--check", f"touch {marker}", "fix add",
+    # A recording that is not there: nothing checks a replay model up front, its session cannot start.
+    missing = tmp_path / "no-such-recording.json"
+    proc = agentcli("race", "-n", "1", "--model", f"replay:{missing}", "--check", f"touch {marker}", "fix add",
                     cwd=project)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     attempt = _record(project)["attempts"][0]
-    assert attempt["state"] == "failed" and "nosuchprovider" in attempt["note"]
+    assert attempt["state"] == "failed" and "no-such-recording.json" in attempt["note"], attempt["note"]
     assert attempt["report"]["checks"] == [] and not marker.exists()
 

@@ -6,12 +6,16 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 from agentcli.fleet import records
 from agentcli.fleet.apply import apply_attempt
+from agentcli.fleet.models import Race
 from agentcli.fleet.race import AttemptPlan, start_race
 from agentcli.fleet.view import rows
+from agentcli.session.log import SessionMeta, sessions_dir
 from tests.fleet.conftest import BAD, GOOD, RACE_ID, agentcli
 
 
@@ -52,8 +56,62 @@ def test_a_race_whose_process_runs_stays_running(project: Path) -> None:
     data = _data()
     race = start_race(project, data, "fix add", [AttemptPlan()], backend="local", jobs=1)  # this process runs it
     refused = agentcli("race", "rm", race.id, cwd=project)
-    assert refused.returncode == 2 and "has not ended" in refused.stderr
+    assert refused.returncode == 2 and "has not ended" in refused.stderr and "--force" in refused.stderr
+    forced = agentcli("race", "rm", "--force", race.id, cwd=project)
+    assert forced.returncode == 2 and f"is running here (pid {os.getpid()})" in forced.stderr
     assert records.load(data, race.id).ended is None
+
+
+def _legacy_race(project: Path, quiet_s: float) -> Race:
+    """A record as agentcli wrote it before races had owners (no pid, no host), last written
+    ``quiet_s`` ago, its first attempt running a session."""
+    data = _data()
+    race = start_race(project, data, "fix add", [AttemptPlan(), AttemptPlan()], backend="local", jobs=1)
+    race.pid = race.host = None
+    race.attempts[0].state, race.attempts[0].session_id = "running", "legacy-session"
+    records.save(data, race)
+    record = records.races_dir(data) / race.id / "race.json"
+    written = time.time() - quiet_s
+    os.utime(record, (written, written))
+    return race
+
+
+def _session(session_id: str, pid: int) -> None:
+    now = datetime.now(UTC)
+    folder = sessions_dir(_data()) / session_id
+    folder.mkdir(parents=True)
+    meta = SessionMeta(id=session_id, workspace="/w", created=now, updated=now, title="fix add", pid=pid)
+    (folder / "meta.json").write_text(meta.model_dump_json())
+
+
+def test_an_old_record_whose_sessions_ended_long_ago_is_ended(project: Path) -> None:
+    race = _legacy_race(project, quiet_s=records.LEGACY_QUIET_S + 60)
+    _session("legacy-session", _dead_pid())  # cut off with the race: no outcome, its process gone
+
+    listed = agentcli("race", "list", cwd=project)
+    assert listed.returncode == 0 and "running" not in listed.stdout and "0/2 passed" in listed.stdout
+    settled = records.load(_data(), race.id)
+    assert [a.state for a in settled.attempts] == ["cancelled", "cancelled"]
+    assert settled.attempts[0].note.startswith("the race's process ended before this attempt did")
+    assert agentcli("race", "rm", race.id, cwd=project).returncode == 0
+
+
+def test_an_old_record_written_lately_or_with_a_live_session_stays_running(project: Path) -> None:
+    data = _data()
+    recent = _legacy_race(project, quiet_s=60)  # its process may be running checks: no telling yet
+    assert records.load(data, recent.id).ended is None
+    refused = agentcli("race", "rm", recent.id, cwd=project)
+    assert refused.returncode == 2 and "--force" in refused.stderr
+    forced = agentcli("race", "rm", "--force", recent.id, cwd=project)  # the user knows it is gone
+    assert forced.returncode == 0, forced.stderr
+    assert not (records.races_dir(data) / recent.id).exists()
+
+    live = _legacy_race(project, quiet_s=records.LEGACY_QUIET_S + 60)
+    _session("legacy-session", os.getpid())  # a process writes its session still
+    assert records.load(data, live.id).ended is None
+    forced = agentcli("race", "rm", "--force", live.id, cwd=project)
+    assert forced.returncode == 2 and "attempt 1 still runs its session" in forced.stderr
+    assert (records.races_dir(data) / live.id).exists()
 
 
 def test_each_undo_takes_back_the_apply_before_the_last(finished_race: tuple[Path, Path]) -> None:

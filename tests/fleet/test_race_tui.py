@@ -6,6 +6,7 @@ real collected results) and no model: what the screen shows is what a finished r
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,56 @@ async def test_the_agents_palette_opens_a_race_of_this_workspace_and_q_comes_bac
         await pilot.press("q")
         await wait_for(pilot, lambda: app.screen is main, what="the agent's screen again")
         assert app.is_running and app.session is not None
+
+
+def _running(data: Path) -> None:
+    """The finished race made live again: this process runs it, attempt 1 is calling a tool under a
+    long model name, attempt 2 is done."""
+    import socket
+
+    race = records.load(data, RACE_ID)
+    race.ended, race.pid, race.host = None, os.getpid(), socket.gethostname()
+    attempt = race.attempts[0]
+    attempt.state, attempt.control, attempt.report = "running", "executingTool", None
+    attempt.model, attempt.workflow = "anthropic/claude-sonnet-4-5-20250929", "plan-build"
+    attempt.steps, attempt.input_tokens, attempt.output_tokens, attempt.cost = 12, 48210, 1934, 0.1742
+    records.save(data, race)
+
+
+async def test_a_running_race_keeps_every_column_on_an_80_column_screen(finished_race: tuple[Path, Path]) -> None:
+    from agentcli.fleet.view import COLUMNS
+
+    data, _ = finished_race
+    _running(data)
+    app = RaceApp(data, RACE_ID)
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = await _table_filled(app, pilot)
+        await pilot.pause()
+        running = [str(cell) for cell in table.get_row_at(0)]
+        assert running[COLUMNS.index("state")] == "executingTool"
+        assert running[COLUMNS.index("model")].startswith("anthr") and "…" in running[COLUMNS.index("model")]
+        assert table.virtual_size.width <= table.size.width, "the change column is cut off"
+        note = app.screen.query_one("#race-note", Static)  # the selected attempt's whole setup
+        assert "anthropic/claude-sonnet-4-5-20250929 · plan-build, in " in str(note.render())
+        await pilot.resize_terminal(200, 50)
+        await pilot.pause()
+        wide = [str(cell) for cell in table.get_row_at(0)]
+        assert wide[COLUMNS.index("model")] == "anthropic/claude-sonnet-4-5-20250929 · plan-build"
+
+
+def test_running_race_view_snapshot(finished_race: tuple[Path, Path], snap_compare: object,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """You should see attempt 1 running (state executingTool, its long model name shortened in the
+    middle, 12 steps, 50,144 tokens, $0.1742) and attempt 2 completed, every column through
+    "change" on screen at 80 columns; the status line says running."""
+    data, project = finished_race
+    monkeypatch.setenv("HOME", str(project.parent))
+    _running(data)
+
+    async def settle(pilot: object) -> None:
+        app = pilot.app  # type: ignore[attr-defined]
+        await _table_filled(app, pilot)
+        await pilot.pause()  # type: ignore[attr-defined]
+
+    assert snap_compare(RaceApp(data, RACE_ID, theme="agentcli-dark"), terminal_size=(80, 24),  # type: ignore[operator]
+                        run_before=settle)
