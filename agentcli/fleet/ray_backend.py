@@ -28,6 +28,7 @@ from typing import Any
 from agentcli.fleet.archive import changes_since, pack, remove, stat_index, unpack
 from agentcli.fleet.models import JobReport, JobSpec
 from agentcli.fleet.runner import Progress, run_job
+from agentcli.pids import alive
 
 INSTALL = "pip install 'agentcli[ray]'"
 
@@ -116,18 +117,8 @@ def sweep_scratch(folder: Path) -> None:
 
     for entry in folder.glob(f"{SCRATCH_PREFIX}*-*"):
         pid = entry.name.removeprefix(SCRATCH_PREFIX).split("-", 1)[0]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not alive(int(pid)):
             shutil.rmtree(entry, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's process: not ours to judge
-    return True
 
 
 def remote_job(spec_json: str, archive: bytes) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from agentcli.fleet.models import Race
+from agentcli.pids import alive
 
 
 class RaceNotFound(Exception):
@@ -105,12 +106,12 @@ def orphaned(race: Race, data_dir: Path) -> bool:
         return _quiet_for(data_dir, race.id) > LEGACY_QUIET_S and not live_sessions(race, data_dir)
     if race.host != socket.gethostname():
         return False
-    return not _alive(race.pid)
+    return not alive(race.pid)
 
 
 def owner_runs(race: Race) -> bool:
     """The process recorded as running the race runs on this machine now."""
-    return race.pid is not None and race.host == socket.gethostname() and _alive(race.pid)
+    return race.pid is not None and race.host == socket.gethostname() and alive(race.pid)
 
 
 def live_sessions(race: Race, data_dir: Path) -> list[str]:
@@ -138,16 +139,6 @@ def _quiet_for(data_dir: Path, race_id: str) -> float:
         return time.time() - (races_dir(data_dir) / race_id / "race.json").stat().st_mtime
     except OSError:
         return 0.0
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process has that pid now; leave the race as it is
-    return True
 
 
 def _settle(race: Race) -> None:

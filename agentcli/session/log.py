@@ -34,6 +34,7 @@ from agentcli.events import (
     event_from_dict,
     event_to_dict,
 )
+from agentcli.pids import alive
 from agentcli.secrets import Redactor
 from agentcli.session.lock import SessionLock
 from agentcli.tools.text import valid_text, valid_values
@@ -238,19 +239,9 @@ def status(meta: SessionMeta) -> str:
     """What a listing shows: how the last turn ended, or running / interrupted."""
     if meta.outcome is not None:
         return meta.outcome
-    if meta.pid is not None and _alive(meta.pid):
+    if meta.pid is not None and alive(meta.pid):
         return "running"
     return "interrupted" if meta.title else "new"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def read_meta(directory: Path) -> SessionMeta:
