@@ -259,7 +259,7 @@ class LiteLLMClient:
             kwargs["tools"] = tools
             if request.tool_choice is not None:
                 kwargs["tool_choice"] = request.tool_choice
-        if model.startswith(("ollama/", "ollama_chat/")):
+        if is_ollama(model):
             # Ollama runs a model with its own small default context (2,048 or 4,096 tokens) and
             # silently drops what does not fit, system prompt and tools included; ask for the
             # window the compaction guard budgets with, so what is sent is what the model reads.

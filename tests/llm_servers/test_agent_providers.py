@@ -21,23 +21,21 @@ from agentcli.events import (
     ReasoningDelta,
     RetryScheduled,
     ToolCallStarted,
-    TurnEnded,
     UsageReported,
 )
 from agentcli.llm.litellm_client import LiteLLMClient
-from agentcli.session import Session
 from agentcli.session.factory import new_session, resume_session
 from agentcli.session.log import list_sessions
-from agentcli.workflow import builtin_workflow
 from tests.llm_servers.conftest import API_KEY
 from tests.support.anthropic_server import AnthropicServer, Call, Empty, Fail, Reply, StreamError
+from tests.support.ollama_server import Call as OllamaCall
 from tests.support.ollama_server import OllamaModel, OllamaServer
+from tests.support.ollama_server import Reply as OllamaReply
 from tests.support.openai_server import Call as OpenAICall
 from tests.support.openai_server import OpenAIServer
 from tests.support.openai_server import Reply as OpenAIReply
-from tests.support.ollama_server import Call as OllamaCall
-from tests.support.ollama_server import Reply as OllamaReply
 from tests.support.sessions import Recorder
+from tests.support.sessions import litellm_session as _session
 
 CLAUDE = "anthropic/claude-sonnet-4-5-20250929"
 FAST_RETRY = RetrySettings(attempts=3, base_delay_s=0.01, max_delay_s=0.05)
@@ -50,14 +48,6 @@ def anthropic_key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _settings(server_url: str, **fields: Any) -> Settings:
     return Settings(model=CLAUDE, api_base=server_url, retry=fields.pop("retry", FAST_RETRY), **fields)
-
-
-def _session(workspace: Path, settings: Settings) -> tuple[Session, Recorder]:
-    session = Session(workspace=workspace, settings=settings, workflow=builtin_workflow("single"),
-                      model_client=LiteLLMClient(settings.retry))
-    recorder = Recorder()
-    session.subscribe(recorder)
-    return session, recorder
 
 
 def _ok(server: AnthropicServer) -> None:

@@ -13,14 +13,12 @@ from agentcli.events import ErrorOccurred, Notice, RetryScheduled
 from agentcli.llm.litellm_client import LiteLLMClient
 from agentcli.llm.ollama_window import context_length
 from agentcli.llm.types import ClientNotice, ModelCallError, ModelRequest
-from agentcli.session import Session
-from agentcli.workflow import builtin_workflow
 from tests.llm_servers.conftest import API_KEY
 from tests.support.anthropic_server import AnthropicServer, Call, Fail, Reply
 from tests.support.ollama_server import Call as OllamaCall
 from tests.support.ollama_server import OllamaModel, OllamaServer
 from tests.support.ollama_server import Reply as OllamaReply
-from tests.support.sessions import Recorder
+from tests.support.sessions import litellm_session as _session
 
 CLAUDE = "anthropic/claude-sonnet-4-5-20250929"
 FAST_RETRY = RetrySettings(attempts=3, base_delay_s=0.01, max_delay_s=0.05)
@@ -29,14 +27,6 @@ FAST_RETRY = RetrySettings(attempts=3, base_delay_s=0.01, max_delay_s=0.05)
 @pytest.fixture(autouse=True)
 def anthropic_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
-
-
-def _session(workspace: Path, settings: Settings) -> tuple[Session, Recorder]:
-    session = Session(workspace=workspace, settings=settings, workflow=builtin_workflow("single"),
-                      model_client=LiteLLMClient(settings.retry))
-    recorder = Recorder()
-    session.subscribe(recorder)
-    return session, recorder
 
 
 async def test_a_configured_output_limit_the_stated_window_cannot_hold_is_lowered_so_the_retry_fits(

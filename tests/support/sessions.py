@@ -8,6 +8,7 @@ from typing import TypeVar
 
 from agentcli.config import RetrySettings, Settings
 from agentcli.events import Event
+from agentcli.llm.litellm_client import LiteLLMClient
 from agentcli.llm.replay import RecordedCall, RecordedTurn, Recording, ReplayModel
 from agentcli.llm.types import ModelClient
 from agentcli.session import Session
@@ -41,6 +42,15 @@ def make_session(workspace: Path, client: ModelClient, **settings: object) -> tu
         workflow=builtin_workflow("single"),
         model_client=client,
     )
+    recorder = Recorder()
+    session.subscribe(recorder)
+    return session, recorder
+
+
+def litellm_session(workspace: Path, settings: Settings) -> tuple[Session, Recorder]:
+    """A session calling ``settings.model`` through litellm's real code path (a local server)."""
+    session = Session(workspace=workspace, settings=settings, workflow=builtin_workflow("single"),
+                      model_client=LiteLLMClient(settings.retry))
     recorder = Recorder()
     session.subscribe(recorder)
     return session, recorder
