@@ -41,6 +41,10 @@ _KEY_VARIABLES: dict[str, tuple[str, ...]] = {
 }
 
 
+def _key_variables(provider: str) -> tuple[str, ...]:
+    return _KEY_VARIABLES.get(provider, (f"{provider.upper()}_API_KEY",))
+
+
 def key_source(model: str, environ: Mapping[str, str], *, placeholder: bool) -> str | None:
     """Where the key sent for ``model`` came from, in words for the "rejected key" message.
 
@@ -53,11 +57,10 @@ def key_source(model: str, environ: Mapping[str, str], *, placeholder: bool) -> 
         E.g. "ANTHROPIC_API_KEY", "GEMINI_API_KEY or GOOGLE_API_KEY", or None when no known
         variable is set (a key litellm found some other way).
     """
-    provider = model.split("/", 1)[0] if "/" in model else "openai"
-    names = _KEY_VARIABLES.get(provider, (f"{provider.upper()}_API_KEY",))
     if placeholder:
         return None
-    present = [name for name in names if environ.get(name)]
+    provider = model.split("/", 1)[0] if "/" in model else "openai"
+    present = [name for name in _key_variables(provider) if environ.get(name)]
     return " or ".join(present) if present else None
 
 
@@ -65,7 +68,7 @@ def _rejected_key(provider: str, model: str, raw: str, source: str | None, place
     """The one line for a key the provider refused, naming the variable that supplied it."""
     said = _provider_message(raw)
     if placeholder:
-        variable = " or ".join(_KEY_VARIABLES.get(provider, (f"{provider.upper()}_API_KEY",)))
+        variable = " or ".join(_key_variables(provider))
         return f"the server for {model} wants an API key and {variable} is not set; set it, then resume ({said})"
     if source is None:
         return f"{provider} rejected the API key for {model}: check the key litellm found for it, then resume ({said})"
