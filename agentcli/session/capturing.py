@@ -67,6 +67,11 @@ class Capturing:
         turn.end_work()
         return outcome
 
+    async def capture_cut_off(self, call: ToolCallRequest, how: str) -> None:
+        """After a call that was stopped (``how``: interrupted, failed) while it may have changed
+        files: the watcher's hints spare the tree walk, so the pause is not held up by it."""
+        await self.capture(f"after {call.name} ({how})", call=call, watched=True)
+
     async def capture(
         self,
         reason: str,

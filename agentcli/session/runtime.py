@@ -28,5 +28,6 @@ from agentcli.session.turn import Turn
 
 def listeners(turn: Turn) -> list[object]:
     """The objects the chart resolves its callbacks on, for one session."""
-    return [Thinking(turn), Calling(turn), Capturing(turn), Reviewing(turn), Compacting(turn), Guards(turn),
+    capturing = Capturing(turn)  # also captures after a call cut off, on leaving executingTool
+    return [Thinking(turn), Calling(turn, capturing), capturing, Reviewing(turn), Compacting(turn), Guards(turn),
             Endings(turn)]

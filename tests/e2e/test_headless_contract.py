@@ -77,7 +77,7 @@ def test_the_jsonl_stream_is_in_time_order_and_ends_with_the_turn(workspace: Pat
 
 def test_sigterm_mid_command_pauses_the_session_cleanly(workspace: Path, server: OpenAIServer) -> None:
     sleep = f"sleep 30.{uuid.uuid4().int % 10**6:06d}"
-    server.add(Reply(calls=[Call("bash", {"command": f"{sleep}; touch too-late"})]))
+    server.add(Reply(calls=[Call("bash", {"command": f"touch started; {sleep}; touch too-late"})]))
     proc = agentcli_process.start(["run", "wait", *_model(server), "--yes", "-o", "jsonl"], cwd=workspace)
     assert proc.stdout is not None
     seen = [json.loads(proc.stdout.readline())]
@@ -90,6 +90,9 @@ def test_sigterm_mid_command_pauses_the_session_cleanly(workspace: Path, server:
     stream = seen + [json.loads(line) for line in out.splitlines()]
     assert stream[-1]["type"] == "turn_ended" and stream[-1]["reason"] == "stopped by SIGTERM"
     assert [e["interrupted"] for e in stream if e["type"] == "tool_call_finished"] == [True]
+    # What the command did before it was stopped has a snapshot of its own (undoable alone).
+    assert [(e["reason"], [f["path"] for f in e["files"]]) for e in stream if e["type"] == "snapshot"][-1] == (
+        "after bash (interrupted)", ["started"])
     eventually_sync(lambda: not processes_with(sleep), what="the command to be killed")
     assert not (workspace / "too-late").exists()
     listed = agentcli("sessions", cwd=workspace)
