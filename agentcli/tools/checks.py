@@ -1,8 +1,9 @@
 """The project's checks: finding them when none are configured, and running them.
 
 Detection looks only at files (no command is run to find out): a check is proposed where the
-project shows it uses the tool, each with the reason it was chosen. Running follows ``bash``'s
-approach (tools/shell.py): its own process group, killed whole on timeout or cancellation. The
+project shows it uses the tool, each with the reason it was chosen. Running is ``bash``'s own
+(tools/process.py ``collect``): its own process group, killed whole on timeout or cancellation,
+and a background job it leaves running (a server a check starts) does not hold it up. The
 verdict is the exit code and nothing else; words such as "FAILED" in the output never count.
 """
 
@@ -24,7 +25,7 @@ from typing import Any
 from agentcli.tools.base import ToolError
 from agentcli.tools.fsaccess import open_regular, read_bounded
 from agentcli.tools.paths import resolve_in_workspace
-from agentcli.tools.process import kill_group, start_group
+from agentcli.tools.process import collect, start_group
 
 _KEEP_BYTES = 256 * 1024
 """Output kept per command while it runs: the tail, where test runners print their summary."""
@@ -62,6 +63,25 @@ class CheckRun:
     output: str
     """The tail of its combined stdout and stderr."""
     timed_out: bool = False
+    left_running: bool = False
+    """It exited, but a background job it started still runs and holds its output open."""
+
+
+class _Tail:
+    """The last ``_KEEP_BYTES`` of a command's output, where test runners print their summary."""
+
+    def __init__(self) -> None:
+        self._chunks: deque[bytes] = deque()
+        self._kept = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self._chunks.append(chunk)
+        self._kept += len(chunk)
+        while self._kept - len(self._chunks[0]) >= _KEEP_BYTES and len(self._chunks) > 1:
+            self._kept -= len(self._chunks.popleft())
+
+    def text(self) -> str:
+        return b"".join(self._chunks)[-_KEEP_BYTES:].decode("utf-8", errors="replace")
 
 
 # -- detection ----------------------------------------------------------------------------------
@@ -262,31 +282,10 @@ async def run_check(
         stderr=asyncio.subprocess.STDOUT,
         env={**os.environ, "CI": "true"},
     )
-    tail: deque[bytes] = deque()
-    kept = 0
-
-    async def read_all() -> None:
-        nonlocal kept
-        assert process.stdout is not None
-        while chunk := await process.stdout.read(65536):
-            tail.append(chunk)
-            kept += len(chunk)
-            while kept - len(tail[0]) >= _KEEP_BYTES and len(tail) > 1:
-                kept -= len(tail.popleft())
-        await process.wait()
-
-    timed_out = False
-    try:
-        await asyncio.wait_for(read_all(), timeout_s)
-    except TimeoutError:
-        timed_out = True
-        await kill_group(process)
-    except asyncio.CancelledError:
-        await kill_group(process)
-        raise
-    output = b"".join(tail)[-_KEEP_BYTES:].decode("utf-8", errors="replace")
+    tail = _Tail()
+    ending = await collect(process, timeout_s, tail.feed)  # a cancellation kills the group there
     duration = round(time.monotonic() - started, 3)
-    if timed_out:
-        return CheckRun(command, None, False, duration, output, timed_out=True)
+    if ending == "timed out":
+        return CheckRun(command, None, False, duration, tail.text(), timed_out=True)
     code = process.returncode
-    return CheckRun(command, code, code == 0, duration, output)
+    return CheckRun(command, code, code == 0, duration, tail.text(), left_running=ending == "left running")

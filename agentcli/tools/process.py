@@ -1,4 +1,4 @@
-"""Running a command as its own process group, and stopping the whole group."""
+"""Running a command as its own process group, reading its output, and stopping the whole group."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import ctypes
 import os
 import signal
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Literal
 
 _KILL_GRACE_S = 2.0
 
@@ -122,3 +123,72 @@ async def _leader_exited(process: asyncio.subprocess.Process, timeout: float) ->
             return False
         await asyncio.sleep(0.005)
     return True
+
+
+LEFT_RUNNING_NOTE = (
+    "[a background process it started still runs and holds the output open; what it prints from now on is "
+    "not shown: redirect it to a file (`cmd > cmd.log 2>&1 &`) to read it later]")
+"""Said after a command whose output a background job it started still holds open."""
+
+Ending = Literal["exited", "left running", "timed out"]
+
+
+async def collect(process: asyncio.subprocess.Process, timeout: float, feed: Callable[[bytes], None]) -> Ending:
+    """Read the command's output into ``feed`` until it ends, and say how it ended (``bash`` and
+    ``run_checks`` both run their commands through it).
+
+    It ends when the output closes and the command has exited; or when the command (the group's
+    leader) has exited and the output stays open past a short grace: a background job it started
+    (a server, ``sleep 600 &``) holds it. That job is left running, as the user's shell would leave
+    it, and the rest of its output is read and dropped (a pipe nobody reads would block it, and a
+    closed one kill it). Waiting for the output to close instead held every ``cmd &`` until the
+    timeout, which then killed the very server the command had started.
+    """
+    assert process.stdout is not None
+    reader = asyncio.ensure_future(_read(process.stdout, feed))
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    try:
+        while not reader.done():
+            if process.returncode is not None:
+                await asyncio.wait({reader}, timeout=max(0.0, min(_LEFT_OPEN_GRACE_S, deadline - loop.time())))
+                if not reader.done():
+                    _draining.add(reader)
+                    reader.add_done_callback(_draining.discard)
+                    return "left running"
+                break
+            if loop.time() >= deadline:
+                raise TimeoutError
+            # Woken by the end of the output at once; the leader's exit alone wakes nothing, so
+            # it is looked at every _POLL_S while a background job keeps the output open.
+            await asyncio.wait({reader}, timeout=min(_POLL_S, deadline - loop.time()))
+        await asyncio.wait_for(process.wait(), max(0.0, deadline - loop.time()))
+    except TimeoutError:
+        await _stop(process, reader)
+        return "timed out"
+    except BaseException:  # a pause (cancellation) or a failure: nothing is left running
+        await _stop(process, reader)
+        raise
+    return "exited"
+
+
+async def _stop(process: asyncio.subprocess.Process, reader: asyncio.Future[None]) -> None:
+    """Kill the group, then read its output to the end: the pipe is closed here, not by the
+    garbage collector once the event loop has gone (a traceback at exit, after a flood)."""
+    await kill_group(process)
+    await asyncio.wait({reader}, timeout=_LEFT_OPEN_GRACE_S)
+    reader.cancel()
+
+
+_POLL_S = 0.05
+_LEFT_OPEN_GRACE_S = 0.5
+"""How long the output may stay open after the command exits: children finishing their last
+writes. Longer, it is a background job the command left running."""
+
+_draining: set[asyncio.Task[None]] = set()
+"""Readers of output a background job still holds open (kept so they are not collected)."""
+
+
+async def _read(stream: asyncio.StreamReader, feed: Callable[[bytes], None]) -> None:
+    while chunk := await stream.read(65536):
+        feed(chunk)

@@ -14,6 +14,7 @@ from typing import ClassVar
 from agentcli.config import CheckSettings
 from agentcli.tools.base import Arguments, Permission, Tool, ToolContext, ToolResult
 from agentcli.tools.checks import CheckRun, DetectedCheck, detect_checks, run_check
+from agentcli.tools.process import LEFT_RUNNING_NOTE
 
 _PASSED_TAIL_CHARS = 400
 """Output shown for a passing check: its last lines, usually the runner's summary."""
@@ -113,7 +114,8 @@ def _report(runs: list[CheckRun], detected: list[DetectedCheck], budget: int, ti
         else:
             status = f"FAILED (exit code {run.exit_code}, {run.duration_s:.1f} s)"
         tail = _tail(run.output, _PASSED_TAIL_CHARS if run.passed else per_failure)
-        sections.append(f"$ {run.command}\n{status}" + (f"\n{tail}" if tail else ""))
+        note = f"\n{LEFT_RUNNING_NOTE}" if run.left_running else ""
+        sections.append(f"$ {run.command}\n{status}" + (f"\n{tail}" if tail else "") + note)
     data = {
         "passed": passed,
         "results": [
@@ -123,6 +125,7 @@ def _report(runs: list[CheckRun], detected: list[DetectedCheck], budget: int, ti
                 "passed": run.passed,
                 "duration_s": run.duration_s,
                 "timed_out": run.timed_out,
+                "left_running": run.left_running,
             }
             for run in runs
         ],

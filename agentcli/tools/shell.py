@@ -5,13 +5,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping
-from typing import Literal
 
 from pydantic import Field
 
 from agentcli.tools.base import Arguments, Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.capture import OutputCapture
-from agentcli.tools.process import kill_group, start_group
+from agentcli.tools.process import LEFT_RUNNING_NOTE, collect, start_group
 from agentcli.tools.sandbox import sandbox_status, wrap_command
 
 SUMMARY_CHARS = 300
@@ -62,7 +61,7 @@ class Bash(Tool[BashArgs]):
             stderr=asyncio.subprocess.STDOUT,
         )
         capture = OutputCapture(ctx.settings.max_output_chars)
-        ending = await _collect(process, timeout, capture)  # a cancellation kills the group there
+        ending = await collect(process, timeout, capture.feed)  # a cancellation kills the group there
         text = capture.text()
         elapsed = time.monotonic() - started
         if ending == "timed out":
@@ -71,72 +70,8 @@ class Bash(Tool[BashArgs]):
         code = process.returncode
         footer = f"[exit code {code}, {elapsed:.1f} s]"
         if ending == "left running":
-            footer += ("\n[a background process it started still runs and holds the output open; what it prints "
-                       "from now on is not shown: redirect it to a file (`cmd > cmd.log 2>&1 &`) to read it later]")
+            footer += f"\n{LEFT_RUNNING_NOTE}"
         body = f"{text.rstrip()}\n{footer}" if text.strip() else f"(no output)\n{footer}"
         if code == 0:
             return ToolResult(ok=True, output=body)
         return ToolResult(ok=False, output=body, error=f"exit code {code}")
-
-
-Ending = Literal["exited", "left running", "timed out"]
-
-
-async def _collect(process: asyncio.subprocess.Process, timeout: float, capture: OutputCapture) -> Ending:
-    """Read the command's output into ``capture`` until it ends, and say how it ended.
-
-    It ends when the output closes and the command has exited; or when the command (the group's
-    leader) has exited and the output stays open past a short grace: a background job it started
-    (a server, ``sleep 600 &``) holds it. That job is left running, as the user's shell would leave
-    it, and the rest of its output is read and dropped (a pipe nobody reads would block it, and a
-    closed one kill it). Waiting for the output to close instead held every ``cmd &`` until the
-    timeout, which then killed the very server the command had started.
-    """
-    assert process.stdout is not None
-    reader = asyncio.ensure_future(_read(process.stdout, capture))
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    try:
-        while not reader.done():
-            if process.returncode is not None:
-                await asyncio.wait({reader}, timeout=max(0.0, min(_LEFT_OPEN_GRACE_S, deadline - loop.time())))
-                if not reader.done():
-                    _draining.add(reader)
-                    reader.add_done_callback(_draining.discard)
-                    return "left running"
-                break
-            if loop.time() >= deadline:
-                raise TimeoutError
-            # Woken by the end of the output at once; the leader's exit alone wakes nothing, so
-            # it is looked at every _POLL_S while a background job keeps the output open.
-            await asyncio.wait({reader}, timeout=min(_POLL_S, deadline - loop.time()))
-        await asyncio.wait_for(process.wait(), max(0.0, deadline - loop.time()))
-    except TimeoutError:
-        await _stop(process, reader)
-        return "timed out"
-    except BaseException:  # a pause (cancellation) or a failure: nothing is left running
-        await _stop(process, reader)
-        raise
-    return "exited"
-
-
-async def _stop(process: asyncio.subprocess.Process, reader: asyncio.Future[None]) -> None:
-    """Kill the group, then read its output to the end: the pipe is closed here, not by the
-    garbage collector once the event loop has gone (a traceback at exit, after a flood)."""
-    await kill_group(process)
-    await asyncio.wait({reader}, timeout=_LEFT_OPEN_GRACE_S)
-    reader.cancel()
-
-
-_POLL_S = 0.05
-_LEFT_OPEN_GRACE_S = 0.5
-"""How long the output may stay open after the command exits: children finishing their last
-writes. Longer, it is a background job the command left running."""
-
-_draining: set[asyncio.Task[None]] = set()
-"""Readers of output a background job still holds open (kept so they are not collected)."""
-
-
-async def _read(stream: asyncio.StreamReader, capture: OutputCapture) -> None:
-    while chunk := await stream.read(65536):
-        capture.feed(chunk)

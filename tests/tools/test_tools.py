@@ -285,6 +285,24 @@ async def test_bash_returns_when_the_command_ends_leaving_a_background_job(works
             os.kill(int(line.split(":")[0]), signal.SIGKILL)
 
 
+async def test_a_check_that_starts_a_server_in_the_background_returns_when_it_ends(workspace: Path) -> None:
+    from agentcli.tools.run_checks import RunChecks
+
+    marker = f"sleep 600.{uuid.uuid4().int % 10**6:06d}"
+    try:
+        # As bash: waiting for the server to close the output held the check until its timeout,
+        # which then killed the server and failed the check.
+        result = await RunChecks([f"{marker} & echo serving"], timeout_s=20).run(
+            RunChecks.arguments(), ToolContext(workspace, ToolSettings()))
+        assert result.ok, result.output
+        assert result.data["results"][0]["left_running"] and not result.data["results"][0]["timed_out"]
+        assert "serving" in result.output and "background process" in result.output
+        assert processes_with(marker), "the server the check started was killed"
+    finally:
+        for line in processes_with(marker):
+            os.kill(int(line.split(":")[0]), signal.SIGKILL)
+
+
 async def test_bash_gets_no_stdin(workspace: Path) -> None:
     result = await call(workspace, "bash", {"command": "read line; echo got:$line", "timeout_s": 5})
     assert "got:" in result.output and "timed out" not in result.output

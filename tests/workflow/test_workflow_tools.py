@@ -234,7 +234,7 @@ async def test_detected_checks_run_with_their_reasons(workspace: Path) -> None:
     assert result.data["source"] == "detected"
     assert result.data["results"] == [
         {"command": "make check", "exit_code": 2, "passed": False,
-         "duration_s": result.data["results"][0]["duration_s"], "timed_out": False},
+         "duration_s": result.data["results"][0]["duration_s"], "timed_out": False, "left_running": False},
     ]
     assert "- make check: Makefile has a 'check' target" in result.output
 
