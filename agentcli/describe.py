@@ -150,6 +150,18 @@ def format_changes(files: Sequence[FileChange]) -> str:
     return ", ".join(shown) + more
 
 
+NO_PRICE = "no price"
+"""A session's cost when litellm has no price for a model it used: never a made-up $0, and short
+(the TUI's 80-column header keeps the session id beside it). Every front end says it so."""
+NO_PRICE_WHY = "litellm has no price for a model this session used: its tokens are counted, its dollars are not"
+"""What ``no price`` means, in the same words wherever it is explained."""
+
+
+def format_cost(cost: float | None) -> str:
+    """Dollars, or ``no price`` when a model's price is unknown."""
+    return NO_PRICE if cost is None else f"${cost:.4f}"
+
+
 def _tokens(count: int) -> str:
     return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
 

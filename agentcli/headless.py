@@ -14,7 +14,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.markup import escape
 
-from agentcli.describe import Description, Role, describe, format_changes
+from agentcli.describe import NO_PRICE, NO_PRICE_WHY, Description, Role, describe, format_changes, format_cost
 from agentcli.events import (
     ClarificationAnswered,
     Event,
@@ -90,10 +90,6 @@ def format_age(when: datetime) -> str:
         if seconds >= size:
             return f"{seconds / size:.0f}{unit} ago"
     return f"{seconds:.0f}s ago"
-
-
-def format_cost(cost: float | None) -> str:
-    return "cost unknown" if cost is None else f"${cost:.4f}"
 
 
 def cache_ratio(read: int, total: int) -> str:
@@ -205,6 +201,8 @@ class TextPrinter:
                 f"[dim]tokens: {totals.total_input_tokens:,} in{cached} / {totals.total_output_tokens:,} out"
                 f"{estimated} · {format_cost(totals.total_cost)} · {steps}[/]"
             )
+            if totals.total_cost is None:
+                c.print(f"[dim]{NO_PRICE}: {NO_PRICE_WHY}[/]")  # what the TUI's header says on hover
         if self.session_id and event.outcome != "completed":
             hint = {
                 "clarify": f'agentcli resume {self.session_id} --answer "…"',

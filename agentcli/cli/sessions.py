@@ -46,7 +46,7 @@ def sessions_list(
         peak = f"{meta.peak_context / 1000:.0f}k" if meta.peak_context >= 1000 else str(meta.peak_context or "—")
         rows.append([meta.id, format_age(meta.updated), meta.title or "—", status(meta), str(meta.steps),
                      f"{meta.input_tokens + meta.output_tokens:,}", cached, peak,
-                     "unknown" if meta.cost is None else cost, *([meta.workspace] if all_workspaces else [])])
+                     cost, *([meta.workspace] if all_workspaces else [])])
     console = Console()
     widths = [max(len(column), *(len(row[index]) for row in rows)) for index, column in enumerate(columns)]
     # Ids, ages, states and figures (the cache share too) are shown whole; the title and the

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from agentcli.describe import call_preview
+from agentcli.describe import NO_PRICE, NO_PRICE_WHY, call_preview
 
 if TYPE_CHECKING:  # types only: the event classes are built after the TUI's first frame
     from agentcli.events import ToolCallFinished, ToolCallStarted
@@ -113,13 +113,5 @@ def format_tokens(count: int) -> str:
     return f"{count // 1000}k"
 
 
-NO_PRICE = "no price"
-"""The cost of a session that used a model litellm has no price for (never a made-up $0): short,
-so the 80-column header keeps the session id, and saying why."""
-NO_PRICE_HELP = ("Cost unknown: litellm has no price for a model this session used; its tokens are counted, "
-                 "its dollars are not (/cost has the totals).")
-
-
-def format_cost(cost: float | None) -> str:
-    """Dollars, or ``no price`` when a model's price is unknown."""
-    return NO_PRICE if cost is None else f"${cost:.4f}"
+NO_PRICE_HELP = f"{NO_PRICE.capitalize()}: {NO_PRICE_WHY} (/cost has the totals)."
+"""The header's tooltip on a cost it cannot give: the words headless prints under its totals."""

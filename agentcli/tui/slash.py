@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentcli.describe import NO_PRICE_WHY, format_cost
 from agentcli.prompt.custom import CustomCommand, CustomCommands, load_commands
 from agentcli.prompt.slash import BUILT_IN, SlashCommand, SlashInput
 from agentcli.tui.help import HelpScreen, PickOne, help_text
@@ -231,7 +232,7 @@ class SlashCommands:
         if session is None:
             return
         totals = session.totals
-        cost = "unknown (no price: litellm has none for a model used)" if totals.cost is None else f"${totals.cost:.4f}"
+        cost = format_cost(totals.cost) + (f" ({NO_PRICE_WHY})" if totals.cost is None else "")
         cached = f", {totals.cache_read_tokens:,} from the cache" if totals.cache_read_tokens else ""
         app.notify(f"{totals.input_tokens:,} tokens in{cached}, {totals.output_tokens:,} out · cost {cost} "
                    f"· model {display_model(session.settings.model)}", title="This session", timeout=12)

@@ -63,7 +63,8 @@ def test_text_output_shows_tools_and_the_summary(workspace: Path, server: OpenAI
     assert proc.returncode == 0, proc.stderr
     assert "▶ list_files" in proc.stdout
     assert "completed" in proc.stdout and "nothing to do" in proc.stdout
-    assert "1,012 in / 57 out" in proc.stdout and "cost unknown" in proc.stdout
+    assert "1,012 in / 57 out · no price · " in proc.stdout  # the TUI's words, and its explanation
+    assert "no price: litellm has no price for a model this session used" in proc.stdout
 
 
 @pytest.mark.parametrize(

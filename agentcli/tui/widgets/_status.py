@@ -10,7 +10,8 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from agentcli.tui.calls import NO_PRICE_HELP, format_cost, format_tokens
+from agentcli.describe import format_cost
+from agentcli.tui.calls import NO_PRICE_HELP, format_tokens
 
 if TYPE_CHECKING:  # the session layer is imported after the first frame, not for a type
     from agentcli.session.view import SessionView
