@@ -119,36 +119,45 @@ def demo(
     import shutil
     import tempfile
 
+    from agentcli import demo as the_demo
     from agentcli.config import Settings
     from agentcli.session.factory import SessionSetupError, model_client_for, new_session
 
-    bundled = Path(agentcli.__file__).parent / "data" / "demo"
     folder = Path(tempfile.mkdtemp(prefix="agentcli-demo-")).resolve()
-    shutil.copytree(bundled / "project", folder, dirs_exist_ok=True)
-    settings = Settings(model=f"replay:{bundled / 'recording.json'}")
-    # The demo's recording runs in a throwaway copy of the sample project: nothing to approve.
+    shutil.copytree(the_demo.BUNDLED / "project", folder, dirs_exist_ok=True)
+    settings = Settings(model=the_demo.MODEL)
     try:
         session = new_session(folder, settings, model_client=model_client_for(settings, replay_delay_s=delay),
-                              default_permission_mode="all")
+                              default_permission_mode=the_demo.PERMISSION_MODE)
     except SessionSetupError as error:
         shutil.rmtree(folder, ignore_errors=True)
         raise fail(str(error)) from None
-    task = (bundled / "task.txt").read_text(encoding="utf-8").strip()
+    task = the_demo.task()
     if interactive() and not headless and options.output is OutputFormat.text:
         try:
             open_tui(folder, settings, session=session, prompt=task, theme=options.theme)
         finally:
-            if not keep:
-                shutil.rmtree(folder, ignore_errors=True)
+            _leave_demo_folder(folder, session, keep=keep, err=False, hint=True)
     if options.output is OutputFormat.text:
         typer.echo(f"Demo workspace: {folder}")
     code = asyncio.run(drive(session, lambda: session.send_user_message(task), options.output))
-    if keep or code != 0:
-        # A demo stopped before it completed is resumable, and its hint names this folder.
-        typer.echo(f"Demo files kept in {folder}", err=options.output is not OutputFormat.text)
+    _leave_demo_folder(folder, session, keep=keep, err=options.output is not OutputFormat.text, hint=False)
+    raise typer.Exit(code)
+
+
+def _leave_demo_folder(folder: Path, session: Session, *, keep: bool, err: bool, hint: bool) -> None:
+    """Remove the demo's folder, unless asked to keep it or its session did not complete: a demo
+    quit or stopped half way is resumable (``agentcli resume ID``), and needs its folder for it.
+    ``hint`` adds how (after the TUI; the headless printer has said it already)."""
+    import shutil
+
+    ended = session.last_turn
+    completed = ended is not None and ended.outcome == "completed"
+    if keep or not completed:
+        resumable = "" if completed or not hint else f"; continue it with: agentcli resume {session.id}"
+        typer.echo(f"Demo files kept in {folder}{resumable}", err=err)
     else:
         shutil.rmtree(folder, ignore_errors=True)
-    raise typer.Exit(code)
 
 
 @shared_options("resume")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentcli import demo
 from agentcli.config import Settings, data_home
 from agentcli.llm.litellm_client import LiteLLMClient
 from agentcli.llm.replay import RecordingError, ReplayModel
@@ -204,13 +205,16 @@ def _unwritable(error: OSError) -> str:
 
 def resume_settings_overrides(entry: SessionEntry, flags: dict[str, object]) -> dict[str, object]:
     """A resumed session keeps its own models, api base, workflow and sandbox unless a flag says
-    otherwise: a session started in the sandbox never runs a command outside it by a plain resume."""
+    otherwise: a session started in the sandbox never runs a command outside it by a plain resume,
+    and a demo plays on without asking, as it did."""
     own: dict[str, object] = {"model": entry.meta.model or None, "api_base": entry.meta.api_base,
                               "workflow": entry.meta.workflow}
     if entry.meta.sandbox:
         own["sandbox"] = True
     if entry.meta.permission_mode == "ask":  # a session that asked goes on asking; `all` is given anew
         own["permissions"] = {"mode": "ask"}
+    elif demo.is_demo(entry.meta.model):  # except by the demo itself, which never asked
+        own["permissions"] = {"mode": demo.PERMISSION_MODE}
     if entry.meta.models:
         own["models"] = dict(entry.meta.models)
     return {**own, **{key: value for key, value in flags.items() if value is not None}}

@@ -230,7 +230,34 @@ def test_a_demo_stopped_before_it_completes_keeps_its_folder_for_resume(tmp_path
     meta = json.loads((_session_dir(str(seen[0]["session_id"])) / "meta.json").read_text())
     assert Path(meta["workspace"]) == kept
     assert all(json.loads(line) for line in out.splitlines()), "stdout stays JSON lines"
+    _resumed_demo_asks_nothing(str(seen[0]["session_id"]))
     shutil.rmtree(kept)
+
+
+def _resumed_demo_asks_nothing(session_id: str) -> None:
+    """As `agentcli resume ID --headless` sets the session up (in-process: the replay's pace is
+    the test's to choose), the demo plays on to its end without asking for approval, as it did."""
+    import asyncio
+
+    from agentcli.cli.common import find_session, load_settings
+    from agentcli.events import PermissionRequested
+    from agentcli.session.factory import resume_session, resume_settings_overrides
+
+    entry = find_session(session_id)
+    settings = load_settings(Path(entry.meta.workspace), resume_settings_overrides(entry, {}))
+    session = resume_session(entry, settings, default_permission_mode="edits", replay_delay_s=0)
+    asked: list[PermissionRequested] = []
+    session.subscribe(lambda event: asked.append(event) if isinstance(event, PermissionRequested) else None)
+
+    async def play() -> str:
+        await session.respond(None)
+        return (await session.wait_turn()).outcome
+
+    try:
+        assert asyncio.run(play()) == "completed" and not asked, [a.summary for a in asked]
+    finally:
+        session.close()
+    assert "test_punctuation" in (Path(entry.meta.workspace) / "test_textstats.py").read_text(), "the demo's edit ran"
 
 
 def test_sessions_show_and_rm(workspace: Path, server: OpenAIServer) -> None:
