@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from agentcli.cli import app
@@ -114,3 +115,41 @@ def test_a_quoted_mention_attaches_and_a_missing_one_is_named_on_stderr(workspac
     message = _user_message(result.stdout)
     assert message.files == ["my notes.txt"] and "     1\tremember the milk" in message.attached
     assert "agentcli: @docs/gone.md: not attached (no such file)" in result.stderr
+
+
+def test_a_demo_quit_in_the_tui_before_it_completes_keeps_its_folder_to_resume(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The TUI is stood in for by a user who quits at the first tool call (the app pauses the
+    session as it closes): the folder the listed session needs for `resume` must stay."""
+    import asyncio
+    import shutil
+
+    import agentcli.cli
+    import agentcli.tui
+    from agentcli.events import ToolCallStarted
+    from agentcli.session import Session
+
+    seen: dict[str, object] = {}
+
+    def quit_half_way(*, workspace: Path, session: Session, initial_prompt: str, **_: object) -> int:
+        async def play() -> None:
+            started = asyncio.Event()
+            session.subscribe(lambda event: started.set() if isinstance(event, ToolCallStarted) else None)
+            await session.send_user_message(initial_prompt)
+            await started.wait()
+            await session.pause("the app closed")
+            await session.wait_turn()
+
+        asyncio.run(play())
+        session.close()
+        seen["workspace"] = workspace
+        return 0
+
+    monkeypatch.setattr(agentcli.cli, "_interactive", lambda: True)
+    monkeypatch.setattr(agentcli.tui, "run_tui", quit_half_way)
+    result = runner.invoke(app, ["demo", "--delay", "0"])
+    folder = seen["workspace"]
+    assert isinstance(folder, Path)
+    assert result.exit_code == 0, result.output
+    assert (folder / "textstats.py").is_file(), result.output
+    assert f"Demo files kept in {folder}; continue it with: agentcli resume " in result.output
+    shutil.rmtree(folder)
