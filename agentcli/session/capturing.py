@@ -17,7 +17,7 @@ from agentcli.session.outcomes import CallOutcome, CaptureOutcome
 from agentcli.session.turn import Turn
 
 if TYPE_CHECKING:
-    from agentcli.snapshots import Snapshot
+    from agentcli.snapshots import CaptureResult, Snapshot
 
 
 def snapshot_event(snap: Snapshot, skipped: list[str], duration_s: float) -> SnapshotCaptured:
@@ -67,6 +67,11 @@ class Capturing:
         turn.end_work()
         return outcome
 
+    async def finish_capture(self) -> None:
+        """On leaving a capturing state: a capture a pause cut short still records what the store
+        wrote (see :meth:`capture`) before the chart goes on and the turn's end is announced."""
+        await self.turn.settle()
+
     async def capture_cut_off(self, call: ToolCallRequest, how: str) -> None:
         """After a call that was stopped (``how``: interrupted, failed) while it may have changed
         files: the watcher's hints spare the tree walk, so the pause is not held up by it."""
@@ -82,24 +87,39 @@ class Capturing:
         record_layout: bool = False,
     ) -> SnapshotCaptured | None:
         """Capture a snapshot off the event loop; a store failure is reported, not raised."""
-        from agentcli.snapshots import SnapshotError
-
         turn = self.turn
         store = turn.snapshots
         if store is None:
             return None
         turn.captures += 1
+        work = asyncio.ensure_future(asyncio.to_thread(
+            store.capture,
+            session_id=turn.session_id,
+            reason=reason,
+            tool_call_id=call.id if call else None,
+            tool_name=call.name if call else None,
+            paths_hint=paths_hint,
+            record_layout=record_layout,
+            watched=watched,
+        ))
         try:
-            captured = await asyncio.to_thread(
-                store.capture,
-                session_id=turn.session_id,
-                reason=reason,
-                tool_call_id=call.id if call else None,
-                tool_name=call.name if call else None,
-                paths_hint=paths_hint,
-                record_layout=record_layout,
-                watched=watched,
-            )
+            await asyncio.wait([work])  # wait, not await: a pause cancels this task, never the capture
+        except asyncio.CancelledError:
+            # A pause while the store writes: the thread cannot be stopped and its snapshot
+            # lands in the store all the same, so it is recorded too (the state's exit waits
+            # for it), or the timeline the user undoes from would lack what the call did.
+            await asyncio.wait([work])
+            self._record(work)
+            raise
+        return self._record(work)
+
+    def _record(self, work: asyncio.Future[CaptureResult]) -> SnapshotCaptured | None:
+        """The capture's outcome as events: the snapshot, the paths skipped, or the failure."""
+        from agentcli.snapshots import SnapshotError
+
+        turn = self.turn
+        try:
+            captured = work.result()
         except (SnapshotError, OSError) as error:
             turn.emit(
                 ErrorOccurred(kind="snapshot", message=f"snapshot failed: {error}", exception=type(error).__name__)

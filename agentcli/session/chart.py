@@ -83,6 +83,7 @@ CONTROL: dict[str, dict[str, Any]] = {
     "idle": {"initial": True, "on": {"user_message": BEGIN, "compact": COMPACT}},
     "capturingBaseline": {
         "invoke": "capture_baseline",
+        "exit": "finish_capture",
         "on": {done("capturingBaseline"): [*_next_call("has_pending_calls"), _t("thinking")], **STOP},
     },
     "thinking": _model_call("thinking", silent=_t("reminded", on="remind")),
@@ -115,6 +116,7 @@ CONTROL: dict[str, dict[str, Any]] = {
     },
     "capturingSnapshot": {
         "invoke": "capture_after_call",
+        "exit": "finish_capture",
         "on": {done("capturingSnapshot"): [_t("reviewingProgress")], **STOP},
     },
     "reviewingProgress": {

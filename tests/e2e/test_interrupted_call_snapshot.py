@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import uuid
 from pathlib import Path
+from typing import Any
 
 from agentcli.config import Settings
 from agentcli.events import Event, SnapshotCaptured, ToolCallFinished, TurnEnded
@@ -47,3 +50,38 @@ async def test_a_paused_command_has_a_snapshot_of_its_own(workspace: Path, isola
     added = [s for s in seen if isinstance(s, SnapshotCaptured) and ("half.txt", "added") in
              {(f.path, f.status) for f in s.files}]
     assert {s.snapshot_id for s in added} == {cut.snapshot_id}, "the command's change is in its own snapshot only"
+
+
+async def test_a_pause_during_the_capture_after_a_command_keeps_it(workspace: Path, isolated_dirs: Path) -> None:
+    client = replay(("", [("bash", {"command": "echo made > made.txt"})]), ("", [("complete", {"summary": "done"})]))
+    session = new_session(workspace, Settings(), model_client=client, data_dir=isolated_dirs / "data",
+                          default_permission_mode="all")
+    store = session.turn.snapshots
+    assert store is not None
+    real_capture = store.capture
+    entered, gate = threading.Event(), threading.Event()
+
+    def held_capture(**kwargs: Any) -> Any:
+        """The real capture, held at its start after the command so the pause lands during it."""
+        if kwargs["tool_name"] == "bash":
+            entered.set()
+            gate.wait(30)
+        return real_capture(**kwargs)
+
+    store.capture = held_capture  # type: ignore[method-assign]
+    seen: list[Event] = []
+    session.subscribe(seen.append)
+    await session.send_user_message("go")
+    await eventually(entered.is_set, what="the capture after the command to start")
+    capture_task = session.turn.task
+    assert capture_task is not None
+    pausing = asyncio.ensure_future(session.pause())
+    await eventually(lambda: capture_task.cancelling() > 0, what="the pause to cancel the capture")
+    gate.set()
+    await pausing
+    ended = await session.wait_turn()
+    session.close()
+    assert ended.outcome == "paused"
+    snaps = [e for e in seen if isinstance(e, SnapshotCaptured) and e.reason == "after bash"]
+    assert [[f.path for f in s.files] for s in snaps] == [["made.txt"]], "the store wrote it: the log records it"
+    assert seen.index(snaps[0]) < seen.index(next(e for e in seen if isinstance(e, TurnEnded)))
