@@ -39,7 +39,8 @@ def sessions_list(
     rows: list[list[str]] = []
     for entry in entries:
         meta = entry.meta
-        cost = format_cost(meta.cost)
+        # Nothing before a call has reported its usage, as in the TUI: never a $0.0000 no price backs.
+        cost = format_cost(meta.cost) if meta.input_tokens or meta.output_tokens else "—"
         # The share of input read from the prompt cache; "—" when nothing was (no cache, or none hit).
         cached = cache_ratio(meta.cache_read_tokens, meta.input_tokens) if meta.cache_read_tokens else "—"
         # The largest request sent, in tokens: how close the session came to the model's window.

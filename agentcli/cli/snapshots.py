@@ -144,7 +144,10 @@ def diff(
         counts = f"[green]+{change.added}[/] [red]−{change.removed}[/]"
         console.print(f"[bold]{change.status:<10}[/] {printable(change.path)}  {counts}")
     totals = result.totals
-    console.print(f"{totals.files} files, +{totals.added} −{totals.removed}")
+    if not totals.files:
+        console.print("no changes: the files are the same")
+    else:
+        console.print(f"{totals.files:,} file{'' if totals.files == 1 else 's'}, +{totals.added:,} −{totals.removed:,}")
     if not stat:
         for change in result.files:
             if change.patch:

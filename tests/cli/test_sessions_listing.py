@@ -97,3 +97,16 @@ def test_titles_and_file_names_in_brackets_are_text_not_markup(
     assert timeline.exit_code == 0 and "[/]odd [b].txt +1 −0" in timeline.output, timeline.output
     changed = CliRunner().invoke(app, ["--cwd", str(workspace), "diff", "1"])
     assert changed.exit_code == 0 and "[/]odd [b].txt  +1 −0" in changed.output, changed.output
+
+
+async def test_a_session_no_call_reported_usage_for_lists_no_cost(workspace: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentcli.cli import app
+
+    session = new_session(workspace, Settings(), model_client=replay(), default_permission_mode="all")
+    await session.run_turn("the model fails before saying anything")
+    session.close()
+    monkeypatch.setenv("COLUMNS", "160")
+    header, row = CliRunner().invoke(app, ["--cwd", str(workspace), "sessions"]).output.splitlines()[:2]
+    assert "$0.0000" not in row, "as in the TUI: a cost only once a call reported its usage"
+    assert row[header.index("cost"):].split()[0] == "—"

@@ -33,6 +33,8 @@ def test_timeline_diff_restore_and_undo_from_the_cli(workspace: Path, tmp_path: 
     assert "+print(2)" in diff.stdout and "-the user's uncommitted work" in diff.stdout
     against_now = agentcli("diff", "1", "--stat", cwd=workspace)
     assert "3 files" in against_now.stdout
+    assert agentcli("diff", "1", "2", "--stat", cwd=workspace).stdout.endswith("\n1 file, +1 −0\n")
+    assert agentcli("diff", "3", cwd=workspace).stdout == "no changes: the files are the same\n"
 
     preview = agentcli("restore", "1", "--dry-run", cwd=workspace)
     assert preview.returncode == 0
