@@ -73,6 +73,12 @@ def _nothing() -> None:
     """The placeholder group's callback (never invoked)."""
 
 
+_UNDO_HINT = ("the agent's changes are undone with `agentcli restore N` (`agentcli snapshots` lists them, and "
+              "every restore prints how to undo it), a rewind with `agentcli rewind ID --undo`")
+_ELSEWHERE = {"undo": _UNDO_HINT, "revert": _UNDO_HINT, "rollback": _UNDO_HINT}
+"""Commands people try from other tools ("a coding agent you can … undo"), and where that is here."""
+
+
 class _Commands(TyperGroup):
     """The root group: the commands of ``run`` up front, the others built on first use."""
 
@@ -86,6 +92,8 @@ class _Commands(TyperGroup):
         return command
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        if args and args[0] in _ELSEWHERE:
+            ctx.fail(f"No such command '{args[0]}': {_ELSEWHERE[args[0]]}.")  # a usage error: exit 2
         if args and args[0] not in self.commands and args[0] not in _LAZY:
             # Not a command: typer's "did you mean" picks among the built ones, so build all.
             for name in _LAZY:
