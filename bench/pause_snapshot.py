@@ -57,7 +57,9 @@ async def _pause_once(folder: Path, data: Path, snapshots: bool) -> float:
     captured: list[SnapshotCaptured] = []
     session.subscribe(lambda event: captured.append(event) if isinstance(event, SnapshotCaptured) else None)
     await session.send_user_message("go")
-    while not marker.exists():
+    for _ in range(6000):  # the command has written its file (30 s at most)
+        if marker.exists():
+            break
         await asyncio.sleep(0.005)
     await asyncio.sleep(0.05)  # the command is in its sleep
     started = time.perf_counter()
