@@ -183,6 +183,9 @@ def resume(
     --answer (or PROMPT); a paused or halted one continues, with PROMPT as guidance; a completed
     one needs a PROMPT: the next task. In a terminal, with none of PROMPT, --answer, --approve
     or --deny, it opens the session in the TUI with its history.
+
+    Exit codes as for run: 0 completed, 1 error, 2 usage or configuration error, 3 awaiting
+    clarification, 4 halted, 5 paused or waiting for approval.
     """
     from agentcli.session.factory import SessionSetupError, resume_session, resume_settings_overrides, warm_up
 
