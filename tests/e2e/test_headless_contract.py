@@ -57,7 +57,7 @@ def test_one_step_and_one_second_are_singular(workspace: Path, server: OpenAISer
     server.add(Reply(calls=[Call("complete", {"summary": "ok"})]))
     proc = agentcli("run", "go", *_model(server), cwd=workspace)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.rstrip().endswith("· 1 step"), proc.stdout
+    assert "· 1 step\n" in proc.stdout, proc.stdout
     now = datetime.now(UTC)
     assert "resumed 1 second after its last event" in resumed_note(now - timedelta(seconds=1.2), None)
     assert "resumed 2 minutes after" in resumed_note(now - timedelta(seconds=95), None)
