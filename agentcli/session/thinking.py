@@ -27,7 +27,7 @@ from agentcli.llm.types import (
 )
 from agentcli.secrets import Redactor
 from agentcli.session.coalesce import TextCoalescer
-from agentcli.session.instructions import display, find_instructions, instructions_section
+from agentcli.session.instructions import find_instructions, instructions_section
 from agentcli.session.outcomes import ModelOutcome
 from agentcli.session.prompt import system_prompt, workspace_summary
 from agentcli.session.turn import Turn, assistant_message
@@ -90,11 +90,12 @@ class Thinking:
         announced (the first request names them), so the user knows what the model was told."""
         turn = self.turn
         files = find_instructions(turn.workspace)
-        names = [display(item.path, turn.workspace) for item in files]
+        names = [item.label(turn.workspace) for item in files]
         if names != turn.instruction_files:
             turn.instruction_files = names
             if names:
-                turn.emit(Notice(kind="instructions", text="instructions: " + ", ".join(names), severity="info"))
+                severity = "warning" if any(item.refused for item in files) else "info"
+                turn.emit(Notice(kind="instructions", text="instructions: " + ", ".join(names), severity=severity))
             else:
                 turn.emit(Notice(kind="instructions", text="instructions: none now", severity="info"))
         return instructions_section(files, turn.workspace)
