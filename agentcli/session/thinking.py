@@ -94,8 +94,9 @@ class Thinking:
         if names != turn.instruction_files:
             turn.instruction_files = names
             if names:
-                severity = "warning" if any(item.refused for item in files) else "info"
-                turn.emit(Notice(kind="instructions", text="instructions: " + ", ".join(names), severity=severity))
+                refused = any(item.refused for item in files)
+                turn.emit(Notice(kind="instructions", text="instructions: " + ", ".join(names),
+                                 severity="warning" if refused else "info"))
             else:
                 turn.emit(Notice(kind="instructions", text="instructions: none now", severity="info"))
         return instructions_section(files, turn.workspace)
