@@ -178,7 +178,8 @@ class Compacting:
 
 
 def _without_thinking(message: Message) -> Message:
-    """Thinking blocks are for the turn they belong to; a summary request needs none."""
+    """Thinking blocks are for the turn they belong to; a summary request needs none. (DeepSeek's
+    ``reasoning_content`` stays: its API refuses any later request, this one too, without it.)"""
     return {key: value for key, value in message.items() if key != "thinking_blocks"}
 
 

@@ -84,11 +84,16 @@ def _history_arguments(raw: str) -> str:
     return json.dumps({"_malformed_arguments": raw[:2000]})
 
 
-def assistant_message(text: str, calls: list[ToolCallRequest], thinking: list[ThinkingBlock] | None = None) -> Message:
+def assistant_message(text: str, calls: list[ToolCallRequest], thinking: list[ThinkingBlock] | None = None,
+                      reasoning: str = "") -> Message:
     """A reply as the conversation keeps it: ``content`` always present (``None`` when only tools
     were called: strict chat templates need the key, and an empty string makes litellm add a text
-    block before Anthropic's tool use), and a thinking model's signed blocks sent back verbatim."""
+    block before Anthropic's tool use), a thinking model's signed blocks sent back verbatim, and
+    the ``reasoning`` that must go back with a reply that called tools (DeepSeek's, as
+    ``reasoning_content``; ``llm.shape`` leaves it out for any other provider)."""
     message: Message = {"role": "assistant", "content": text or None}
+    if reasoning and calls:
+        message["reasoning_content"] = reasoning
     if thinking:
         message["thinking_blocks"] = [_block(block) for block in thinking]
     if calls:
