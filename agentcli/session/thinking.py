@@ -117,9 +117,7 @@ class Thinking:
         settings = turn.settings
         model = settings.model_for(phase.model)
         limits = settings.limits_for(model)
-        window = settings.context.windows.get(phase.model) or limits.context_window
-        if turn.learned_window is not None:
-            window = min(window or turn.learned_window, turn.learned_window)
+        window = turn.request_window(phase.model)
         tools = turn.tools.schemas(tool_names)
         request = ModelRequest(
             model=model,

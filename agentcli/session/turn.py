@@ -279,6 +279,17 @@ class Turn:
 
     # -- the context window ----------------------------------------------------------------------
 
+    def request_window(self, role: str) -> int | None:
+        """The context window a request for ``role``'s model is sent with (None: litellm's figure):
+        the one configured for the role or the model, never above the one a provider stated. The
+        session's calls and its summary requests alike: for Ollama it is the ``num_ctx`` sent, and
+        a summary run with another would be read in another window (litellm's default, not ours)."""
+        settings = self.settings
+        window = settings.context.windows.get(role) or settings.limits_for(settings.model_for(role)).context_window
+        if self.learned_window is not None:
+            window = min(window or self.learned_window, self.learned_window)
+        return window
+
     def context_tokens(self) -> int:
         """The next request's input tokens, as measured and estimated."""
         return self.meter.estimate(self.messages.chars)
