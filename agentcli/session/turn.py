@@ -368,11 +368,10 @@ class Turn:
         """Show the images a tool returned (an MCP tool's screenshot) to a model that reads
         images, in a message after the reply's results; other models read only their description
         in the result."""
-        from agentcli.llm.limits import takes_images
+        from agentcli.llm.vision import takes_images
 
         model = self.settings.model_for(self.active_phase.model)
-        readable: bool = await asyncio.to_thread(takes_images, model)  # may import litellm: off the loop
-        if images and readable:
+        if images and await takes_images(model, self.settings.api_base):
             self.defer_note("images", f"The image{'s' if len(images) > 1 else ''} {tool} returned:", images)
 
     def flush_notes(self) -> None:
