@@ -85,3 +85,15 @@ async def test_a_pause_during_the_capture_after_a_command_keeps_it(workspace: Pa
     snaps = [e for e in seen if isinstance(e, SnapshotCaptured) and e.reason == "after bash"]
     assert [[f.path for f in s.files] for s in snaps] == [["made.txt"]], "the store wrote it: the log records it"
     assert seen.index(snaps[0]) < seen.index(next(e for e in seen if isinstance(e, TurnEnded)))
+
+
+def test_the_tui_timeline_names_the_cut_off_call_as_such() -> None:
+    from agentcli.tui.widgets import TimelineEntry
+
+    def label(reason: str) -> str:
+        event = SnapshotCaptured(snapshot_id="s", seq=2, tree="0" * 40, reason=reason, tool_name="bash", files=[])
+        return TimelineEntry.from_event(event).label
+
+    assert label("after bash (interrupted)") == "bash (interrupted)"
+    assert label("after bash (failed)") == "bash (failed)"
+    assert label("after bash") == "bash"

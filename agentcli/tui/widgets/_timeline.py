@@ -80,9 +80,14 @@ class TimelineEntry:
 
     @property
     def label(self) -> str:
-        """The tool that changed the files, or the reason (a restore's names its snapshot by
-        number; the full ids stay in the log and under the diff preview's title)."""
-        return self.tool_name or short_reason(self.reason, self.session_id) or "snapshot"
+        """The tool that changed the files, with how its call ended when it was cut off
+        (``bash (interrupted)``: its reason is ``after bash (interrupted)``), or the reason (a
+        restore's names its snapshot by number; the full ids stay in the log and under the diff
+        preview's title)."""
+        if self.tool_name:
+            after = f"after {self.tool_name}"
+            return self.tool_name + self.reason[len(after):] if self.reason.startswith(after + " (") else self.tool_name
+        return short_reason(self.reason, self.session_id) or "snapshot"
 
     def prompt(self) -> Content:
         paths = (self.files[0].path if self.files else "") + (f" +{len(self.files) - 1}" if len(self.files) > 1 else "")
