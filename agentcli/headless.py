@@ -139,6 +139,8 @@ class TextPrinter:
         self._totals: UsageReported | None = None
         self._hint = ""
         self.session_id = ""
+        self._price_explained = False
+        """``no price`` was explained already (a transcript of many turns says it once)."""
 
     def _end_text(self) -> None:
         if self._mid_text or self._mid_reasoning:
@@ -201,7 +203,8 @@ class TextPrinter:
                 f"[dim]tokens: {totals.total_input_tokens:,} in{cached} / {totals.total_output_tokens:,} out"
                 f"{estimated} · {format_cost(totals.total_cost)} · {steps}[/]"
             )
-            if totals.total_cost is None:
+            if totals.total_cost is None and not self._price_explained:
+                self._price_explained = True
                 c.print(f"[dim]{NO_PRICE}: {NO_PRICE_WHY}[/]")  # what the TUI's header says on hover
         if self.session_id and event.outcome != "completed":
             hint = {

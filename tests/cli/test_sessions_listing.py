@@ -110,3 +110,22 @@ async def test_a_session_no_call_reported_usage_for_lists_no_cost(workspace: Pat
     header, row = CliRunner().invoke(app, ["--cwd", str(workspace), "sessions"]).output.splitlines()[:2]
     assert "$0.0000" not in row, "as in the TUI: a cost only once a call reported its usage"
     assert row[header.index("cost"):].split()[0] == "—"
+
+
+def test_a_transcript_explains_no_price_once() -> None:
+    import io
+
+    from rich.console import Console
+
+    from agentcli.events import TurnEnded, UsageReported
+    from agentcli.headless import TextPrinter
+
+    out = io.StringIO()
+    printer = TextPrinter(Console(file=out, width=200), echo_user=True)
+    for turn in (1, 2):
+        printer(UsageReported(model="ollama/x", input_tokens=10, output_tokens=5, cost=None,
+                              total_input_tokens=10 * turn, total_output_tokens=5 * turn, total_cost=None))
+        printer(TurnEnded(outcome="completed", reason="done", steps=1))
+    printed = out.getvalue()
+    assert printed.count(" · no price · 1 step") == 2, printed
+    assert printed.count("no price: litellm has no price for a model this session used") == 1, printed
