@@ -230,8 +230,10 @@ def test_a_demo_stopped_before_it_completes_keeps_its_folder_for_resume(tmp_path
     meta = json.loads((_session_dir(str(seen[0]["session_id"])) / "meta.json").read_text())
     assert Path(meta["workspace"]) == kept
     assert all(json.loads(line) for line in out.splitlines()), "stdout stays JSON lines"
-    _resumed_demo_asks_nothing(str(seen[0]["session_id"]))
-    shutil.rmtree(kept)
+    try:
+        _resumed_demo_asks_nothing(str(seen[0]["session_id"]))
+    finally:
+        shutil.rmtree(kept)
 
 
 def _resumed_demo_asks_nothing(session_id: str) -> None:
