@@ -5,7 +5,8 @@ listeners. Every piece shares one :class:`~agentcli.session.turn.Turn`:
 
 - ``thinking.py`` — ``think`` (thinking, reminded): stream one model call, record the reply.
 - ``calling.py`` — ``run_call`` (executingTool): run or refuse the next call, record its result.
-- ``capturing.py`` — ``capture_baseline`` / ``capture_after_call``: write the workspace's tree.
+- ``capturing.py`` — ``capture_baseline`` / ``capture_after_call``: write the workspace's tree;
+  ``capture_cut_off`` after a call a pause stopped (from ``calling.py``'s exit action).
 - ``reviewing.py`` — ``review_progress`` (reviewingProgress): feed the progress tracker, raise the
   phase signals; ``is_stuck``.
 - ``compacting.py`` — ``summarize_history`` (compacting): the model summarizes the older part of
