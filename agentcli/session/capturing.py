@@ -2,9 +2,10 @@
 
 Before a turn, the capture records what changed while the agent waited (the user's own edits,
 a restore, a session resumed after a week); after a call that may have changed files, it
-records what the call did, also when a pause or a failure cut the call short. An unchanged tree adds no timeline entry, so either costs nothing on
-the timeline when nothing changed. A store that fails is reported and the run goes on: the user
-sees the error and that the step could not be snapshotted.
+records what the call did, also when a pause or a failure cut the call short. An unchanged
+tree adds no timeline entry, so either costs nothing on the timeline when nothing changed. A
+store that fails is reported and the run goes on: the user sees the error and that the step
+could not be snapshotted.
 """
 
 from __future__ import annotations
