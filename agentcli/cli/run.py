@@ -241,9 +241,17 @@ def _next_turn(session: Session, *, prompt: str | None, answer: str | None,
     paused or halted session on, or are the next task; only the checks that name flags are here.
     """
     view = session.view
+    if answer is not None and prompt is not None:
+        raise fail("give the answer once: with --answer or as PROMPT, not both")
     if verdict is not None:
         if not view.allows(verdict):
             raise fail(f"no tool call is waiting for approval (the session is {view.control})")
+        if prompt is not None:
+            if not prompt.strip():
+                raise fail("the prompt is empty")
+            # Words given with the verdict reach the agent with the call's result, at its next
+            # step, as words typed while it works do in the TUI (they were dropped unread).
+            session.queue(prompt)
         decide = session.approve if verdict == "approve" else session.deny
         return lambda: decide(scope.value)
     if view.waiting_for == "approval":

@@ -66,3 +66,21 @@ def test_a_paused_session_goes_on_with_or_without_guidance(workspace: Path, tmp_
     assert guided.exit_code == 0, guided.output
     said = [json.loads(line) for line in guided.stdout.splitlines()]
     assert any(event["type"] == "user_message" and event["text"] == "use the other API" for event in said)
+
+
+def test_words_given_with_a_verdict_reach_the_agent_and_an_answer_is_given_once(workspace: Path,
+                                                                                 tmp_path: Path) -> None:
+    model = _recording(tmp_path / "rec.json", _call("bash", command="echo hi"), _call("complete", summary="done"))
+    code, session_id = _start(workspace, model)  # edits mode: the command waits for approval
+    assert code == 5
+    twice = runner.invoke(app, ["resume", session_id, "--answer", "a", "b"])
+    assert twice.exit_code == 2 and "give the answer once" in twice.stderr
+
+    approved = runner.invoke(app, ["resume", session_id, "--approve", "then keep the tests green", "-o", "jsonl"])
+    assert approved.exit_code == 0, approved.output
+    stream = [json.loads(line) for line in approved.stdout.splitlines()]
+    kinds = [event["type"] for event in stream]
+    said = [event for event in stream if event["type"] == "user_message"]
+    assert [event["text"] for event in said] == ["then keep the tests green"], "the words were dropped unread"
+    # With the call's result, before the model's next step.
+    assert kinds.index("tool_call_finished") < stream.index(said[0]) < kinds.index("assistant_message")
