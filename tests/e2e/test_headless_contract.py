@@ -83,7 +83,7 @@ def test_sigterm_mid_command_pauses_the_session_cleanly(workspace: Path, server:
     seen = [json.loads(proc.stdout.readline())]
     while seen[-1]["type"] != "tool_call_started":
         seen.append(json.loads(proc.stdout.readline()))
-    eventually_sync(lambda: processes_with(sleep), what="the command to run")
+    eventually_sync(lambda: (workspace / "started").exists() and processes_with(sleep), what="the command to run")
     proc.send_signal(signal.SIGTERM)  # what `timeout` and a harness send
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 5, err

@@ -27,7 +27,9 @@ async def test_a_paused_command_has_a_snapshot_of_its_own(workspace: Path, isola
     seen: list[Event] = []
     session.subscribe(seen.append)
     await session.send_user_message("go")
-    await eventually(lambda: processes_with(sleep), what="the command to run")
+    # Its effects, not its command line: bash's own argv holds the sleep before anything ran.
+    await eventually(lambda: not (workspace / "kept.txt").exists() and processes_with(sleep),
+                     what="the command to have changed files and be sleeping")
     await session.pause()
     ended = await session.wait_turn()
     assert ended.outcome == "paused"
