@@ -44,7 +44,7 @@ from pygit2.utils import StrArray
 from agentcli.snapshots._libgit2 import pathspec
 from agentcli.snapshots.diffperf import PerfData
 from agentcli.snapshots.diffperf import perfdata as _perfdata
-from agentcli.snapshots.hints import index_lower_bound
+from agentcli.snapshots.splitgroups import Groups
 
 MIN_ENTRIES = 20_000
 """Below this many index entries one walk is quick and the split's own costs exceed what it saves.
@@ -132,6 +132,7 @@ class SplitWalk:
         self._stamp: _Stamp = ()
         self._prefetching: tuple[_Stamp, list[pygit2.Repository], list[threading.Thread]] | None = None
         self._loading: list[threading.Thread] = []  # every head start's threads, dropped ones too
+        self._groups = Groups(workspace, UNIT_SHARE)
         self.outcomes: Counter[str] = Counter()
         """How each `find` ended: "split", "busy" (no CPU free), "small" (or one CPU), "other"
         (no counters, no tree, one group, an error). What the bench prints, so a run says
@@ -175,7 +176,10 @@ class SplitWalk:
         index_tree = tree() if perfdata is not None else None
         groups: list[list[str]] = []
         if index_tree is not None:
-            groups = _groups(self._workspace, index, index_tree, count, workers, is_ignored_dir)
+            try:
+                groups = self._groups.cut(repo, index, index_tree, count, workers, is_ignored_dir)
+            except (pygit2.GitError, KeyError, ValueError):
+                groups = []  # a tree object missing from the store: the single walk meets it as before
         if len(groups) < 2:
             self.outcomes["other"] += 1
             return None
@@ -295,65 +299,6 @@ class SplitWalk:
         self._prefetching = None
         self._repos = []
         self._stamp = ()
-
-
-def _groups(
-    workspace: Path,
-    index: pygit2.Index,
-    tree: pygit2.Tree,
-    count: int,
-    workers: int,
-    is_ignored_dir: Callable[[str], bool],
-) -> list[list[str]]:
-    """Cuts the workspace into `workers` lists of paths with about as many entries each.
-
-    The names at each level are the directory's and the index tree's: a deleted file is only in
-    the second, a new one only in the first, and each must fall in some group.
-    """
-    limit = max(1, count // (UNIT_SHARE * workers))
-    units: list[tuple[int, str]] = []
-    # (directory, its tree, the range of index entries below it)
-    todo: list[tuple[str, pygit2.Tree, int, int]] = [("", tree, 0, count)]
-    while todo:
-        parent, subtree, lo, hi = todo.pop()
-        children = {e.name: e for e in subtree if e.name is not None}
-        names = set(children)
-        try:
-            names.update(e.name for e in os.scandir(workspace / parent if parent else workspace))
-        except OSError:
-            if not parent:
-                return []
-            units.append((1, parent))  # vanished or unreadable: the diff reports what it finds
-            continue
-        for name in names:
-            rel = f"{parent}/{name}" if parent else name
-            child = children.get(name)
-            if rel == ".git":
-                continue
-            if not isinstance(child, pygit2.Tree):
-                units.append((1, rel))
-                continue
-            start = index_lower_bound(index, rel + "/", lo, hi)
-            end = index_lower_bound(index, rel + "0", start, hi)  # "0" sorts right after "/"
-            if (
-                end - start > limit
-                and os.path.isdir(workspace / rel)
-                and not os.path.islink(workspace / rel)
-                and not os.path.lexists(workspace / rel / ".git")  # a nested repository is judged whole
-                and not is_ignored_dir(rel)
-            ):
-                todo.append((rel, child, start, end))
-            else:
-                units.append((max(end - start, 1), rel))
-    # Largest first, each to the lightest group: balanced within one unit's size.
-    units.sort(key=lambda u: (-u[0], u[1]))
-    groups: list[list[str]] = [[] for _ in range(workers)]
-    weight = [0] * workers
-    for held, rel in units:
-        lightest = weight.index(min(weight))
-        groups[lightest].append(rel)
-        weight[lightest] += held
-    return [sorted(g) for g in groups if g]
 
 
 def _load_index(repo: pygit2.Repository) -> None:
