@@ -19,7 +19,7 @@ import pygit2
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from snaphelpers import git, git_add_all_tree, ls_tree, shadow_git, write
+from snaphelpers import commit_all, git, git_add_all_tree, ls_tree, shadow_git, write
 from test_snapshots_watcher import _fresh_workspace, apply, ops
 
 from agentcli.snapshots import SnapshotStore, splitwalk
@@ -414,3 +414,72 @@ def test_a_walk_that_wrote_the_index_prefetches_the_next_walks_handles(
     assert walk._repos == opened[0] and not any(h is p for h in walk._repos for p in held)
     assert not [t for t in threading.enumerate() if t.name == "agentcli-split-prefetch"]
     assert result.tree == git_add_all_tree(repo, tmp_path / "x")
+
+
+def _counting_searches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Records each binary search the cut makes in the index (what the kept counts save)."""
+    from agentcli.snapshots import splitgroups
+
+    searched: list[str] = []
+    original = splitgroups.index_lower_bound
+
+    def counting(index: pygit2.Index, key: str, lo: int = 0, hi: int | None = None) -> int:
+        searched.append(key)
+        return original(index, key, lo, hi)
+
+    monkeypatch.setattr(splitgroups, "index_lower_bound", counting)
+    return searched
+
+
+def _big_tree(repo: Path) -> None:
+    """Two directories big enough to be cut into their children (over 1/6 of the entries each)."""
+    for top in ("lib", "pkg"):
+        for sub in range(4):
+            for i in range(3):
+                write(repo / top / f"m{sub}" / f"f{i}.py", f"{top} {sub} {i}\n")
+    commit_all(repo, "big")
+
+
+def test_a_second_cut_searches_the_index_only_under_changed_directories(
+    split: Split, store: SnapshotStore, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _big_tree(repo)
+    searched = _counting_searches(monkeypatch)
+    store.capture(session_id="s", reason="start")
+    assert "lib/m0" + "0" in searched  # the first cut counted the children of a cut directory
+
+    searched.clear()
+    assert store.capture(session_id="s", reason="nothing changed").snapshot is None
+    assert split.used == 2 and searched == []  # same trees: every count was kept
+
+    write(repo / "pkg" / "m2" / "f1.py", "changed\n")
+    store.capture(session_id="s", reason="one changed")
+    searched.clear()
+    write(repo / "pkg" / "m2" / "f0.py", "changed too\n")  # the index's tree now differs under pkg/m2 only
+    result = store.capture(session_id="s", reason="another")
+    assert split.used == 4 and set(searched) == {"pkg0", "pkg/m20"}
+    assert result.tree == git_add_all_tree(repo, tmp_path / "git")
+
+
+def test_what_changed_on_disk_under_a_kept_listing_is_still_walked(
+    split: Split, store: SnapshotStore, repo: Path, tmp_path: Path
+) -> None:
+    # The kept listings say what the index holds; the workspace is read every time. New names in
+    # a cut directory, a cut directory become a link, a nested repository, all after a cut kept.
+    _big_tree(repo)
+    store.capture(session_id="s", reason="start")
+    write(repo / "lib" / "new.txt", "new beside the cut children\n")
+    write(repo / "lib" / "m9" / "deep.py", "a new folder in a cut directory\n")
+    shutil.rmtree(repo / "pkg" / "m1")
+    write(repo / "pkg" / "m1", "a file where a folder was\n")
+    git(repo / "lib" / "m3", "init", "-q")
+    commit_all(repo / "lib" / "m3", "nested")
+    shutil.rmtree(repo / "src")
+    (repo / "src").symlink_to("lib")
+
+    result = store.capture(session_id="s", reason="walk")
+
+    assert split.used == 2
+    split.off()
+    single = SnapshotStore(repo, tmp_path / "single")
+    assert result.tree == single.capture(session_id="s", reason="walk").tree
