@@ -46,13 +46,15 @@ from agentcli.snapshots.diffperf import PerfData
 from agentcli.snapshots.diffperf import perfdata as _perfdata
 from agentcli.snapshots.splitgroups import Groups
 
-MIN_ENTRIES = 20_000
+MIN_ENTRIES = 8_000
 """Below this many index entries one walk is quick and the split's own costs exceed what it saves.
 
-Those costs are mostly fixed (cutting the tree, the thread, the other thread's handle loading the
-index file after each write), 43-52% more CPU than one walk at 10k files. Split ÷ one thread,
-interleaved pairs: at 10k files 1.13 (first captures) and 1.17 (walks) at load 1.8, at 25k 0.90
-and 0.95 at load 2.0, at 100k 0.83 and 0.80 at load 1.0 (bench/README.md, first-capture)."""
+A "10k-file" repository splits (while a CPU is free: `cpus_idle`). With the cut's counts kept
+(splitgroups.py) the split costs ~10% more CPU than one walk at 10k files (was 27-52%); split ÷
+one thread at 10k, interleaved, this process favoured by the scheduler on a loaded machine:
+walks with 0 / 1 changed 0.81 / 0.89, first captures 0.90; the CPU each thread used puts a free
+core at 0.59 / 0.72 / 0.90. At 5k the walks still lost (1.10) and first captures were even
+(1.05): left on one thread (bench/README.md, perf-r10)."""
 
 _Stamp = tuple[tuple[int, int, int] | None, ...]
 """The store's config and index files as a handle last read them (mtime, size, inode)."""

@@ -483,3 +483,33 @@ def test_what_changed_on_disk_under_a_kept_listing_is_still_walked(
     split.off()
     single = SnapshotStore(repo, tmp_path / "single")
     assert result.tree == single.capture(session_id="s", reason="walk").tree
+
+
+@pytest.mark.parametrize("files", [50, 100])
+def test_the_threshold_splits_trees_shaped_like_the_bench_and_records_what_git_does(
+    files: int, monkeypatch: pytest.MonkeyPatch, repo: Path, data_dir: Path, tmp_path: Path
+) -> None:
+    # bench/snapshots.py's trees (40 files a folder, 100 folders a package) scaled down 100x, the
+    # threshold with them (8,000 -> 80): 5k files stay on one thread, 10k split, one package left
+    # whole and two cut into their folders; first capture and walks each record git's tree.
+    monkeypatch.setattr(splitwalk, "MIN_ENTRIES", splitwalk.MIN_ENTRIES // 100)
+    monkeypatch.setattr(splitwalk, "worker_count", lambda: 2)
+    monkeypatch.setattr(splitwalk, "cpus_idle", lambda workers: True)
+    paths = [f"pkg{i // 10 // 4}/mod{i // 10 % 4}/file{i:03d}.py" for i in range(files)]
+    for i, rel in enumerate(paths):
+        write(repo / rel, f"def f():\n    return {i}\n")
+    commit_all(repo, "bench-shaped")
+    store = SnapshotStore(repo, data_dir)
+    expected = "split" if files + 5 >= splitwalk.MIN_ENTRIES else "small"
+
+    results = [store.capture(session_id="s", reason="start")]
+    trees = [git_add_all_tree(repo, tmp_path / "git0")]
+    for step, changed in enumerate((paths[:1], paths[::7], [], ["pkg1/new.py"]), start=1):
+        for rel in changed:
+            write(repo / rel, "changed\n")
+        results.append(store.capture(session_id="s", reason="walk"))
+        trees.append(git_add_all_tree(repo, tmp_path / f"git{step}"))
+
+    assert store._refresher._split.outcomes == {expected: len(results)}
+    assert [r.tree for r in results] == trees
+    assert results[3].snapshot is None  # nothing changed, nothing recorded
