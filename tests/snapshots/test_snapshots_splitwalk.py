@@ -513,3 +513,21 @@ def test_the_threshold_splits_trees_shaped_like_the_bench_and_records_what_git_d
     assert store._refresher._split.outcomes == {expected: len(results)}
     assert [r.tree for r in results] == trees
     assert results[3].snapshot is None  # nothing changed, nothing recorded
+
+
+def test_the_other_threads_are_kept_between_walks_and_end_with_the_store(
+    split: Split, store: SnapshotStore, repo: Path
+) -> None:
+    def walkers() -> set[threading.Thread]:
+        return {t for t in threading.enumerate() if t.name.startswith("agentcli-split_")}
+
+    store.capture(session_id="s", reason="start")
+    first = walkers()
+    write(repo / "src" / "app.py", "changed\n")
+    result = store.capture(session_id="s", reason="walk")
+
+    assert split.used == 2 and len(first) == 2  # three groups: this thread and two kept ones
+    assert walkers() == first  # the same threads walked again: none started per walk
+    assert result.snapshot is not None and [f.path for f in result.snapshot.files] == ["src/app.py"]
+    store.close()
+    assert not walkers()
