@@ -79,27 +79,34 @@ def worker_count() -> int:
     return min(_cpu_count(), 4)
 
 
-def cpus_idle(workers: int) -> bool:
+def cpus_idle(workers: int, own: int = 0) -> bool:
     """Tells whether the CPUs are free enough for the split to pay.
 
     At 10k files with both cores busy (load 3-4) each half of a split walk took as long as a
     whole walk, and the split's own costs made the capture 1.1-1.6x slower: so it splits only
-    while `workers - 1` CPUs besides this thread are free. The 1-minute load average (this
-    process included) must leave about a CPU free, or, on Linux, the tasks running now
-    (`/proc/loadavg`'s fourth field) must: the average lags a burst by a minute, while one
-    sample of the count can catch a kernel thread's moment, so the count only adds splits. A
-    busy process (the bench's CPU hog) is in both; one sample can miss a job between bursts,
-    and then one capture pays the split's overhead (at most ~1.6x).
+    while `workers - 1` CPUs besides this thread are free. On Linux the tasks running now decide
+    (`/proc/loadavg`'s fourth field, less `own` threads of this process known to be running): the
+    1-minute load average lags both ways, a burst that ended and a busy process that started
+    (the bench's CPU hog starts just before it, and the 10k rows ran within its first minute
+    with the average still under the bound). One sample can catch a kernel thread's moment, so
+    a busy count is read twice. A busy process (the hog) is in both samples; two can still miss
+    a job between bursts, and then one capture pays the split's overhead. Elsewhere the load
+    average (this process included) must leave about a CPU free.
     """
+    for _ in range(2):
+        running = running_tasks()
+        if running is None:
+            break
+        # `running` includes this thread; the other workers need `workers - 1` more CPUs.
+        if running - own + workers - 1 <= _cpu_count():
+            return True
+    else:
+        return False
     try:
         load: float | None = os.getloadavg()[0]
     except (AttributeError, OSError):
         load = None
-    if load is None or load <= workers - 0.5:
-        return True
-    running = running_tasks()
-    # `running` includes this thread; the other workers need `workers - 1` more CPUs.
-    return running is not None and running + workers - 1 <= _cpu_count()
+    return load is None or load <= workers - 0.5
 
 
 def running_tasks() -> int | None:
@@ -175,7 +182,8 @@ class SplitWalk:
         if workers < 2 or count < MIN_ENTRIES:
             self.outcomes["small"] += 1
             return None
-        if not cpus_idle(workers):
+        # Our own head start's threads may still be loading the index: the split waits for them.
+        if not cpus_idle(workers, own=sum(thread.is_alive() for thread in self._loading)):
             self.outcomes["busy"] += 1
             return None
         index_tree = tree() if perfdata is not None else None

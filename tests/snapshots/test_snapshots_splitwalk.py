@@ -37,7 +37,7 @@ class Split:
         self.used = 0
         self._mp = mp
         mp.setattr(splitwalk, "worker_count", lambda: 3)  # three groups even on a one-CPU runner
-        mp.setattr(splitwalk, "cpus_idle", lambda workers: True)  # and on a busy one
+        mp.setattr(splitwalk, "cpus_idle", lambda workers, own=0: True)  # and on a busy one
         original = splitwalk.SplitWalk.find
 
         def counting(walk: splitwalk.SplitWalk, *args: object, **kwargs: object) -> splitwalk.Found | None:
@@ -198,23 +198,30 @@ def test_a_busy_machine_walks_on_one_thread(monkeypatch: pytest.MonkeyPatch, sto
 def test_the_gate_counts_tasks_running_now_not_the_lagging_load_average(monkeypatch: pytest.MonkeyPatch) -> None:
     running = splitwalk.running_tasks()
     assert running is not None and running >= 1  # this thread, at least
+    samples: list[int | None] = []
+    monkeypatch.setattr(splitwalk, "running_tasks", lambda: samples.pop(0))
     monkeypatch.setattr(splitwalk, "_cpu_count", lambda: 2)
     monkeypatch.setattr(os, "getloadavg", lambda: (3.5, 3.0, 2.5))  # a minute of work just ended
-    monkeypatch.setattr(splitwalk, "running_tasks", lambda: 1)  # and now only this thread runs
+    samples[:] = [1]  # and now only this thread runs
     assert splitwalk.cpus_idle(2)
-    monkeypatch.setattr(splitwalk, "running_tasks", lambda: 2)  # a busy process on the other CPU
+    samples[:] = [2, 2]  # a busy process on the other CPU, in both samples
     assert not splitwalk.cpus_idle(2)
+    # A busy process that started less than a minute ago: the average has not caught up.
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.1, 0.6, 0.4))
+    samples[:] = [2, 2]
+    assert not splitwalk.cpus_idle(2)
+    samples[:] = [3, 1]  # a kernel thread's moment in one sample does not take a split away
+    assert splitwalk.cpus_idle(2) and not samples
+    samples[:] = [2]  # one of ours still loading the index ahead of the split is not a neighbour
+    assert splitwalk.cpus_idle(2, own=1)
     monkeypatch.setattr(splitwalk, "_cpu_count", lambda: 8)
-    monkeypatch.setattr(os, "getloadavg", lambda: (9.0, 9.0, 9.0))
+    samples[:] = [2, 2, 2]
     assert splitwalk.cpus_idle(4) and not splitwalk.cpus_idle(8)
     # Where the kernel does not say, the load average decides, this process included.
     monkeypatch.setattr(splitwalk, "running_tasks", lambda: None)
+    monkeypatch.setattr(os, "getloadavg", lambda: (3.5, 3.0, 2.5))
     assert not splitwalk.cpus_idle(2)
     monkeypatch.setattr(os, "getloadavg", lambda: (1.2, 1.0, 1.0))
-    assert splitwalk.cpus_idle(2)
-    # A quiet minute is enough: a kernel thread caught running does not take a split away.
-    monkeypatch.setattr(splitwalk, "running_tasks", lambda: 3)
-    monkeypatch.setattr(splitwalk, "_cpu_count", lambda: 2)
     assert splitwalk.cpus_idle(2)
 
 
@@ -494,7 +501,7 @@ def test_the_threshold_splits_trees_shaped_like_the_bench_and_records_what_git_d
     # whole and two cut into their folders; first capture and walks each record git's tree.
     monkeypatch.setattr(splitwalk, "MIN_ENTRIES", splitwalk.MIN_ENTRIES // 100)
     monkeypatch.setattr(splitwalk, "worker_count", lambda: 2)
-    monkeypatch.setattr(splitwalk, "cpus_idle", lambda workers: True)
+    monkeypatch.setattr(splitwalk, "cpus_idle", lambda workers, own=0: True)
     paths = [f"pkg{i // 10 // 4}/mod{i // 10 % 4}/file{i:03d}.py" for i in range(files)]
     for i, rel in enumerate(paths):
         write(repo / rel, f"def f():\n    return {i}\n")
