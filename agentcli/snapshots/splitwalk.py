@@ -242,15 +242,16 @@ class SplitWalk:
                 paths.update(units)  # stat data went stale: the updating diff walks the group and refreshes it
         return Found(paths=sorted(paths), hashed=hashed)
 
-    def prefetch(self, entries: int) -> None:
+    def prefetch(self, entries: int, own: int = 0) -> None:
         """Opens the other threads' handles now and loads their index file, each on a thread.
 
         Called as a seed's copy is written and as a walk returns: ~45 ms at 100k entries out of
         the next split's walk. Only where a split will follow (`entries` many, CPUs idle) and
-        the handles held read an older file; a head start the file outran goes unused.
+        the handles held read an older file; a head start the file outran goes unused. `own`:
+        threads of this process running beside the call (the seed's load), not neighbours.
         """
         workers = worker_count()
-        if workers < 2 or entries < MIN_ENTRIES or not cpus_idle(workers):
+        if workers < 2 or entries < MIN_ENTRIES or not cpus_idle(workers, own=own):
             return
         stamp = self._current_stamp()
         if self._prefetching is not None:

@@ -357,8 +357,8 @@ def _prefetched(monkeypatch: pytest.MonkeyPatch) -> list[list[pygit2.Repository]
     opened: list[list[pygit2.Repository]] = []
     original = splitwalk.SplitWalk.prefetch
 
-    def recording(walk: splitwalk.SplitWalk, entries: int) -> None:
-        original(walk, entries)
+    def recording(walk: splitwalk.SplitWalk, entries: int, own: int = 0) -> None:
+        original(walk, entries, own)
         if walk._prefetching is not None:
             opened.append(walk._prefetching[1])
 
@@ -525,8 +525,10 @@ def test_the_threshold_splits_trees_shaped_like_the_bench_and_records_what_git_d
 def test_the_other_threads_are_kept_between_walks_and_end_with_the_store(
     split: Split, store: SnapshotStore, repo: Path
 ) -> None:
+    others = {t for t in threading.enumerate() if t.name.startswith("agentcli-split_")}  # stores of earlier tests
+
     def walkers() -> set[threading.Thread]:
-        return {t for t in threading.enumerate() if t.name.startswith("agentcli-split_")}
+        return {t for t in threading.enumerate() if t.name.startswith("agentcli-split_")} - others
 
     store.capture(session_id="s", reason="start")
     first = walkers()
@@ -538,3 +540,20 @@ def test_the_other_threads_are_kept_between_walks_and_end_with_the_store(
     assert result.snapshot is not None and [f.path for f in result.snapshot.files] == ["src/app.py"]
     store.close()
     assert not walkers()
+
+
+def test_the_seed_own_loading_thread_does_not_keep_the_handles_from_loading_beside_it(
+    repo: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The real gate, on two CPUs where only this thread and the seed's load run: the seed's
+    # thread is ours, not a neighbour, so the split's handles still get their head start.
+    opened = _prefetched(monkeypatch)
+    monkeypatch.setattr(splitwalk, "MIN_ENTRIES", 0)
+    monkeypatch.setattr(splitwalk, "worker_count", lambda: 2)
+    monkeypatch.setattr(splitwalk, "_cpu_count", lambda: 2)
+    monkeypatch.setattr(splitwalk, "running_tasks", lambda: 2)
+    store = SnapshotStore(repo, data_dir)
+
+    store.capture(session_id="s", reason="start")
+
+    assert store._shadow.seeded == "thread" and len(opened) == 1
