@@ -95,8 +95,7 @@ class IndexRefresher:
         self._saved = IndexWrites(shadow)
         self._rules_key: tuple[str, tuple[int, int] | None, bool] | None = None
         self._split = SplitWalk(shadow.path, shadow.workspace)
-        # A first capture: the handles load beside the seed, whose own load runs on a thread then.
-        shadow.on_index_copied = lambda entries: self._split.prefetch(entries, own=1)
+        shadow.on_index_copied = self._split.prefetch  # a first capture: the handles load beside the seed
         self._split_repo: pygit2.Repository | None = None
         self._hashing_process = hashing_process
         self.hash_worker = HashWorker()

@@ -79,26 +79,29 @@ def worker_count() -> int:
     return min(_cpu_count(), 4)
 
 
-def cpus_idle(workers: int, own: int = 0) -> bool:
+def cpus_idle(workers: int) -> bool:
     """Tells whether the CPUs are free enough for the split to pay.
 
     At 10k files with both cores busy (load 3-4) each half of a split walk took as long as a
     whole walk, and the split's own costs made the capture 1.1-1.6x slower: so it splits only
     while `workers - 1` CPUs besides this thread are free. On Linux the tasks running now decide
-    (`/proc/loadavg`'s fourth field, less `own` threads of this process known to be running): the
-    1-minute load average lags both ways, a burst that ended and a busy process that started
-    (the bench's CPU hog starts just before it, and the 10k rows ran within its first minute
-    with the average still under the bound). One sample can catch a kernel thread's moment, so
-    a busy count is read twice. A busy process (the hog) is in both samples; two can still miss
-    a job between bursts, and then one capture pays the split's overhead. Elsewhere the load
-    average (this process included) must leave about a CPU free.
+    (`/proc/loadavg`'s fourth field): the 1-minute load average lags both ways, a burst that
+    ended and a busy process that started (the bench's CPU hog starts just before it; from a
+    quiet 0.5 the average passes the bound only after about a minute). A busy count is read
+    again, less this process's own running threads (the seed's load, the watcher's arming, a
+    head start loading the index: part of the same capture, not neighbours), which also keeps a
+    kernel thread's moment from taking a split away. A busy process (the hog) is in both
+    readings; two can still miss a job between bursts, and then one capture pays the split's
+    overhead. Elsewhere the load average (this process included) must leave a CPU free.
     """
-    for _ in range(2):
+    for again in (False, True):
         running = running_tasks()
         if running is None:
             break
+        if again:
+            running -= own_running() - 1
         # `running` includes this thread; the other workers need `workers - 1` more CPUs.
-        if running - own + workers - 1 <= _cpu_count():
+        if running + workers - 1 <= _cpu_count():
             return True
     else:
         return False
@@ -107,6 +110,25 @@ def cpus_idle(workers: int, own: int = 0) -> bool:
     except (AttributeError, OSError):
         load = None
     return load is None or load <= workers - 0.5
+
+
+def own_running() -> int:
+    """This process's threads running or ready to run now, this one included (/proc/self/task;
+    ~15 us a thread, read only when the machine looks busy)."""
+    count = 0
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return 1
+    for tid in tasks:
+        try:
+            with open(f"/proc/self/task/{tid}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue  # the thread ended
+        end = stat.rfind(b")")  # the name, in parentheses, may hold spaces
+        count += stat[end + 2 : end + 3] == b"R"
+    return max(count, 1)
 
 
 def running_tasks() -> int | None:
@@ -182,8 +204,7 @@ class SplitWalk:
         if workers < 2 or count < MIN_ENTRIES:
             self.outcomes["small"] += 1
             return None
-        # Our own head start's threads may still be loading the index: the split waits for them.
-        if not cpus_idle(workers, own=sum(thread.is_alive() for thread in self._loading)):
+        if not cpus_idle(workers):
             self.outcomes["busy"] += 1
             return None
         index_tree = tree() if perfdata is not None else None
@@ -242,16 +263,15 @@ class SplitWalk:
                 paths.update(units)  # stat data went stale: the updating diff walks the group and refreshes it
         return Found(paths=sorted(paths), hashed=hashed)
 
-    def prefetch(self, entries: int, own: int = 0) -> None:
+    def prefetch(self, entries: int) -> None:
         """Opens the other threads' handles now and loads their index file, each on a thread.
 
         Called as a seed's copy is written and as a walk returns: ~45 ms at 100k entries out of
         the next split's walk. Only where a split will follow (`entries` many, CPUs idle) and
-        the handles held read an older file; a head start the file outran goes unused. `own`:
-        threads of this process running beside the call (the seed's load), not neighbours.
+        the handles held read an older file; a head start the file outran goes unused.
         """
         workers = worker_count()
-        if workers < 2 or entries < MIN_ENTRIES or not cpus_idle(workers, own=own):
+        if workers < 2 or entries < MIN_ENTRIES or not cpus_idle(workers):
             return
         stamp = self._current_stamp()
         if self._prefetching is not None:
