@@ -49,12 +49,12 @@ from agentcli.snapshots.splitgroups import Groups
 MIN_ENTRIES = 8_000
 """Below this many index entries one walk is quick and the split's own costs exceed what it saves.
 
-A "10k-file" repository splits (while a CPU is free: `cpus_idle`). With the cut's counts kept
-(splitgroups.py) the split costs ~10% more CPU than one walk at 10k files (was 27-52%); split ÷
-one thread at 10k, interleaved, this process favoured by the scheduler on a loaded machine:
-walks with 0 / 1 changed 0.81 / 0.89, first captures 0.90; the CPU each thread used puts a free
-core at 0.59 / 0.72 / 0.90. At 5k the walks still lost (1.10) and first captures were even
-(1.05): left on one thread (bench/README.md, perf-r10)."""
+A "10k-file" repository splits (while a CPU is free: `cpus_idle`). With the cut's counts and the
+other thread kept between walks, the split costs 8% more CPU than one walk at 10k files (27%
+before) and 27% on a first capture (the other handle's index load); split ÷ one thread at 10k,
+interleaved, this process favoured by the scheduler on a loaded machine: walks with 0 / 1
+changed 0.62 / 0.79, first captures 0.98 (the CPU each thread used puts a free core at 0.59 /
+0.75 / 0.90). At 5k the first capture lost (1.05): left on one thread (bench/README.md, perf-r10)."""
 
 _Stamp = tuple[tuple[int, int, int] | None, ...]
 """The store's config and index files as a handle last read them (mtime, size, inode)."""
