@@ -106,6 +106,7 @@ def _print_result(result: BatchResult) -> None:
     checks = sum(1 for check in result.checks if check.passed)
     if result.status == "error":
         detail = result.error.strip().splitlines()[-1] if result.error.strip() else f"exit {result.exit_code}"
+        detail = detail.removeprefix(f"task {result.id}: ")  # the line names it already
     else:
         why = f" ({' '.join(result.reason.split())[:60]})" if result.outcome != "completed" and result.reason else ""
         detail = (f"{result.outcome}{why}, checks {checks}/{len(result.checks)}, "

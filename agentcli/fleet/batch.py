@@ -164,6 +164,7 @@ async def run_batch(tasks: list[BatchTask], results_path: Path, spec: JobSpec, b
 async def _run_task(task: BatchTask, spec: JobSpec, backend: Backend, data_dir: Path, home: Path,
                     keep: bool) -> BatchResult:
     from agentcli.fleet.materialize import MaterializeError
+    from agentcli.fleet.preflight import job_problem
     from agentcli.fleet.workdir import WorkdirError
     from agentcli.snapshots import SnapshotError
 
@@ -175,10 +176,17 @@ async def _run_task(task: BatchTask, spec: JobSpec, backend: Backend, data_dir: 
     base = BatchResult(id=task.id, status="error", model=job.model, workflow=job.workflow, backend=backend.name)
     try:
         await asyncio.to_thread(_prepare, task, workdir, data_dir)
+        # A repository's own workflow or configuration is known only now; a session it would
+        # refuse is not started (a process, a few seconds, and the same refusal in its stderr).
+        problem = await asyncio.to_thread(job_problem, task, job, workdir) if task.repo is not None else None
+        if problem is not None:
+            raise _NotStarted(problem)
         report = await backend.run(job, workdir, log_dir=home, progress=None)
         collected = await asyncio.to_thread(collect, workdir, data_dir)
     except asyncio.CancelledError:
         raise
+    except _NotStarted as error:
+        result = base.model_copy(update={"error": str(error)})
     except (MaterializeError, WorkdirError, SnapshotError, OSError) as error:
         result = base.model_copy(update={"error": f"{type(error).__name__}: {error}"})
     except Exception as error:  # noqa: BLE001 - one task's failure (a Ray worker lost) must not end the batch
@@ -190,6 +198,10 @@ async def _run_task(task: BatchTask, spec: JobSpec, backend: Backend, data_dir: 
     else:
         await asyncio.to_thread(_remove_task, home, data_dir)
     return result
+
+
+class _NotStarted(Exception):
+    """The task's directory is ready but its session would refuse to start; says why."""
 
 
 def _remove_task(home: Path, data_dir: Path) -> None:
