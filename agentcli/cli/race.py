@@ -22,13 +22,37 @@ if TYPE_CHECKING:
     from agentcli.fleet.race import AttemptPlan
 
 
+_ALIASES = {"ls": "list", "remove": "rm"}
+"""Names people type from other tools (``git``, ``docker``)."""
+
+
 class _RaceGroup(TyperGroup):
-    """A group whose default command is ``start``: ``race -n 3 "TASK"`` needs no ``start``."""
+    """A group whose default command is ``start``: ``race -n 3 "TASK"`` needs no ``start``.
+
+    A first word that is no command but could be one (``race stop``, ``race shwo``) is refused
+    rather than raced: taken as the task, it would start N paid sessions told to "stop". A task
+    of one word says ``start`` (``race start refactor``); a real task has spaces in it.
+    """
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+        first = args[0] if args else ""
+        if first in _ALIASES:
+            args = [_ALIASES[first], *args[1:]]
+        elif args and first not in self.commands and first not in ("--help", "-h"):
+            if _word(first):
+                from difflib import get_close_matches
+
+                close = get_close_matches(first, [*self.commands, *_ALIASES], n=1, cutoff=0.6)
+                mean = f" (did you mean '{_ALIASES.get(close[0], close[0])}'?)" if close else ""
+                raise fail(f"'{first}' is not a race command{mean}; the commands are {', '.join(self.commands)}. "
+                           f"To race a task of one word, write: agentcli race start {first}")
             args = ["start", *args]
         return super().parse_args(ctx, args)
+
+
+def _word(text: str) -> bool:
+    """One word and nothing else: a command name mistyped, never a task anyone writes out."""
+    return text.isascii() and text.replace("-", "").replace("_", "").isalpha() and len(text) <= 20
 
 
 app = typer.Typer(cls=_RaceGroup, no_args_is_help=True,

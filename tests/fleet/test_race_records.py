@@ -192,3 +192,17 @@ def test_applying_to_a_workspace_that_is_gone_says_so(finished_race: tuple[Path,
     assert proc.returncode == 1, proc.stderr
     assert f"the race's workspace {project} is no longer a folder" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_mistyped_race_command_is_refused_not_raced(finished_race: tuple[Path, Path]) -> None:
+    """`race stop` or `race shwo` would otherwise start N sessions told to "stop"; `ls` lists."""
+    data, project = finished_race
+    before = sorted(path.name for path in (data / "fleet" / "races").iterdir())
+    for word, hint in (("stop", ""), ("shwo", " (did you mean 'show'?)")):
+        refused = agentcli("race", word, cwd=project)
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert refused.stderr.startswith(f"agentcli: '{word}' is not a race command{hint}; the commands are start,")
+        assert f"agentcli race start {word}" in refused.stderr
+    assert sorted(path.name for path in (data / "fleet" / "races").iterdir()) == before  # nothing started
+    listed = agentcli("race", "ls", cwd=project)
+    assert listed.returncode == 0 and listed.stdout.startswith(RACE_ID), listed.stdout + listed.stderr
