@@ -322,10 +322,13 @@ def apply(attempt_id: Annotated[str, typer.Argument(metavar="ATTEMPT", help="Att
     try:
         result = apply_attempt(race, attempt_id, data_dir, force=force)
     except ApplyConflict as conflict:
-        typer.echo(f"agentcli: {conflict}", err=True)
+        # Each path once, on a line of its own (the exception's one-line message lists them too).
+        count = len(conflict.conflicts)
+        typer.echo(f"agentcli: {count} path{'s' if count != 1 else ''} changed both by the attempt and in the "
+                   "workspace since the race began; nothing was written", err=True)
         for item in conflict.conflicts:
             typer.echo(f"  conflict  {item.path}: {item.reason}", err=True)
-        typer.echo("nothing was written; keep your changes, or pass --force to take the attempt's", err=True)
+        typer.echo("keep the workspace's version, or pass --force to take the attempt's", err=True)
         raise typer.Exit(EXIT_ERROR) from None
     except ApplyError as error:
         raise fail(str(error), EXIT_ERROR) from None
@@ -372,7 +375,8 @@ def undo(race_ref: RaceOpt = None,
         raise fail(str(error), EXIT_ERROR) from None
     last.undone = datetime.now(UTC)
     records.save(data_dir, race)
-    typer.echo(f"restored the workspace as before attempt {last.attempt} was applied ({changed} paths); "
+    typer.echo(f"restored the workspace as before attempt {last.attempt} was applied "
+               f"({changed} path{'s' if changed != 1 else ''}); "
                f"the state before this undo is snapshot {before}")
 
 

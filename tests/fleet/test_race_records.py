@@ -118,6 +118,11 @@ def test_each_undo_takes_back_the_apply_before_the_last(finished_race: tuple[Pat
     _, project = finished_race
     original = (project / "calc.py").read_text()
     assert agentcli("race", "apply", "2", cwd=project).returncode == 0
+    # Switching attempts conflicts on what the first apply wrote, and says that it was that apply.
+    switch = agentcli("race", "apply", "1", cwd=project)
+    assert switch.returncode == 1 and (project / "calc.py").read_text() == GOOD, switch.stderr
+    assert "  conflict  calc.py: changed in the workspace since the race began (race apply 2 wrote it;" in switch.stderr
+    assert switch.stderr.count("calc.py") == 1  # listed once
     assert agentcli("race", "apply", "1", "--force", cwd=project).returncode == 0
     assert (project / "calc.py").read_text() == BAD
 
