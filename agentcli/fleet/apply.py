@@ -41,6 +41,8 @@ class ApplyConflict(Exception):
 class Conflict:
     path: str
     reason: str
+    applied_by: str | None = None
+    """The attempt an earlier ``race apply`` (not undone) wrote this path from, if one did."""
 
 
 @dataclass
@@ -285,7 +287,7 @@ def _naming_earlier_applies(conflict: ApplyConflict, race: Race) -> ApplyConflic
     if not any(item.path in writers for item in conflict.conflicts):
         return conflict
     named = [Conflict(item.path, f"{item.reason} (race apply {writers[item.path]} wrote it; `agentcli race undo` "
-                                 "takes that back)") if item.path in writers else item
+                                 "takes that back)", applied_by=writers[item.path]) if item.path in writers else item
              for item in conflict.conflicts]
     return ApplyConflict(_conflict_message(named), named, conflict.undo_snapshot)
 

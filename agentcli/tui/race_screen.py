@@ -28,6 +28,7 @@ from textual.widgets import Button, DataTable, Footer, RichLog, Static
 from agentcli.tui.themes import ROLE_DEFAULTS, load_themes
 
 if TYPE_CHECKING:
+    from agentcli.fleet.apply import ApplyConflict
     from agentcli.fleet.models import Race
     from agentcli.fleet.view import AttemptRow
 
@@ -257,17 +258,28 @@ class RaceScreen(Screen[None]):
         try:
             result = apply_attempt(records.load(self.data_dir, self.race_id), attempt_id, self.data_dir)
         except ApplyConflict as conflict:
-            listed = ", ".join(item.path for item in conflict.conflicts[:5])
-            self.app.call_from_thread(
-                self.notify, f"Nothing applied: you changed {listed} since the race began. "
-                f"`agentcli race apply {attempt_id} --force` takes the attempt's.", severity="error", timeout=15)
+            self.app.call_from_thread(self.notify, _conflict_words(conflict, attempt_id), severity="error", timeout=15)
             return
         except ApplyError as error:
             self.app.call_from_thread(self.notify, str(error), severity="error")
             return
-        self.app.call_from_thread(self.notify, f"Applied attempt {attempt_id}: {len(result.paths)} paths written. "
+        written = f"{len(result.paths)} path{'s' if len(result.paths) != 1 else ''}"
+        self.app.call_from_thread(self.notify, f"Applied attempt {attempt_id}: {written} written. "
                                   "Undo with `agentcli race undo`.", timeout=10)
         self.app.call_from_thread(self._load)  # the status line says what is applied now
+
+
+def _conflict_words(conflict: ApplyConflict, attempt_id: str) -> str:
+    """Why nothing was applied: the user's own edits, or an earlier apply of another attempt (a
+    switch of attempts, which ``race undo`` makes cleanly)."""
+    listed = ", ".join(item.path for item in conflict.conflicts[:5])
+    force = f"`agentcli race apply {attempt_id} --force` takes the attempt's."
+    earlier = {item.applied_by for item in conflict.conflicts}
+    if None not in earlier:
+        which = ", ".join(sorted(str(attempt) for attempt in earlier))
+        return (f"Nothing applied: applying attempt {which} wrote {listed}. `agentcli race undo` takes that back "
+                f"first; {force}")
+    return f"Nothing applied: you changed {listed} since the race began. {force}"
 
 
 class DiffScreen(Screen[None]):

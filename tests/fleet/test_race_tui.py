@@ -64,7 +64,14 @@ async def test_a_applies_the_selected_attempt_after_asking(finished_race: tuple[
         await eventually(lambda: (project / "calc.py").read_text() == GOOD, what="the attempt to be applied")
         status = app.screen.query_one("#race-status", Static)
         await eventually(lambda: "attempt 2 applied" in str(status.render()), what="the status to say so")
+        # Switching to attempt 1 conflicts with what applying 2 wrote: the refusal says so (not "you changed").
+        await pilot.press("down", "a")
+        await eventually(lambda: isinstance(app.screen, ConfirmApply), what="the confirmation")
+        await pilot.press("y")
+        wanted = "Nothing applied: applying attempt 2 wrote calc.py. `agentcli race undo` takes that back first"
+        await eventually(lambda: any(n.message.startswith(wanted) for n in app._notifications), what="the refusal")
     assert [a.attempt for a in records.load(data, RACE_ID).applied] == ["2"]
+    assert (project / "calc.py").read_text() == GOOD
 
 
 def test_race_view_snapshot(finished_race: tuple[Path, Path], snap_compare: object,
