@@ -52,7 +52,8 @@ class _RaceGroup(TyperGroup):
 
 def _word(text: str) -> bool:
     """One word and nothing else: a command name mistyped, never a task anyone writes out."""
-    return text.isascii() and text.replace("-", "").replace("_", "").isalpha() and len(text) <= 20
+    return (not text.startswith("-") and text.isascii() and text.replace("-", "").replace("_", "").isalpha()
+            and len(text) <= 20)
 
 
 app = typer.Typer(cls=_RaceGroup, no_args_is_help=True,
@@ -212,8 +213,13 @@ def _print_table(race: Race) -> None:
         from agentcli.fleet.scoring import best
 
         top = best(race.attempts)
-        typer.echo(f"apply the best with: agentcli race apply {top.id}" if top is not None
-                   else "no attempt passed; look at one with: agentcli race diff ATTEMPT")
+        if top is None:
+            typer.echo("no attempt passed; look at one with: agentcli race diff ATTEMPT")
+        elif top.change.files == 0:
+            # Its checks pass on the workspace as it was: there is nothing to apply.
+            typer.echo(f"attempt {top.id} passed without changing anything; nothing to apply")
+        else:
+            typer.echo(f"apply the best with: agentcli race apply {top.id}")
 
 
 def _race(ref: str | None, cwd: Path | None) -> tuple[Path, Race]:

@@ -211,3 +211,24 @@ def test_a_mistyped_race_command_is_refused_not_raced(finished_race: tuple[Path,
     assert sorted(path.name for path in (data / "fleet" / "races").iterdir()) == before  # nothing started
     listed = agentcli("race", "ls", cwd=project)
     assert listed.returncode == 0 and listed.stdout.startswith(RACE_ID), listed.stdout + listed.stderr
+
+
+def test_a_passing_attempt_that_changed_nothing_ranks_after_one_that_did(finished_race: tuple[Path, Path]) -> None:
+    """Checks that pass on the workspace as it was say nothing of the task: the attempt with a
+    change comes first, and a best attempt with nothing to apply is not offered to apply."""
+    from agentcli.fleet.models import ChangeSize
+    from agentcli.fleet.scoring import best, ranked
+
+    data, project = finished_race
+    race = records.load(data, RACE_ID)
+    failing, passing = race.attempt("1"), race.attempt("2")
+    assert failing is not None and passing is not None
+    idle = passing.model_copy(update={"id": "3", "change": ChangeSize()}, deep=True)
+    assert [a.id for a in ranked([idle, failing, passing])] == ["2", "3", "1"]
+    race.attempts = [failing, idle]  # only the one that changed nothing passed
+    assert best(race.attempts) is not None and best(race.attempts).id == "3"  # type: ignore[union-attr]
+    records.save(data, race)
+    shown = agentcli("race", "show", "--plain", cwd=project)
+    assert shown.returncode == 0, shown.stderr
+    assert "attempt 3 passed without changing anything; nothing to apply" in shown.stdout
+    assert "race apply 3" not in shown.stdout
