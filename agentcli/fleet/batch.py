@@ -1,7 +1,8 @@
 """A batch: many tasks, each in a directory of its own, ``jobs`` at a time, one results line each.
 
 The results file is the batch's memory: a line is appended (and fsynced) as each task ends, so a
-batch cut off anywhere resumes by skipping the ids it already holds. Each task's directory is a
+batch cut off anywhere resumes by skipping the ids it already holds (but for tasks that could not
+run, which run again). Each task's directory is a
 copy from a snapshot (a local workspace) or a clone (a git URL); it is removed once its result is
 written unless ``keep`` (then ``agentcli resume`` works on the task's session, as on any other).
 """
@@ -94,6 +95,14 @@ def prepare_results(results_path: Path) -> None:
         raise ResultsFileError(f"cannot write the results file {results_path}: {error.strerror or error}") from None
 
 
+def settled_results(results_path: Path) -> dict[str, BatchResult]:
+    """The results a resumed batch keeps: a task that passed or failed is skipped; one that could
+    not run (``error``: a clone that failed, a process that died, a key not set) runs again, as
+    the user who fixed the cause and ran the command again expects."""
+    return {task_id: result for task_id, result in finished_results(results_path).items()
+            if result.status != "error"}
+
+
 def finished_results(results_path: Path) -> dict[str, BatchResult]:
     """The results a previous run wrote; a torn or foreign line is ignored (that task runs again)."""
     found: dict[str, BatchResult] = {}
@@ -128,12 +137,13 @@ async def run_batch(tasks: list[BatchTask], results_path: Path, spec: JobSpec, b
     Cancelling stops the running tasks (their sessions pause); nothing is written for them, so
     the next run takes them up again.
     """
-    done = finished_results(results_path)
+    done = settled_results(results_path)
     todo = [task for task in tasks if task.id not in done]
     gate = asyncio.Semaphore(jobs)
     results: list[BatchResult] = [done[task.id] for task in tasks if task.id in done]
     lock = asyncio.Lock()
     results_path.parent.mkdir(parents=True, exist_ok=True)
+    await asyncio.to_thread(_drop_errors, results_path, {task.id for task in todo})
     folder = batch_dir(data_dir, results_path)
 
     async def one(task: BatchTask) -> None:
@@ -159,6 +169,33 @@ async def run_batch(tasks: list[BatchTask], results_path: Path, spec: JobSpec, b
     order = {task.id: index for index, task in enumerate(tasks)}
     results.sort(key=lambda result: order.get(result.id, len(order)))
     return Summary(results=results, skipped=len(tasks) - len(todo))
+
+
+def _drop_errors(results_path: Path, retried: set[str]) -> None:
+    """Takes the ``error`` lines of tasks about to run again out of the results file, so it ends
+    with one line per task; every other line (foreign ones too) is kept as it was. Written to a
+    temporary file and renamed over: a crash leaves the old file or the new one."""
+    try:
+        lines = results_path.read_text(encoding="utf-8").splitlines(keepends=True)
+    except FileNotFoundError:
+        return
+    kept = []
+    for line in lines:
+        try:
+            result = BatchResult.model_validate_json(line)
+        except ValidationError:
+            kept.append(line)
+            continue
+        if not (result.status == "error" and result.id in retried):
+            kept.append(line)
+    if len(kept) == len(lines):
+        return
+    temporary = results_path.with_name(f".{results_path.name}.agentcli-tmp")
+    with temporary.open("w", encoding="utf-8") as out:
+        out.writelines(kept)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(temporary, results_path)
 
 
 async def _run_task(task: BatchTask, spec: JobSpec, backend: Backend, data_dir: Path, home: Path,
@@ -187,7 +224,9 @@ async def _run_task(task: BatchTask, spec: JobSpec, backend: Backend, data_dir: 
         raise
     except _NotStarted as error:
         result = base.model_copy(update={"error": str(error)})
-    except (MaterializeError, WorkdirError, SnapshotError, OSError) as error:
+    except (MaterializeError, WorkdirError, SnapshotError) as error:  # their messages say what failed
+        result = base.model_copy(update={"error": str(error)})
+    except OSError as error:
         result = base.model_copy(update={"error": f"{type(error).__name__}: {error}"})
     except Exception as error:  # noqa: BLE001 - one task's failure (a Ray worker lost) must not end the batch
         result = base.model_copy(update={"error": f"{type(error).__name__}: {error}"})

@@ -175,7 +175,7 @@ def test_a_batch_tasks_unknown_model_is_refused_and_a_finished_task_is_not_check
     assert f"{tasks}:2: task t1: 'nosuchprovider/a' names no provider litellm knows" in proc.stderr
     _no_task_ran(tasks)
     # A resumed batch skips t1 (its line is in the results): the refusal names the next task at fault.
-    tasks.with_name("tasks.results.jsonl").write_text(json.dumps({"id": "t1", "status": "error"}) + "\n")
+    tasks.with_name("tasks.results.jsonl").write_text(json.dumps({"id": "t1", "status": "failed"}) + "\n")
     resumed = agentcli("batch", str(tasks), "--model", "nosuchprovider/b", cwd=tmp_path)
     assert resumed.returncode == 2, resumed.stdout + resumed.stderr
     assert "task t1" not in resumed.stderr
