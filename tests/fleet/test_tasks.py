@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -58,7 +59,7 @@ def test_swe_bench_instances_become_clone_tasks_with_test_checks(tmp_path: Path)
     ([], "has no tasks"),
 ])
 def test_bad_lines_are_named(tmp_path: Path, lines: list[object], message: str) -> None:
-    with pytest.raises(TaskFileError, match=message.replace("(", r"\(").replace("[", r"\[")):
+    with pytest.raises(TaskFileError, match=re.escape(message)):
         read_tasks(_write(tmp_path / "t.jsonl", *lines))
 
 
