@@ -56,7 +56,8 @@ def batch(
         prepare_results(results_path)
     except ResultsFileError as error:
         raise fail(str(error)) from None
-    _check_tasks(tasks, tasks_file, results_path, folder, options)
+    # Keys are checked only for sessions started here: a Ray worker reads its own environment.
+    _check_tasks(tasks, tasks_file, results_path, folder, options, keys=not (ray or settings.fleet.ray_address))
     backend = backend_for(ray, settings)
     capacity = backend.capacity()
     done = settled_results(results_path)
@@ -88,22 +89,23 @@ def batch(
 
 
 def _check_tasks(tasks: list[BatchTask], tasks_file: Path, results_path: Path, folder: Path,
-                 options: CommonOptions) -> None:
-    """A model or workflow a task could not start with is a usage error before any task runs,
-    naming the task and its line (agentcli/fleet/preflight.py); tasks a resumed batch skips are
-    left alone."""
+                 options: CommonOptions, *, keys: bool) -> None:
+    """A model or workflow a task could not start with (then, with ``keys``, a missing key) is a
+    usage error before any task runs, naming the task and its line (agentcli/fleet/preflight.py);
+    tasks a resumed batch skips are left alone."""
     from agentcli.fleet.batch import settled_results
     from agentcli.fleet.preflight import task_problem
 
     done = settled_results(results_path)
-    checked: dict[tuple[str, str | None, str | None], str | None] = {}
     overrides = options.settings_overrides()
-    for task in tasks:
-        if task.id in done:
-            continue
-        problem = task_problem(task, folder, overrides, checked)
-        if problem is not None:
-            raise fail(f"{tasks_file}:{task.line}: task {task.id}: {problem}\nno task was started")
+    for with_keys in (False, True) if keys else (False,):  # a typo is said before a key the environment lacks
+        checked: dict[tuple[str, str | None, str | None], str | None] = {}
+        for task in tasks:
+            if task.id in done:
+                continue
+            problem = task_problem(task, folder, overrides, checked, keys=with_keys)
+            if problem is not None:
+                raise fail(f"{tasks_file}:{task.line}: task {task.id}: {problem}\nno task was started")
 
 
 def _resumed_words(tasks: list[BatchTask], results_path: Path) -> str:

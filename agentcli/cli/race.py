@@ -102,7 +102,8 @@ def start(
                               split_list(options.workflow))
     except ValueError as error:
         raise fail(str(error)) from None
-    _check_setups(folder, settings, plans)
+    # Keys are checked only for sessions started here: a Ray worker reads its own environment.
+    _check_setups(folder, settings, plans, keys=not (ray or settings.fleet.ray_address))
     broad = unsafe_workspace(folder) if settings.snapshots.enabled else None
     if broad and not options.yes:
         raise fail(f"{broad}\nRun in a project folder, or pass --yes to snapshot it anyway.")
@@ -136,22 +137,29 @@ def start(
     raise typer.Exit(0 if any(attempt.passed for attempt in final.attempts) else EXIT_ERROR)
 
 
-def _check_setups(folder: Path, settings: Settings, plans: list[AttemptPlan]) -> None:
-    """A model or workflow no attempt could start with is a usage error now, naming the first
-    attempt it concerns, not N failed attempts after the race began (agentcli/fleet/preflight.py)."""
+def _check_setups(folder: Path, settings: Settings, plans: list[AttemptPlan], *, keys: bool) -> None:
+    """A model or workflow no attempt could start with (then, with ``keys``, a missing key) is a
+    usage error now, naming the first attempt it concerns, not N failed attempts after the race
+    began (agentcli/fleet/preflight.py). A typo is said before a key the environment lacks."""
     from agentcli.fleet.models import Attempt
     from agentcli.fleet.preflight import setup_problem
     from agentcli.fleet.view import setup_words
 
-    seen: set[tuple[str | None, str | None]] = set()
-    for number, plan in enumerate(plans, start=1):
-        if (plan.model, plan.workflow) in seen:
-            continue
-        seen.add((plan.model, plan.workflow))
-        problem = setup_problem(settings, folder, plan.model, plan.workflow)
-        if problem is not None:
-            setup = setup_words(Attempt(id=str(number), model=plan.model, workflow=plan.workflow, workdir=""))
-            raise fail(f"attempt {number} ({setup}): {problem}\nno attempt was started")
+    for with_keys in (False, True) if keys else (False,):
+        seen: set[tuple[str | None, str | None]] = set()
+        for number, plan in enumerate(plans, start=1):
+            if (plan.model, plan.workflow) in seen:
+                continue
+            seen.add((plan.model, plan.workflow))
+            problem = setup_problem(settings, folder, plan.model, plan.workflow, keys=with_keys)
+            if problem is not None:
+                setup = setup_words(Attempt(id=str(number), model=plan.model, workflow=plan.workflow, workdir=""))
+                raise fail(f"attempt {number} {_parenthesized(setup)}: {problem}\nno attempt was started")
+
+
+def _parenthesized(setup: str) -> str:
+    """``(openai/x)``, and ``(configured)`` once, not ``((configured))``."""
+    return setup if setup.startswith("(") and setup.endswith(")") else f"({setup})"
 
 
 def _reload(data_dir: Path, race_id: str) -> Race:
@@ -170,7 +178,7 @@ def _print_change(race: Race, attempt: Attempt) -> None:
     if _LAST_STATE.get((race.id, attempt.id)) == attempt.state:
         return
     _LAST_STATE[(race.id, attempt.id)] = attempt.state
-    line = f"  attempt {attempt.id} ({setup_words(attempt)}): {attempt.state}"
+    line = f"  attempt {attempt.id} {_parenthesized(setup_words(attempt))}: {attempt.state}"
     if attempt.state == "done" and attempt.report is not None:
         line += (f": {attempt.report.outcome}, checks {checks_words(attempt)}, {change_words(attempt)}, "
                  f"{attempt.report.steps} steps")

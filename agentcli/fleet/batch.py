@@ -215,7 +215,8 @@ async def _run_task(task: BatchTask, spec: JobSpec, backend: Backend, data_dir: 
         await asyncio.to_thread(_prepare, task, workdir, data_dir)
         # A repository's own workflow or configuration is known only now; a session it would
         # refuse is not started (a process, a few seconds, and the same refusal in its stderr).
-        problem = await asyncio.to_thread(job_problem, task, job, workdir) if task.repo is not None else None
+        local = backend.name == "local"  # on Ray the workers' environment holds the keys
+        problem = await asyncio.to_thread(job_problem, task, job, workdir, keys=local) if task.repo else None
         if problem is not None:
             raise _NotStarted(problem)
         report = await backend.run(job, workdir, log_dir=home, progress=None)

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.fleet.conftest import agentcli
 
 
@@ -51,6 +53,33 @@ def test_a_race_whose_workflow_names_an_unknown_model_is_refused(project: Path) 
     assert "attempt 1 (openai/x · two-models)" in proc.stderr
     assert "phase 'work'" in proc.stderr and "'nosuchprovider/m'" in proc.stderr
     assert _races(project) == "No races yet."
+
+
+def test_a_missing_key_is_named_only_for_providers_that_need_one() -> None:
+    """Lenient: never refuses what a session would start (a named server, a keyless provider)."""
+    from agentcli.config import Settings
+    from agentcli.fleet.preflight import key_problem
+
+    def problem(model: str, api_base: str | None = None, **environ: str) -> str | None:
+        return key_problem(Settings(model=model, api_base=api_base), environ)
+
+    assert "no API key for anthropic/claude-sonnet-4-5: ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN is not set" in (
+        problem("anthropic/claude-sonnet-4-5") or "")
+    assert problem("anthropic/claude-sonnet-4-5", ANTHROPIC_AUTH_TOKEN="t") is None
+    assert problem("openai/gpt-4o") is not None and problem("openai/gpt-4o", OPENAI_API_KEY="k") is None
+    assert problem("openai/gpt-4o", api_base="http://127.0.0.1:9") is None
+    assert problem("openai/gpt-4o", OPENAI_BASE_URL="http://127.0.0.1:9") is None
+    assert problem("ollama_chat/qwen3:8b") is None and problem("replay:/tmp/r.json") is None
+
+
+def test_a_race_on_a_missing_key_is_refused_before_it_starts(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "AGENTCLI_API_BASE"):
+        monkeypatch.delenv(name, raising=False)
+    proc = agentcli("race", "-n", "2", "--model", "anthropic/claude-sonnet-4-5", "fix add", cwd=project)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.startswith("agentcli: attempt 1 (anthropic/claude-sonnet-4-5): no API key for "
+                                  "anthropic/claude-sonnet-4-5: ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN is not set")
+    assert "no attempt was started" in proc.stderr and _races(project) == "No races yet."
 
 
 def _tasks(path: Path, project: Path, *lines: dict[str, object]) -> Path:
