@@ -69,6 +69,11 @@ def test_plans_cycle_models_and_workflows() -> None:
     assert len(plan_attempts(None, ["a", "b"], [])) == 2
     with pytest.raises(ValueError, match="at least 1"):
         plan_attempts(0, [], [])
+    # A model named but never run is refused, not dropped.
+    with pytest.raises(ValueError, match=re.escape("-n 2 is fewer than the 3 --models given (a, b, c): c would not")):
+        plan_attempts(2, ["a", "b", "c"], [])
+    with pytest.raises(ValueError, match=re.escape("-n 1 is fewer than the 2 --workflow given")):
+        plan_attempts(1, [], ["single", "plan-build"])
 
 
 def test_default_jobs_respects_cores_and_provider_limits() -> None:
