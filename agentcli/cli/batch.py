@@ -47,11 +47,13 @@ def batch(
 
     folder = workspace(options.cwd)
     settings = load_settings(folder, options.settings_overrides())
+    results_path = (results or tasks_file.with_name(tasks_file.stem + ".results.jsonl")).expanduser().resolve()
+    if results_path == tasks_file.expanduser().resolve():
+        raise fail(f"--results {results} is the tasks file itself; results are appended to it: name another file")
     try:
         tasks = read_tasks(tasks_file.expanduser(), repos=repos, test_command=test_command or DEFAULT_TEST_COMMAND)
     except TaskFileError as error:
         raise fail(str(error)) from None
-    results_path = (results or tasks_file.with_name(tasks_file.stem + ".results.jsonl")).expanduser().resolve()
     try:
         prepare_results(results_path)
     except ResultsFileError as error:

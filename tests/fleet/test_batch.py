@@ -126,6 +126,10 @@ def test_a_bad_tasks_file_names_the_line(tmp_path: Path) -> None:
     proc = agentcli("batch", str(tasks), cwd=tmp_path)
     assert proc.returncode == 2
     assert f"{tasks}:2: give either \"workspace\"" in proc.stderr
+    before = tasks.read_text()
+    itself = agentcli("batch", str(tasks), "--results", str(tasks), cwd=tmp_path)
+    assert itself.returncode == 2 and "is the tasks file itself" in itself.stderr, itself.stderr
+    assert tasks.read_text() == before
 
 
 def test_a_task_that_cannot_be_prepared_is_an_error_line_and_the_batch_goes_on(tmp_path: Path) -> None:
