@@ -404,7 +404,7 @@ def remove(race_ref: Annotated[str, typer.Argument(metavar="RACE", help="Race id
     """Delete a race's attempt directories, their snapshot stores and its record.
 
     Their sessions stay (`agentcli sessions --all`; `agentcli sessions rm` removes them). A change
-    you applied stays too, and so does the snapshot that undoes it. A race still running is
+    you applied stays too, but `race undo` goes with the race: undo first if you may. A race still running is
     refused; --force removes one marked running that no process on this machine runs.
     """
     from agentcli.fleet.records import RaceNotFound, live_sessions, owner_runs, remove_race
@@ -426,3 +426,9 @@ def remove(race_ref: Annotated[str, typer.Argument(metavar="RACE", help="Race id
     except RaceNotFound as error:
         raise fail(str(error)) from None
     typer.echo(f"removed race {race.id} ({len(race.attempts)} attempts, {freed / 1e6:.1f} MB)")
+    kept = [item for item in race.applied if item.undone is None]
+    if kept:
+        # Its undo points are in the workspace's store, but only the race's record led to them.
+        paths = ", ".join(kept[-1].paths[:3]) + (", …" if len(kept[-1].paths) > 3 else "")
+        typer.echo(f"attempt {kept[-1].attempt}'s apply stays in the workspace ({paths}); with the race gone, "
+                   "`agentcli race undo` can no longer take it back")

@@ -232,3 +232,13 @@ def test_a_passing_attempt_that_changed_nothing_ranks_after_one_that_did(finishe
     assert shown.returncode == 0, shown.stderr
     assert "attempt 3 passed without changing anything; nothing to apply" in shown.stdout
     assert "race apply 3" not in shown.stdout
+
+
+def test_removing_a_race_whose_apply_stands_says_undo_goes_with_it(finished_race: tuple[Path, Path]) -> None:
+    data, project = finished_race
+    apply_attempt(records.load(data, RACE_ID), "2", data)
+    removed = agentcli("race", "rm", RACE_ID, cwd=project)
+    assert removed.returncode == 0, removed.stderr
+    assert ("attempt 2's apply stays in the workspace (calc.py); with the race gone, `agentcli race undo` can no "
+            "longer take it back") in removed.stdout
+    assert (project / "calc.py").read_text() == GOOD
