@@ -29,7 +29,7 @@ from agentcli.tui.themes import ROLE_DEFAULTS, load_themes
 
 if TYPE_CHECKING:
     from agentcli.fleet.apply import ApplyConflict
-    from agentcli.fleet.models import Race
+    from agentcli.fleet.models import Attempt, Race
     from agentcli.fleet.view import AttemptRow
 
 POLL_S = 0.5
@@ -233,7 +233,7 @@ class RaceScreen(Screen[None]):
         selected = self._selected()
         attempt = self.race.attempt(selected) if self.race and selected else None
         if attempt is None or not attempt.has_change:
-            self.notify("This attempt has no result yet.", severity="warning")
+            self.notify(_no_result_words(attempt, "a diff"), severity="warning")
             return
         self.app.push_screen(DiffScreen(self.data_dir, Path(attempt.workdir), attempt.id))
 
@@ -245,7 +245,7 @@ class RaceScreen(Screen[None]):
         selected = self._selected()
         attempt = self.race.attempt(selected) if self.race and selected else None
         if attempt is None or not attempt.has_change:
-            self.notify("This attempt has no result to apply.", severity="warning")
+            self.notify(_no_result_words(attempt, "a result to apply"), severity="warning")
             return
         if await self.app.push_screen_wait(ConfirmApply(attempt.id, attempt.change.files)):
             self._apply_now(attempt.id)
@@ -267,6 +267,16 @@ class RaceScreen(Screen[None]):
         self.app.call_from_thread(self.notify, f"Applied attempt {attempt_id}: {written} written. "
                                   "Undo with `agentcli race undo`.", timeout=10)
         self.app.call_from_thread(self._load)  # the status line says what is applied now
+
+
+def _no_result_words(attempt: Attempt | None, wanted: str) -> str:
+    """Why the selected row has no diff or result: still running (it will), or never written."""
+    if attempt is None:
+        return "No attempt is selected."
+    if attempt.state in ("pending", "starting", "running", "checking"):
+        return f"Attempt {attempt.id} is still {attempt.state}; it has {wanted} once it ends."
+    why = attempt.note or attempt.state
+    return f"Attempt {attempt.id} has no {wanted.removeprefix('a ')}: it never started ({why})."
 
 
 def _conflict_words(conflict: ApplyConflict, attempt_id: str) -> str:

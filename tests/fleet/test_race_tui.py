@@ -153,6 +153,7 @@ def _running(data: Path) -> None:
 
 async def test_a_running_race_keeps_every_column_on_an_80_column_screen(finished_race: tuple[Path, Path]) -> None:
     from agentcli.fleet.view import COLUMNS
+    from tests.support.waiting import eventually
 
     data, _ = finished_race
     _running(data)
@@ -170,6 +171,9 @@ async def test_a_running_race_keeps_every_column_on_an_80_column_screen(finished
         await pilot.pause()
         wide = [str(cell) for cell in table.get_row_at(0)]
         assert wide[COLUMNS.index("model")] == "anthropic/claude-sonnet-4-5-20250929 · plan-build"
+        await pilot.press("a")  # on the running attempt: why there is nothing yet, and when there will be
+        wanted = "Attempt 1 is still running; it has a result to apply once it ends."
+        await eventually(lambda: any(n.message == wanted for n in app._notifications), what="the reason")
 
 
 def test_running_race_view_snapshot(finished_race: tuple[Path, Path], snap_compare: object,
