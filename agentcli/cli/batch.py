@@ -40,7 +40,14 @@ def batch(
     task passed, 1 some did not, 2 usage error (a bad tasks file), 130 interrupted.
     """
     from agentcli.config import data_home
-    from agentcli.fleet.batch import ResultsFileError, batch_dir, prepare_results, run_batch, settled_results
+    from agentcli.fleet.batch import (
+        ResultsFileError,
+        batch_dir,
+        lock_results,
+        prepare_results,
+        run_batch,
+        settled_results,
+    )
     from agentcli.fleet.models import JobSpec
     from agentcli.fleet.race import default_jobs
     from agentcli.fleet.tasks import DEFAULT_TEST_COMMAND, TaskFileError, read_tasks
@@ -56,6 +63,7 @@ def batch(
         raise fail(str(error)) from None
     try:
         prepare_results(results_path)
+        held = lock_results(data_home(), results_path)  # noqa: F841 - held until this process ends
     except ResultsFileError as error:
         raise fail(str(error)) from None
     # Keys are checked only for sessions started here: a Ray worker reads its own environment.

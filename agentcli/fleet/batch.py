@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import IO, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -93,6 +93,35 @@ def prepare_results(results_path: Path) -> None:
             results_path.unlink()  # only a check: the file appears with the first result
     except OSError as error:
         raise ResultsFileError(f"cannot write the results file {results_path}: {error.strerror or error}") from None
+
+
+def lock_results(data_dir: Path, results_path: Path) -> IO[str]:
+    """Holds the results file for this batch until the returned file is closed (or the process
+    ends): two batches on one results file would run the same tasks twice, and one's rewrite
+    (:func:`_drop_errors`) would lose the lines the other appends meanwhile.
+
+    Raises:
+        ResultsFileError: Another batch holds it; the message names its pid.
+    """
+    import fcntl
+
+    folder = batch_dir(data_dir, results_path)
+    lock = folder.with_name(folder.name + ".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    handle = lock.open("a+", encoding="utf-8")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "unknown"
+        handle.close()
+        raise ResultsFileError(f"another `agentcli batch` (pid {holder}) is writing {results_path}; wait for it "
+                               "to end, or give this one another --results file") from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(str(os.getpid()))
+    handle.flush()
+    return handle
 
 
 def settled_results(results_path: Path) -> dict[str, BatchResult]:

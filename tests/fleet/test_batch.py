@@ -358,3 +358,20 @@ def test_a_resumed_batch_runs_again_the_tasks_that_could_not_run(project: Path, 
     lines = results.read_text().splitlines()
     assert lines[:2] == [json.dumps({"id": "t2", "status": "passed"}), "not a result, kept as is"]
     assert len(lines) == 3 and json.loads(lines[2])["id"] == "t1" and "network down" not in lines[2]
+
+
+def test_a_second_batch_on_the_same_results_file_is_refused(project: Path, tmp_path: Path) -> None:
+    """Two batches on one results file would run each task twice and could lose each other's lines."""
+    from agentcli.fleet.batch import lock_results
+
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"id": "t", "workspace": str(project), "prompt": "fix add"}) + "\n")
+    results = tmp_path / "tasks.results.jsonl"
+    held = lock_results(Path(os.environ["XDG_DATA_HOME"]) / "agentcli", results)  # the first batch, still running
+    try:
+        proc = agentcli("batch", str(tasks), "--model", "openai/x", "--api-base", "http://127.0.0.1:9", cwd=tmp_path)
+    finally:
+        held.close()
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"another `agentcli batch` (pid {os.getpid()}) is writing {results}" in proc.stderr
+    assert not results.exists()
