@@ -157,6 +157,15 @@ def _check_setups(folder: Path, settings: Settings, plans: list[AttemptPlan], *,
                 raise fail(f"attempt {number} {_parenthesized(setup)}: {problem}\nno attempt was started")
 
 
+def _no_result(attempt: Attempt, wanted: str) -> str:
+    """Why an attempt has no diff or result: still running (it will have one), or never written."""
+    if attempt.state in ("pending", "starting", "running", "checking"):
+        return (f"attempt {attempt.id} is still {attempt.state}; it has {wanted} once it ends "
+                "(`agentcli race show` follows it)")
+    note = f": {attempt.note}" if attempt.note else ""
+    return f"attempt {attempt.id} has no {wanted.removeprefix('a ')}; it never started ({attempt.state}{note})"
+
+
 def _parenthesized(setup: str) -> str:
     """``(openai/x)``, and ``(configured)`` once, not ``((configured))``."""
     return setup if setup.startswith("(") and setup.endswith(")") else f"({setup})"
@@ -309,7 +318,7 @@ def diff(attempt_id: Annotated[str, typer.Argument(metavar="ATTEMPT", help="Atte
     data_dir, race = _race(race_ref, options.cwd)
     attempt = _attempt(race, attempt_id)
     if not attempt.has_change:
-        raise fail(f"attempt {attempt.id} has no result ({attempt.state}{': ' + attempt.note if attempt.note else ''})")
+        raise fail(_no_result(attempt, "a diff"))
     try:
         patch = result_patch(Path(attempt.workdir), data_dir)
     except WorkdirError as error:
@@ -332,7 +341,9 @@ def apply(attempt_id: Annotated[str, typer.Argument(metavar="ATTEMPT", help="Att
     from agentcli.fleet.apply import ApplyConflict, ApplyError, apply_attempt
 
     data_dir, race = _race(race_ref, options.cwd)
-    _attempt(race, attempt_id)  # an unknown attempt is a usage error (2), not a failed apply
+    attempt = _attempt(race, attempt_id)  # an unknown attempt is a usage error (2), not a failed apply
+    if not attempt.has_change:  # so is one still running, as for `race diff`
+        raise fail(_no_result(attempt, "a result to apply"))
     try:
         result = apply_attempt(race, attempt_id, data_dir, force=force)
     except ApplyConflict as conflict:

@@ -174,9 +174,16 @@ def test_an_attempt_that_never_started_has_nothing_to_apply(project: Path) -> No
     race.attempts[0].state = "cancelled"
     race.pid = _dead_pid()
     records.save(data, race)
-    for command in ("diff", "apply"):
+    for command, wanted in (("diff", "diff"), ("apply", "result to apply")):
         proc = agentcli("race", command, "1", cwd=project)
-        assert proc.returncode in (1, 2) and "has no result" in proc.stderr, proc.stderr
+        assert proc.returncode == 2, proc.stderr  # both a usage error, as for a running attempt
+        assert f"attempt 1 has no {wanted}; it never started (cancelled" in proc.stderr, proc.stderr
+    race.attempts[0].state = "running"
+    race.pid = os.getpid()  # a race that runs: its attempt will have a result
+    records.save(data, race)
+    for command, wanted in (("diff", "a diff"), ("apply", "a result to apply")):
+        proc = agentcli("race", command, "1", cwd=project)
+        assert proc.returncode == 2 and f"attempt 1 is still running; it has {wanted} once it ends" in proc.stderr
 
 
 def test_rows_name_each_attempts_workflow(finished_race: tuple[Path, Path]) -> None:
