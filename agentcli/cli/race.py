@@ -301,11 +301,18 @@ def list_races(all_workspaces: Annotated[bool, typer.Option("--all", help="Every
     if not races:
         typer.echo("No races yet.")
         return
+    import shutil
+
+    # The task gets what the terminal has left (an 80-column line wrapped it), cut with an ellipsis.
+    room = max(20, shutil.get_terminal_size().columns - 51)
     for race in races:
         passed = sum(1 for a in race.attempts if a.passed)
         state = "running" if race.ended is None else f"{passed}/{len(race.attempts)} passed"
-        typer.echo(f"{race.id}  {state:<12}  {' '.join(race.task.split())[:60]}"
-                   + (f"  ({race.workspace})" if all_workspaces else ""))
+        applied = next((item.attempt for item in reversed(race.applied) if item.undone is None), None)
+        mark = f"applied {applied}" if applied else ""  # what `race undo` would take back
+        task = " ".join(race.task.split())
+        task = task if len(task) <= room else task[:room - 1] + "…"
+        typer.echo(f"{race.id}  {state:<11} {mark:<10} {task}" + (f"  ({race.workspace})" if all_workspaces else ""))
 
 
 @app.command("diff", cls=PlainUsage)

@@ -244,6 +244,8 @@ def test_a_passing_attempt_that_changed_nothing_ranks_after_one_that_did(finishe
 def test_removing_a_race_whose_apply_stands_says_undo_goes_with_it(finished_race: tuple[Path, Path]) -> None:
     data, project = finished_race
     apply_attempt(records.load(data, RACE_ID), "2", data)
+    listed = agentcli("race", "list", cwd=project).stdout  # which races have an apply `race undo` takes back
+    assert listed.startswith(f"{RACE_ID}  1/2 passed  applied 2  make add() work"), listed
     removed = agentcli("race", "rm", RACE_ID, cwd=project)
     assert removed.returncode == 0, removed.stderr
     assert ("attempt 2's apply stays in the workspace (calc.py); with the race gone, `agentcli race undo` can no "
