@@ -370,9 +370,12 @@ def apply(attempt_id: Annotated[str, typer.Argument(metavar="ATTEMPT", help="Att
         typer.echo(f"  delete  {path}")
     for item in result.overwritten:
         typer.echo(f"  forced  {item.path}: {item.reason}")
-    if not result.paths:
-        typer.echo("  nothing to write: the workspace already has the attempt's changes")
-    typer.echo(f"applied attempt {attempt_id} of race {race.id}; undo with: agentcli race undo")
+    if not result.paths and attempt.change.files == 0:
+        typer.echo(f"nothing to write: attempt {attempt_id} changed nothing")
+    elif not result.paths:
+        typer.echo("nothing to write: the workspace already has the attempt's changes")
+    else:
+        typer.echo(f"applied attempt {attempt_id} of race {race.id}; undo with: agentcli race undo")
 
 
 @app.command("undo", cls=PlainUsage)

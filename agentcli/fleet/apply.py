@@ -270,8 +270,9 @@ def apply_attempt(race: Race, attempt_id: str, data_dir: Path, *, force: bool = 
         raise ApplyError(str(error)) from None
     except ApplyConflict as conflict:
         raise _naming_earlier_applies(conflict, race) from None
-    race.applied.append(Applied(attempt=attempt.id, at=datetime.now(UTC), undo_snapshot=result.undo_snapshot,
-                                paths=result.paths))
+    if result.paths:  # an apply that wrote nothing has nothing for `race undo` to take back
+        race.applied.append(Applied(attempt=attempt.id, at=datetime.now(UTC), undo_snapshot=result.undo_snapshot,
+                                    paths=result.paths))
     records.save(data_dir, race)
     return result
 

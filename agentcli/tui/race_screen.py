@@ -247,6 +247,12 @@ class RaceScreen(Screen[None]):
         if attempt is None or not attempt.has_change:
             self.notify(_no_result_words(attempt, "a result to apply"), severity="warning")
             return
+        if attempt.change.files == 0:
+            # Asking "apply 0 files?" helps no one; a session resumed since is what the CLI takes.
+            self.notify(f"Attempt {attempt.id} changed nothing: nothing to apply. (If you resumed its session "
+                        f"since, `agentcli race apply {attempt.id}` takes what its directory holds now.)",
+                        severity="warning", timeout=10)
+            return
         if await self.app.push_screen_wait(ConfirmApply(attempt.id, attempt.change.files)):
             self._apply_now(attempt.id)
 

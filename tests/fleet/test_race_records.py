@@ -251,3 +251,17 @@ def test_removing_a_race_whose_apply_stands_says_undo_goes_with_it(finished_race
     assert ("attempt 2's apply stays in the workspace (calc.py); with the race gone, `agentcli race undo` can no "
             "longer take it back") in removed.stdout
     assert (project / "calc.py").read_text() == GOOD
+
+
+def test_applying_an_attempt_that_changed_nothing_writes_and_records_nothing(finished_race: tuple[Path, Path]) -> None:
+    from tests.fleet.conftest import _attempt
+
+    data, project = finished_race
+    race = records.load(data, RACE_ID)
+    original = (project / "calc.py").read_text()
+    race.attempts.append(_attempt(project, data, race.base_tree, "3", original, True, "openai/idle"))
+    records.save(data, race)
+    proc = agentcli("race", "apply", "3", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "nothing to write: attempt 3 changed nothing"  # no "undo with" for nothing
+    assert records.load(data, RACE_ID).applied == [] and (project / "calc.py").read_text() == original

@@ -192,3 +192,23 @@ def test_running_race_view_snapshot(finished_race: tuple[Path, Path], snap_compa
 
     assert snap_compare(RaceApp(data, RACE_ID, theme="agentcli-dark"), terminal_size=(80, 24),  # type: ignore[operator]
                         run_before=settle)
+
+
+async def test_a_on_an_attempt_that_changed_nothing_asks_nothing(finished_race: tuple[Path, Path]) -> None:
+    from tests.fleet.conftest import _attempt
+    from tests.support.waiting import eventually
+
+    data, project = finished_race
+    race = records.load(data, RACE_ID)
+    race.attempts.append(_attempt(project, data, race.base_tree, "3", (project / "calc.py").read_text(), True,
+                                  "openai/idle"))
+    records.save(data, race)
+    app = RaceApp(data, RACE_ID)
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = app.screen.query_one(DataTable)
+        await eventually(lambda: table.row_count == 3, what="the attempts to be listed")
+        assert str(table.get_row_at(1)[0]).strip() == "3"  # passing, but after the one that changed something
+        await pilot.press("down", "a")
+        wanted = "Attempt 3 changed nothing: nothing to apply."
+        await eventually(lambda: any(n.message.startswith(wanted) for n in app._notifications), what="the reason")
+        assert not isinstance(app.screen, ConfirmApply)
