@@ -324,14 +324,17 @@ class DiffScreen(Screen[None]):
     def _load(self) -> None:
         from rich.syntax import Syntax
 
-        from agentcli.fleet.workdir import result_patch
+        from agentcli.fleet.workdir import WorkdirError, result_patch
 
+        log = self.query_one(RichLog)
         try:
             patch = result_patch(self.workdir, self.data_dir)
+        except WorkdirError as error:  # the directory is gone (race rm) or its store unreadable: say so here
+            self.app.call_from_thread(log.write, f"No diff to show: {error}.")
+            return
         except Exception as error:  # noqa: BLE001 - the store's errors name what is missing; show, don't crash
             self.app.call_from_thread(self.notify, f"{type(error).__name__}: {error}", severity="error")
             return
-        log = self.query_one(RichLog)
         shown = Syntax(patch, "diff", theme="ansi_dark", word_wrap=False) if patch else "This attempt changed nothing."
         self.app.call_from_thread(log.write, shown)
 

@@ -212,3 +212,24 @@ async def test_a_on_an_attempt_that_changed_nothing_asks_nothing(finished_race: 
         wanted = "Attempt 3 changed nothing: nothing to apply."
         await eventually(lambda: any(n.message.startswith(wanted) for n in app._notifications), what="the reason")
         assert not isinstance(app.screen, ConfirmApply)
+
+
+async def test_the_diff_of_an_attempt_whose_directory_is_gone_says_so(finished_race: tuple[Path, Path]) -> None:
+    """`race rm` from another terminal while the view is open: the diff screen says why it is empty."""
+    import shutil
+
+    from tests.support.waiting import eventually
+
+    data, _ = finished_race
+    attempt = records.load(data, RACE_ID).attempt("1")
+    assert attempt is not None
+    shutil.rmtree(attempt.workdir)
+    app = RaceApp(data, RACE_ID)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _table_filled(app, pilot)
+        await pilot.press("down", "d")
+        assert isinstance(app.screen, DiffScreen) and app.screen.attempt_id == "1"
+        log = app.screen.query_one(RichLog)
+        await eventually(lambda: len(log.lines) > 0, what="the reason to be written")
+        text = " ".join(line.text for line in log.lines)
+        assert text.startswith("No diff to show: ") and "no longer exists" in text, text
