@@ -63,11 +63,14 @@ def batch(
         raise fail(str(error)) from None
     try:
         prepare_results(results_path)
-        held = lock_results(data_home(), results_path)  # noqa: F841 - held until this process ends
     except ResultsFileError as error:
         raise fail(str(error)) from None
     # Keys are checked only for sessions started here: a Ray worker reads its own environment.
     _check_tasks(tasks, tasks_file, results_path, folder, options, keys=not (ray or settings.fleet.ray_address))
+    try:  # after the checks: a refused batch leaves nothing in the data dir
+        held = lock_results(data_home(), results_path)  # noqa: F841 - held until this process ends
+    except ResultsFileError as error:
+        raise fail(str(error)) from None
     backend = backend_for(ray, settings)
     capacity = backend.capacity()
     done = settled_results(results_path)
