@@ -10,6 +10,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from agentcli.fleet import records
 from agentcli.fleet.apply import apply_attempt
 from agentcli.fleet.models import Race
@@ -206,18 +208,25 @@ def test_applying_to_a_workspace_that_is_gone_says_so(finished_race: tuple[Path,
     assert "Traceback" not in proc.stderr
 
 
-def test_a_mistyped_race_command_is_refused_not_raced(finished_race: tuple[Path, Path]) -> None:
-    """`race stop` or `race shwo` would otherwise start N sessions told to "stop"; `ls` lists."""
+def test_a_mistyped_race_command_is_refused_not_raced(finished_race: tuple[Path, Path],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """`race stop` or `race shwo` would otherwise start N sessions told to "stop"; `ls` lists.
+    In process: the refusal is the command line's parsing, before anything runs."""
+    from typer.testing import CliRunner
+
+    from agentcli.cli import app
+
     data, project = finished_race
+    monkeypatch.chdir(project)
     before = sorted(path.name for path in (data / "fleet" / "races").iterdir())
     for word, hint in (("stop", ""), ("shwo", " (did you mean 'show'?)")):
-        refused = agentcli("race", word, cwd=project)
-        assert refused.returncode == 2, refused.stdout + refused.stderr
+        refused = CliRunner().invoke(app, ["race", word])
+        assert refused.exit_code == 2, refused.output
         assert refused.stderr.startswith(f"agentcli: '{word}' is not a race command{hint}; the commands are start,")
         assert f"agentcli race start {word}" in refused.stderr
     assert sorted(path.name for path in (data / "fleet" / "races").iterdir()) == before  # nothing started
-    listed = agentcli("race", "ls", cwd=project)
-    assert listed.returncode == 0 and listed.stdout.startswith(RACE_ID), listed.stdout + listed.stderr
+    listed = CliRunner().invoke(app, ["race", "ls"])
+    assert listed.exit_code == 0 and listed.stdout.startswith(RACE_ID), listed.output
 
 
 def test_a_passing_attempt_that_changed_nothing_ranks_after_one_that_did(finished_race: tuple[Path, Path]) -> None:
