@@ -15,6 +15,7 @@ from typer.core import TyperGroup
 from agentcli.cli.common import EXIT_ERROR, fail, interactive, load_settings, workspace
 from agentcli.cli.fleet_common import EXIT_INTERRUPTED, RayOpt, backend_for, run_cancellable, split_list
 from agentcli.cli.options import CommonOptions, OutputFormat, PlainUsage, shared_options
+from agentcli.cli.race_print import no_result, parenthesized, print_change, print_json_change, print_table
 
 if TYPE_CHECKING:
     from agentcli.config import Settings
@@ -123,14 +124,14 @@ def start(
     if text:
         typer.echo(f"race {race.id}: {len(plans)} attempts, {count} at a time, on {backend.name}; "
                    f"from snapshot {race.base_snapshot[:12]} of {folder}")
-    printer = _print_change if text else _print_json_change
+    printer = print_change if text else print_json_change
     try:
         ended = run_cancellable(run_race(race, spec, backend, data_dir, changed=printer))
     finally:
         backend.close()
     final = _reload(data_dir, race.id)
     if text:
-        _print_table(final)
+        print_table(final)
     if ended is None:
         typer.echo("agentcli: race interrupted; its attempts' sessions were paused (agentcli race show)", err=True)
         raise typer.Exit(EXIT_INTERRUPTED)
@@ -154,89 +155,13 @@ def _check_setups(folder: Path, settings: Settings, plans: list[AttemptPlan], *,
             problem = setup_problem(settings, folder, plan.model, plan.workflow, keys=with_keys)
             if problem is not None:
                 setup = setup_words(Attempt(id=str(number), model=plan.model, workflow=plan.workflow, workdir=""))
-                raise fail(f"attempt {number} {_parenthesized(setup)}: {problem}\nno attempt was started")
-
-
-def _no_result(attempt: Attempt, wanted: str) -> str:
-    """Why an attempt has no diff or result: still running (it will have one), or never written."""
-    if attempt.state in ("pending", "starting", "running", "checking"):
-        return (f"attempt {attempt.id} is still {attempt.state}; it has {wanted} once it ends "
-                "(`agentcli race show` follows it)")
-    note = f": {attempt.note}" if attempt.note else ""
-    return f"attempt {attempt.id} has no {wanted.removeprefix('a ')}; it never started ({attempt.state}{note})"
-
-
-def _parenthesized(setup: str) -> str:
-    """``(openai/x)``, and ``(configured)`` once, not ``((configured))``."""
-    return setup if setup.startswith("(") and setup.endswith(")") else f"({setup})"
+                raise fail(f"attempt {number} {parenthesized(setup)}: {problem}\nno attempt was started")
 
 
 def _reload(data_dir: Path, race_id: str) -> Race:
     from agentcli.fleet import records
 
     return records.load(data_dir, race_id)
-
-
-_LAST_STATE: dict[tuple[str, str], str] = {}
-
-
-def _print_change(race: Race, attempt: Attempt) -> None:
-    """One line per state change (not per token or step): enough to follow a race in a log."""
-    from agentcli.fleet.view import change_words, checks_words, setup_words
-
-    if _LAST_STATE.get((race.id, attempt.id)) == attempt.state:
-        return
-    _LAST_STATE[(race.id, attempt.id)] = attempt.state
-    line = f"  attempt {attempt.id} {_parenthesized(setup_words(attempt))}: {attempt.state}"
-    if attempt.state == "done" and attempt.report is not None:
-        line += (f": {attempt.report.outcome}, checks {checks_words(attempt)}, {change_words(attempt)}, "
-                 f"{attempt.report.steps} steps")
-    elif attempt.note:
-        line += f": {attempt.note.splitlines()[-1] if attempt.note.strip() else ''}"
-    typer.echo(line)
-
-
-def _print_json_change(race: Race, attempt: Attempt) -> None:
-    import json
-
-    if _LAST_STATE.get((race.id, attempt.id)) == attempt.state:
-        return
-    _LAST_STATE[(race.id, attempt.id)] = attempt.state
-    typer.echo(json.dumps({"race": race.id, "attempt": attempt.model_dump(mode="json")}))
-
-
-def _print_table(race: Race) -> None:
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-
-    from agentcli.fleet.view import COLUMNS, rows
-
-    console = Console()
-    console.print(f"race {race.id}: {' '.join(race.task.split())[:200]}", markup=False, highlight=False)
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), collapse_padding=True, show_edge=False)
-    for column in COLUMNS:
-        # Only the model gives way on a narrow terminal; the figures stay whole.
-        table.add_column(column, no_wrap=column != "model", overflow="fold",
-                         justify="right" if column in ("steps", "tokens", "cost") else "left")
-    listed = rows(race)
-    for row in listed:
-        table.add_row(*row.cells, style="green" if row.passed else None)
-    console.print(table)
-    for row in listed:
-        if row.note:
-            console.print(f"  attempt {row.attempt_id}: {row.note}", markup=False, highlight=False)
-    if race.ended is not None:
-        from agentcli.fleet.scoring import best
-
-        top = best(race.attempts)
-        if top is None:
-            typer.echo("no attempt passed; look at one with: agentcli race diff ATTEMPT")
-        elif top.change.files == 0:
-            # Its checks pass on the workspace as it was: there is nothing to apply.
-            typer.echo(f"attempt {top.id} passed without changing anything; nothing to apply")
-        else:
-            typer.echo(f"apply the best with: agentcli race apply {top.id}")
 
 
 def _race(ref: str | None, cwd: Path | None) -> tuple[Path, Race]:
@@ -278,7 +203,7 @@ def show(race_ref: RaceOpt = None,
 
         theme = load_settings(Path(race.workspace)).theme if Path(race.workspace).is_dir() else None
         raise typer.Exit(RaceApp(data_dir, race.id, theme=theme).run() or 0)
-    _print_table(race)
+    print_table(race)
     sessions = [f"{attempt.id} {attempt.session_id}" for attempt in race.attempts if attempt.session_id]
     if sessions:
         typer.echo(f"sessions: {', '.join(sessions)} (agentcli resume ID \"…\" takes one further)")
@@ -325,7 +250,7 @@ def diff(attempt_id: Annotated[str, typer.Argument(metavar="ATTEMPT", help="Atte
     data_dir, race = _race(race_ref, options.cwd)
     attempt = _attempt(race, attempt_id)
     if not attempt.has_change:
-        raise fail(_no_result(attempt, "a diff"))
+        raise fail(no_result(attempt, "a diff"))
     try:
         patch = result_patch(Path(attempt.workdir), data_dir)
     except WorkdirError as error:
@@ -350,7 +275,7 @@ def apply(attempt_id: Annotated[str, typer.Argument(metavar="ATTEMPT", help="Att
     data_dir, race = _race(race_ref, options.cwd)
     attempt = _attempt(race, attempt_id)  # an unknown attempt is a usage error (2), not a failed apply
     if not attempt.has_change:  # so is one still running, as for `race diff`
-        raise fail(_no_result(attempt, "a result to apply"))
+        raise fail(no_result(attempt, "a result to apply"))
     try:
         result = apply_attempt(race, attempt_id, data_dir, force=force)
     except ApplyConflict as conflict:
