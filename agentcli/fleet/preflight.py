@@ -65,7 +65,7 @@ def key_problem(settings: Settings, environ: Mapping[str, str] | None = None) ->
     here): only the providers above, and nothing when any server is named (``api_base``, or
     ``OPENAI_API_BASE``/``OPENAI_BASE_URL``), where keys may not be needed.
     """
-    from agentcli.llm.errors import _key_variables  # the one table of key variables (llm/errors.py)
+    from agentcli.llm.errors import key_variables  # the one table of key variables (llm/errors.py)
     from agentcli.session.factory import REPLAY_PREFIX
 
     environ = os.environ if environ is None else environ
@@ -74,7 +74,7 @@ def key_problem(settings: Settings, environ: Mapping[str, str] | None = None) ->
     if (not slash or provider not in KEYED_PROVIDERS or model.startswith(REPLAY_PREFIX) or settings.api_base
             or environ.get("OPENAI_API_BASE") or environ.get("OPENAI_BASE_URL")):
         return None
-    variables = _key_variables(provider)
+    variables = key_variables(provider)
     if any(environ.get(name) for name in variables):
         return None
     return (f"no API key for {model}: {' or '.join(variables)} is not set; set it in the environment the "
