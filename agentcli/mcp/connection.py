@@ -52,6 +52,8 @@ class Status:
     source: str = ""
     skipped: list[str] = field(default_factory=list)
     """Tools left out, each with the reason."""
+    cut: int = 0
+    """Tools left out because a request would carry too many (``[mcp] max_tools``)."""
     log: str | None = None
     """Where its stderr goes (stdio servers with a log folder)."""
 

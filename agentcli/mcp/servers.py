@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from agentcli.config_mcp import SERVER_NAME, McpServerSettings, McpSettings
 from agentcli.config_sources import not_utf8
+from agentcli.mcp.budget import MAX_TOOLS
 
 PROJECT_FILE = ".mcp.json"
 
@@ -52,6 +53,9 @@ class ServerList:
     """The problems that left a server or the whole `.mcp.json` out, each naming the file and the
     field: `agentcli mcp list` and `mcp call` refuse to go on with them (exit 2), as a mistake in
     `.agentcli.toml` does, while a session warns and goes on without what they cover."""
+    max_tools: int | None = MAX_TOOLS
+    """The most tools a request carries, the session's own included (`[mcp] max_tools`); None
+    for no limit (a tool called by hand with `agentcli mcp call`)."""
 
 
 @dataclass
@@ -104,7 +108,8 @@ def resolve_servers(settings: McpSettings, workspace: Path) -> ServerList:
             errors.append(f"{entry}: {unreachable}; the MCP server '{name}' is ignored")
             continue
         servers.append(ServerSpec(name, spec, source))
-    return ServerList(tuple(servers), (*project.warnings, *errors), tuple(disabled), tuple(errors))
+    return ServerList(tuple(servers), (*project.warnings, *errors), tuple(disabled), tuple(errors),
+                      settings.max_tools)
 
 
 def read_project_file(path: Path) -> _ProjectFile:

@@ -20,6 +20,7 @@ import asyncio
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -141,6 +142,19 @@ def broken(x: int) -> str:
 server._tool_manager.get_tool("broken").parameters = {  # type: ignore[union-attr]
     "type": "object", "properties": {"x": {"type": "no-such-type"}},
 }
+
+
+def _numbered(number: int) -> Callable[[], str]:
+    def tool() -> str:
+        return f"tool {number}"
+
+    return tool
+
+
+for _number in range(int(os.environ.get("FAULTY_MANY", "0"))):
+    # A server listing hundreds of tools (as some cloud providers' servers do).
+    server.add_tool(_numbered(_number), name=f"many_{_number:03d}", description=f"Numbered tool {_number}.",
+                    annotations=ToolAnnotations(read_only_hint=True))
 
 
 if os.environ.get("FAULTY_LEGACY"):

@@ -14,9 +14,11 @@ import pytest
 from agentcli.config import ToolSettings
 from agentcli.config_mcp import McpServerSettings
 from agentcli.mcp import McpManager, ServerList, ServerSpec
+from agentcli.mcp.budget import share
 from agentcli.tools.base import ToolContext
-from agentcli.tools.registry import ToolRegistry
+from agentcli.tools.registry import ToolRegistry, default_registry
 from tests.mcp.conftest import faulty, git_server, group_alive, time_server
+from tests.support.openai_rules import check_chat_request
 from tests.support.waiting import eventually
 
 
@@ -263,3 +265,33 @@ async def test_an_http_server_that_is_not_there(workspace: Path) -> None:
     await registry.ready()
     assert manager.statuses[0].state == "failed" and [n for n in notices if "'away' is not available" in n]
     await manager.aclose()
+
+
+async def test_a_server_listing_hundreds_of_tools_is_cut_to_what_a_request_may_carry(workspace: Path) -> None:
+    notices: list[str] = []
+    registry = default_registry()
+    own = len(registry.names)
+    servers = ServerList((ServerSpec("huge", faulty(env={"FAULTY_MANY": "200"}), "config"),))
+    manager = McpManager(servers, workspace, registry, notify=notices.append)
+    manager.start()
+    await registry.ready()
+    try:
+        tools = registry.schemas()
+        assert len(tools) == 128
+        body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": tools}
+        assert check_chat_request(body) is None  # OpenAI would take the request
+        assert "mcp__huge__echo" in registry and registry.names[:own] == default_registry().names
+        status = manager.statuses[0]
+        assert status.tools == 128 - own and status.cut == 212 - (128 - own)
+        said = [n for n in notices if "tools left out" in n]
+        assert len(said) == 1 and f"'huge': {status.cut} of its 212 tools left out" in said[0]
+        assert "allow_tools or deny_tools in [mcp.servers.huge]" in said[0]
+    finally:
+        await manager.aclose()
+
+
+def test_the_room_for_tools_is_shared_small_servers_first() -> None:
+    assert share(100, {"a": 3, "b": 5}) == {"a": 3, "b": 5}
+    assert share(10, {"small": 3, "big": 20, "bigger": 30}) == {"small": 3, "big": 3, "bigger": 4}
+    assert share(7, {"x": 20, "y": 20}) == {"x": 3, "y": 4}
+    assert share(-5, {"x": 2}) == {"x": 0}
