@@ -141,6 +141,13 @@ def read_project_file(path: Path) -> _ProjectFile:
             found.errors.append(f"{path}: mcpServers.{raw_name}: must be an object, found a {_json_type(entry)}; "
                                 f"the MCP server '{name}' is ignored")
             continue
+        if name in found.names:
+            # Two names made fit for tool names alike (`my.server`, `my_server`): the second would
+            # silently replace the first, so it is refused instead, naming both.
+            found.errors.append(f"{path}: mcpServers.{raw_name}: named like '{found.names[name]}' once made fit "
+                                f"for tool names (both become '{name}', as in mcp__{name}__TOOL); rename one; "
+                                f"the MCP server '{raw_name}' is ignored")
+            continue
         found.names[name] = str(raw_name)
         found.entries[name] = {key: value for key, value in entry.items() if key in McpServerSettings.model_fields}
         unknown = sorted(set(entry) - set(McpServerSettings.model_fields))
