@@ -199,20 +199,23 @@ class Connection:
     def _target(self, errlog: TextIO) -> Any:
         """What the SDK's ``Client`` connects to: a started command, or an HTTP transport."""
         settings = self.spec.settings
+        of = f" of {_source(self.spec)}"
         if settings.transport == "stdio":
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
             assert settings.command is not None  # the settings model requires one for stdio
-            cwd = self.workspace / expand(settings.cwd) if settings.cwd else self.workspace
+            cwd = self.workspace / expand(settings.cwd, where=f"cwd{of}") if settings.cwd else self.workspace
             # The whole environment, as Claude Code and other clients pass it: a server configured
             # for them (a GITHUB_TOKEN read from the environment) works unchanged. The SDK's own
             # default would pass only PATH, HOME and a few more.
-            params = StdioServerParameters(command=expand(settings.command),
-                                           args=[expand(arg) for arg in settings.args],
-                                           env={**os.environ, **expand_all(settings.env)}, cwd=cwd)
+            params = StdioServerParameters(
+                command=expand(settings.command, where=f"command{of}"),
+                args=[expand(arg, where=f"args[{index}]{of}") for index, arg in enumerate(settings.args)],
+                env={**os.environ, **expand_all(settings.env, where="env", source=of)}, cwd=cwd)
             return stdio_client(params, errlog=errlog)
         assert settings.url is not None
-        url, headers = expand(settings.url), expand_all(settings.headers)
+        url = expand(settings.url, where=f"url{of}")
+        headers = expand_all(settings.headers, where="headers", source=of)
         if settings.transport == "sse":
             from mcp.client.sse import sse_client
 
@@ -370,6 +373,13 @@ async def _list_all(client: Client) -> list[Tool]:
         if not cursor:
             break
     return tools
+
+
+def _source(spec: ServerSpec) -> str:
+    """Where the server's settings were written, to point the user at a field."""
+    if spec.source == "config":
+        return f"[mcp.servers.{spec.name}]"
+    return spec.source.replace("config", f"[mcp.servers.{spec.name}]")
 
 
 def _client_info() -> Any:

@@ -174,8 +174,12 @@ def sanitize_server_name(name: str) -> str:
     return cleaned.strip("_") or "server"
 
 
-def expand(text: str, environ: Mapping[str, str] | None = None) -> str:
+def expand(text: str, environ: Mapping[str, str] | None = None, *, where: str = "") -> str:
     """``text`` with ``${VAR}`` and ``${VAR:-default}`` filled from the environment.
+
+    Args:
+        where: The field ``text`` came from (``env.GITHUB_TOKEN of .mcp.json``), named when a
+            variable is missing so the user knows which line to look at.
 
     Raises:
         MissingVariable: naming the variable that is unset and has no default.
@@ -187,15 +191,19 @@ def expand(text: str, environ: Mapping[str, str] | None = None) -> str:
         value = env.get(name)
         if value is None or (value == "" and default is not None):
             if default is None:
-                raise MissingVariable(f"the environment variable {name} is not set (used as ${{{name}}})")
+                used = f"used as ${{{name}}}" + (f" in {where}" if where else "")
+                raise MissingVariable(f"the environment variable {name} is not set ({used}); "
+                                      f"set it, or write ${{{name}:-default}}")
             return default
         return value
 
     return _REFERENCE.sub(fill, text)
 
 
-def expand_all(values: Mapping[str, str], environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    return {key: expand(value, environ) for key, value in values.items()}
+def expand_all(values: Mapping[str, str], environ: Mapping[str, str] | None = None, *,
+               where: str = "", source: str = "") -> dict[str, str]:
+    """Each value expanded; ``where`` names the table (``env``) and ``source`` its file."""
+    return {key: expand(value, environ, where=f"{where}.{key}{source}") for key, value in values.items()}
 
 
 def _first_error(error: ValidationError) -> tuple[str, str]:

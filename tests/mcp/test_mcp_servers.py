@@ -295,3 +295,20 @@ def test_the_room_for_tools_is_shared_small_servers_first() -> None:
     assert share(10, {"small": 3, "big": 20, "bigger": 30}) == {"small": 3, "big": 3, "bigger": 4}
     assert share(7, {"x": 20, "y": 20}) == {"x": 3, "y": 4}
     assert share(-5, {"x": 2}) == {"x": 0}
+
+
+async def test_an_unset_variable_names_the_field_and_the_file_it_is_in(workspace: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("R10_NO_SUCH_TOKEN", raising=False)
+    notices: list[str] = []
+    specs = (ServerSpec("gh", faulty(env={"GITHUB_TOKEN": "${R10_NO_SUCH_TOKEN}"}), ".mcp.json"),
+             ServerSpec("docs", McpServerSettings(url="http://127.0.0.1:9/mcp",
+                                                  headers={"Authorization": "Bearer ${R10_NO_SUCH_TOKEN}"}), "config"))
+    manager = McpManager(ServerList(specs), workspace, ToolRegistry([]), notify=notices.append)
+    manager.start()
+    await manager.ready()
+    await manager.aclose()
+    errors = {status.name: status.error for status in manager.statuses}
+    assert errors["gh"] == ("the environment variable R10_NO_SUCH_TOKEN is not set (used as ${R10_NO_SUCH_TOKEN} "
+                            "in env.GITHUB_TOKEN of .mcp.json); set it, or write ${R10_NO_SUCH_TOKEN:-default}")
+    assert "in headers.Authorization of [mcp.servers.docs])" in (errors["docs"] or "")
