@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from agentcli.mcp.servers import MissingVariable, ServerSpec, expand, expand_all
+from agentcli.mcp.stderr_log import StderrLog
 from agentcli.mcp.transport import first_of, watched
 
 if TYPE_CHECKING:
@@ -114,7 +115,7 @@ class Connection:
             from mcp import Client
 
             gone = asyncio.Event()
-            with self._errlog() as errlog:
+            async with self._errlog() as errlog:
                 target = watched(self._target(errlog), gone.set)
                 async with Client(target, client_info=_client_info(), message_handler=self._on_message) as client:
                     self.tools = await _list_all(client)
@@ -222,16 +223,19 @@ class Connection:
             return sse_client(url, headers=headers or None, timeout=settings.timeout_s)
         return _streamable_http(url, headers)
 
-    @contextlib.contextmanager
-    def _errlog(self) -> Any:
+    @contextlib.asynccontextmanager
+    async def _errlog(self) -> AsyncIterator[TextIO]:
         path = self.log_path
         if path is None:
-            with open(os.devnull, "w", encoding="utf-8") as sink:
+            with open(os.devnull, "w", encoding="utf-8") as sink:  # noqa: ASYNC230 - /dev/null never blocks
                 yield sink
             return
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8", errors="replace") as log:
-            yield log
+        log = StderrLog(path)
+        try:
+            yield log.open()
+        finally:
+            await log.close()
 
     @property
     def log_path(self) -> Path | None:

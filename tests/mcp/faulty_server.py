@@ -172,7 +172,12 @@ def main() -> None:
     parser.add_argument("--slow-start", type=float, default=0.0)
     parser.add_argument("--http", type=int, default=None)
     parser.add_argument("--fail-start", default=None, help="print this to stderr and exit 1 at once")
+    parser.add_argument("--flood", type=int, default=0, help="write this many bytes of lines to stderr first")
     args = parser.parse_args()
+    if args.flood:
+        line = "noise " + "x" * 93 + "\n"
+        sys.stderr.write(line * (args.flood // len(line)) + "flood done\n")
+        sys.stderr.flush()
     if args.fail_start:
         print(args.fail_start, file=sys.stderr)
         sys.exit(1)

@@ -13,7 +13,7 @@ import pytest
 
 from agentcli.config import ToolSettings
 from agentcli.config_mcp import McpServerSettings
-from agentcli.mcp import McpManager, ServerList, ServerSpec
+from agentcli.mcp import McpManager, ServerList, ServerSpec, stderr_log
 from agentcli.mcp.budget import share
 from agentcli.tools.base import ToolContext
 from agentcli.tools.registry import ToolRegistry, default_registry
@@ -312,3 +312,22 @@ async def test_an_unset_variable_names_the_field_and_the_file_it_is_in(workspace
     assert errors["gh"] == ("the environment variable R10_NO_SUCH_TOKEN is not set (used as ${R10_NO_SUCH_TOKEN} "
                             "in env.GITHUB_TOKEN of .mcp.json); set it, or write ${R10_NO_SUCH_TOKEN:-default}")
     assert "in headers.Authorization of [mcp.servers.docs])" in (errors["docs"] or "")
+
+
+async def test_a_server_flooding_stderr_keeps_a_bounded_log_ending_with_its_last_words(
+        workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stderr_log, "MAX_LOG_BYTES", 64_000)
+    notices: list[str] = []
+    manager, registry = _manager(workspace, notices, loud=faulty("--flood", "2000000"))
+    manager.start(log_dir=tmp_path / "logs")
+    await registry.ready()
+    try:
+        assert manager.statuses[0].state == "ready"
+        echoed = await registry.call("mcp__loud__echo", '{"text": "heard"}', _context(workspace))
+        assert echoed.ok and echoed.output == "heard"
+    finally:
+        await manager.aclose()
+    log = (tmp_path / "logs" / "loud.log").read_bytes()
+    assert len(log) <= 64_000 + 65_536  # at most one read past the limit before it is cut
+    assert log.startswith(stderr_log.CUT_MARK) and b"flood done\n" in log
+    assert log[len(stderr_log.CUT_MARK):].startswith(b"noise ")  # whole lines after the mark
