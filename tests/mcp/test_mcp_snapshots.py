@@ -22,6 +22,7 @@ class _Server:
     state: str
     tools: int = 0
     error: str | None = None
+    cut: int = 0
 
 
 SERVERS = [_Server("git", "ready", 3), _Server("docs", "starting"),

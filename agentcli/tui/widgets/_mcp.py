@@ -32,6 +32,10 @@ class ServerLine(Protocol):
     def tools(self) -> int: ...
     @property
     def error(self) -> str | None: ...
+    @property
+    def cut(self) -> int:
+        """Tools left out because a request would carry too many (``[mcp] max_tools``)."""
+        ...
 
 
 def server_lines(servers: Sequence[ServerLine], tools: Sequence[tuple[str, str]] = (),
@@ -44,6 +48,8 @@ def server_lines(servers: Sequence[ServerLine], tools: Sequence[tuple[str, str]]
         mark, style = _MARKS.get(server.state, ("?", "$text-muted"))
         if server.state == "ready":
             detail = Content(f"{server.tools} tool{'s' if server.tools != 1 else ''}")
+            if server.cut:
+                detail = Content.assemble(detail, (f" ({server.cut} left out: too many tools)", "$warning"))
         elif server.state == "failed":
             detail = Content.styled(server.error or "failed", "$error")
         else:
