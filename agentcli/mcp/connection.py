@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
+from agentcli.mcp.http import HttpAnswers
 from agentcli.mcp.servers import MissingVariable, ServerSpec, expand, expand_all
 from agentcli.mcp.stderr_log import StderrLog
 from agentcli.mcp.transport import first_of, watched
@@ -81,6 +82,8 @@ class Connection:
         self._relist: asyncio.Task[None] | None = None
         self._relist_again = False
         self._closed = False
+        self._http = HttpAnswers()
+        """What an HTTP server last answered with an error (named when it fails to start)."""
 
     @property
     def name(self) -> str:
@@ -105,7 +108,8 @@ class Connection:
             self._set("failed", f"did not start within {timeout:g} s (timeout_s){self._stderr_tail()}")
         except Exception as error:  # noqa: BLE001 - whatever the server or SDK raised is the reason shown
             await self._end_owner()
-            self._set("failed", _reason(error) + self._stderr_tail())
+            answered = self._http.explain(self.spec.settings.transport, self.spec.written_in)
+            self._set("failed", _reason(error) + answered + self._stderr_tail())
         else:
             self._set("ready")
 
@@ -200,7 +204,7 @@ class Connection:
     def _target(self, errlog: TextIO) -> Any:
         """What the SDK's ``Client`` connects to: a started command, or an HTTP transport."""
         settings = self.spec.settings
-        of = f" of {_source(self.spec)}"
+        of = f" of {self.spec.written_in}"
         if settings.transport == "stdio":
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -217,11 +221,10 @@ class Connection:
         assert settings.url is not None
         url = expand(settings.url, where=f"url{of}")
         headers = expand_all(settings.headers, where="headers", source=of)
+        self._http = HttpAnswers()
         if settings.transport == "sse":
-            from mcp.client.sse import sse_client
-
-            return sse_client(url, headers=headers or None, timeout=settings.timeout_s)
-        return _streamable_http(url, headers)
+            return self._http.sse(url, headers, settings.timeout_s)
+        return self._http.streamable_http(url, headers)
 
     @contextlib.asynccontextmanager
     async def _errlog(self) -> AsyncIterator[TextIO]:
@@ -355,18 +358,6 @@ class Connection:
         self._on_change(self)
 
 
-@contextlib.asynccontextmanager
-async def _streamable_http(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
-    """The SDK's streamable HTTP transport with our headers; the SDK leaves closing an HTTP
-    client it was given to its owner, so it is closed here."""
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
-
-    async with create_mcp_http_client(headers=headers or None) as client:
-        async with streamable_http_client(url, http_client=client) as streams:
-            yield streams
-
-
 async def _list_all(client: Client) -> list[Tool]:
     tools: list[Tool] = []
     cursor: str | None = None
@@ -377,13 +368,6 @@ async def _list_all(client: Client) -> list[Tool]:
         if not cursor:
             break
     return tools
-
-
-def _source(spec: ServerSpec) -> str:
-    """Where the server's settings were written, to point the user at a field."""
-    if spec.source == "config":
-        return f"[mcp.servers.{spec.name}]"
-    return spec.source.replace("config", f"[mcp.servers.{spec.name}]")
 
 
 def _client_info() -> Any:

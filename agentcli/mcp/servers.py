@@ -40,6 +40,11 @@ class ServerSpec:
     source: str
     """Where it was configured: ``.mcp.json``, ``config`` or both."""
 
+    @property
+    def written_in(self) -> str:
+        """Where its settings are, to point the user at a field: ``[mcp.servers.NAME]`` for config."""
+        return self.source.replace("config", f"[mcp.servers.{self.name}]")
+
 
 @dataclass(frozen=True)
 class ServerList:

@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -167,6 +168,18 @@ if os.environ.get("FAULTY_LEGACY"):
     mcp.server.runner._has_modern_envelope = lambda params: False
 
 
+def _requiring(app: Any, authorization: str) -> Any:
+    """``app`` answering 401 to a request without the ``Authorization`` header given."""
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != authorization.encode():
+            await send({"type": "http.response.start", "status": 401, "headers": [(b"content-type", b"text/plain")]})
+            await send({"type": "http.response.body", "body": b"unauthorized"})
+            return
+        await app(scope, receive, send)
+
+    return guarded
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--slow-start", type=float, default=0.0)
@@ -193,7 +206,9 @@ def main() -> None:
     sock = socket.socket()
     sock.bind(("127.0.0.1", args.http))
     port = sock.getsockname()[1]
-    app = server.streamable_http_app()
+    app = server.sse_app() if os.environ.get("FAULTY_SSE") else server.streamable_http_app()
+    if token := os.environ.get("FAULTY_HTTP_TOKEN"):
+        app = _requiring(app, f"Bearer {token}")
     print(f"listening on {port}", flush=True)
     uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
 

@@ -233,11 +233,15 @@ async def test_streamable_http_with_headers_from_the_environment(workspace: Path
     monkeypatch.setenv("FAULTY_TOKEN", "s3cret")
     notices: list[str] = []
     settings = McpServerSettings(url=http_url, headers={"Authorization": "Bearer ${FAULTY_TOKEN}"})
-    manager, registry = _manager(workspace, notices, remote=settings)
+    manager, registry = _manager(workspace, notices, remote=settings,
+                                 stale=McpServerSettings(url=http_url, headers={"Authorization": "Bearer old"}))
     manager.start()
     await registry.ready()
     try:
-        assert manager.statuses[0].state == "ready" and manager.statuses[0].transport == "http"
+        remote, stale = sorted(manager.statuses, key=lambda status: status.name != "remote")
+        assert remote.state == "ready" and remote.transport == "http"
+        assert stale.state == "failed" and "the server answered HTTP 401 Unauthorized: check the credentials in " \
+            "the headers of [mcp.servers.stale]" in (stale.error or "")
         echoed = await registry.call("mcp__remote__echo", '{"text": "over http"}', _context(workspace))
         assert echoed.ok and echoed.output == "over http"
         raised = await registry.call("mcp__remote__fail", "{}", _context(workspace))
@@ -331,3 +335,22 @@ async def test_a_server_flooding_stderr_keeps_a_bounded_log_ending_with_its_last
     assert len(log) <= 64_000 + 65_536  # at most one read past the limit before it is cut
     assert log.startswith(stderr_log.CUT_MARK) and b"flood done\n" in log
     assert log[len(stderr_log.CUT_MARK):].startswith(b"noise ")  # whole lines after the mark
+
+
+async def test_the_older_sse_transport_and_an_sse_server_configured_as_http(workspace: Path, sse_url: str) -> None:
+    notices: list[str] = []
+    manager, registry = _manager(workspace, notices, old=McpServerSettings(type="sse", url=sse_url),
+                                 mistyped=McpServerSettings(url=sse_url))
+    manager.start()
+    await registry.ready()
+    try:
+        statuses = {status.name: status for status in manager.statuses}
+        assert statuses["old"].state == "ready" and statuses["old"].transport == "sse"
+        echoed = await registry.call("mcp__old__echo", '{"text": "over sse"}', _context(workspace))
+        assert echoed.ok and echoed.output == "over sse"
+        assert statuses["mistyped"].state == "failed"
+        assert "the server answered HTTP 405 Method Not Allowed" in (statuses["mistyped"].error or "")
+        assert 'An older HTTP+SSE server needs type = "sse" in [mcp.servers.mistyped]' in (
+            statuses["mistyped"].error or "")
+    finally:
+        await manager.aclose()
