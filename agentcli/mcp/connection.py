@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from agentcli.mcp.http import HttpAnswers
 from agentcli.mcp.servers import MissingVariable, ServerSpec, expand, expand_all
-from agentcli.mcp.stderr_log import StderrLog
+from agentcli.mcp.stderr_log import StderrLog, last_words, log_size
 from agentcli.mcp.transport import first_of, watched
 
 if TYPE_CHECKING:
@@ -82,6 +82,8 @@ class Connection:
         self._relist: asyncio.Task[None] | None = None
         self._relist_again = False
         self._closed = False
+        self._log_from = 0
+        """The size of the stderr log when the server last started."""
         self._http = HttpAnswers()
         """What an HTTP server last answered with an error (named when it fails to start)."""
 
@@ -95,6 +97,7 @@ class Connection:
         """Connect and list the tools, within the server's ``timeout_s``; a failure is recorded
         in :attr:`status` (never raised: a broken server must not break the session)."""
         self.status.log = str(self.log_path) if self.log_path is not None else None
+        self._log_from = log_size(self.log_path)  # the log may hold an earlier run's words: only this start's count
         self._set("starting")
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
@@ -248,16 +251,9 @@ class Connection:
         return self.log_dir / f"{self.name}.log"
 
     def _stderr_tail(self) -> str:
-        path = self.log_path
-        if path is None:
-            return ""
-        try:
-            with path.open("rb") as log:
-                log.seek(max(0, log.seek(0, os.SEEK_END) - 4096))  # the end says why it stopped
-                lines = [line.strip() for line in log.read().decode(errors="replace").splitlines()]
-        except OSError:
-            return ""
-        last = next((line for line in reversed(lines) if line), None)
+        last = last_words(self.log_path, self._log_from) if self.log_path is not None else None
+        if last is None:
+            self.status.log = None  # it said nothing this time: no file to point at
         return f"; its last words: {last[:200]}" if last else ""
 
     # -- calling ----------------------------------------------------------------------------

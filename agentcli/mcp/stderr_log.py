@@ -21,6 +21,27 @@ MAX_LOG_BYTES = 1_000_000
 CUT_MARK = b"[... agentcli dropped the older part of this log to keep it under its size limit ...]\n"
 
 
+def log_size(path: Path | None) -> int:
+    """How much the log holds now (0 when there is none)."""
+    try:
+        return path.stat().st_size if path is not None else 0
+    except OSError:
+        return 0
+
+
+def last_words(path: Path, since: int) -> str | None:
+    """The last non-blank line written after ``since`` bytes (a log may hold earlier runs)."""
+    try:
+        with path.open("rb") as log:
+            end = log.seek(0, os.SEEK_END)
+            start = since if since <= end else 0  # trimmed meanwhile: all of it is new
+            log.seek(max(start, end - 4096))  # the end says why it stopped
+            lines = [line.strip() for line in log.read().decode(errors="replace").splitlines()]
+    except OSError:
+        return None
+    return next((line for line in reversed(lines) if line), None)
+
+
 class StderrLog:
     """The pipe a server's stderr goes into, and the thread that copies it into ``path``."""
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 from pathlib import Path
 
 import pygit2
@@ -252,13 +253,18 @@ async def test_streamable_http_with_headers_from_the_environment(workspace: Path
 
 async def test_a_server_that_exits_at_start_says_why(workspace: Path, tmp_path: Path) -> None:
     notices: list[str] = []
-    manager, registry = _manager(workspace, notices, broken=faulty("--fail-start", "database URL is not set"))
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "quiet.log").write_text("an earlier run's last words\n")  # logs outlive runs
+    manager, registry = _manager(workspace, notices, broken=faulty("--fail-start", "database URL is not set"),
+                                 quiet=McpServerSettings(command=sys.executable, args=["-c", "raise SystemExit(3)"]))
     manager.start(log_dir=tmp_path / "logs")
     await registry.ready()
-    status = manager.statuses[0]
-    assert status.state == "failed" and "its last words: database URL is not set" in (status.error or "")
+    broken, quiet = manager.statuses
+    assert broken.state == "failed" and "its last words: database URL is not set" in (broken.error or "")
     assert "database URL is not set" in (tmp_path / "logs" / "broken.log").read_text()
     assert [n for n in notices if "'broken' is not available" in n]
+    # One that said nothing this time is not given the words of an earlier run, nor a log to read.
+    assert quiet.state == "failed" and "earlier run" not in (quiet.error or "") and quiet.log is None
     await manager.aclose()
 
 
