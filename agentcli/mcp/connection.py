@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from agentcli.mcp.http import HttpAnswers
+from agentcli.mcp.naming import tool_prefix
 from agentcli.mcp.servers import MissingVariable, ServerSpec, expand, expand_all
 from agentcli.mcp.stderr_log import StderrLog, last_words, log_size
 from agentcli.mcp.transport import first_of, watched
@@ -58,6 +59,11 @@ class Status:
     """Tools left out because a request would carry too many (``[mcp] max_tools``)."""
     log: str | None = None
     """Where its stderr goes (stdio servers with a log folder)."""
+
+    @property
+    def prefix(self) -> str:
+        """What its tools' names begin with (``mcp__NAME__``; a long name is shortened)."""
+        return tool_prefix(self.name)
 
 
 class Connection:

@@ -24,6 +24,10 @@ class _Server:
     error: str | None = None
     cut: int = 0
 
+    @property
+    def prefix(self) -> str:
+        return f"mcp__{self.name}__"
+
 
 SERVERS = [_Server("git", "ready", 3), _Server("docs", "starting"),
            _Server("db", "failed", error="did not start within 30 s (timeout_s)")]

@@ -33,6 +33,10 @@ class ServerLine(Protocol):
     @property
     def error(self) -> str | None: ...
     @property
+    def prefix(self) -> str:
+        """What the names of its tools begin with (``mcp__NAME__``)."""
+        ...
+    @property
     def cut(self) -> int:
         """Tools left out because a request would carry too many (``[mcp] max_tools``)."""
         ...
@@ -56,9 +60,8 @@ def server_lines(servers: Sequence[ServerLine], tools: Sequence[tuple[str, str]]
             detail = Content.styled(server.state, "$text-muted")
         lines.append(Content.assemble((mark, style), " ", server.name.ljust(width), "  ", detail))
         if expanded:
-            prefix = f"mcp__{server.name}__"
             for name, description in tools:
-                if name.startswith(prefix):
+                if name.startswith(server.prefix):
                     lines.append(Content.assemble("   ", (name, "bold"), "  ", (description, "$text-muted")))
     return Content("\n").join(lines)
 
