@@ -34,8 +34,12 @@ class McpManager:
 
     def __init__(self, servers: ServerList, workspace: Path, registry: ToolRegistry, *,
                  notify: Notify = lambda _: None, inform: Notify | None = None,
-                 on_change: Callable[[], None] = lambda: None) -> None:
+                 on_change: Callable[[], None] = lambda: None,
+                 denied: Callable[[str], bool] = lambda _: False) -> None:
         self.registry = registry
+        self.denied = denied
+        """Whether a tool (by its ``mcp__`` name) is denied outright by the permission rules: such a
+        tool is not offered at all, as Claude Code does, rather than offered and refused each call."""
         self.notify = notify
         self.inform = inform or notify
         """News, not a problem; without its own callback it goes where problems go."""
@@ -127,6 +131,8 @@ class McpManager:
             except UnusableSchema as error:
                 skipped.append(f"{tool.name}: {error}")
                 continue
+            if self.denied(declaration.name):
+                continue  # the user's own rule: left out silently, and not counted against max_tools
             if any(other.name == declaration.name for other in declared):
                 skipped.append(f"{tool.name}: its name clashes with another tool's once made fit for models")
                 continue

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from agentcli.config import Settings, data_home
 from agentcli.mcp import McpManager, McpTool, ServerList, Status, resolve_servers
+from agentcli.session.mcp_commands import denied_outright
 from agentcli.tools.base import ToolContext, ToolResult
 from agentcli.tools.registry import ToolRegistry, default_registry
 
@@ -75,7 +76,8 @@ async def list_servers(workspace: Path, settings: Settings) -> Listing:
     """
     notices: list[str] = []
     # With agentcli's own tools, as a session has them: they count towards `[mcp] max_tools`.
-    manager = McpManager(_configured(workspace, settings), workspace, default_registry(), notify=notices.append)
+    manager = McpManager(_configured(workspace, settings), workspace, default_registry(), notify=notices.append,
+                         denied=denied_outright(settings))
     manager.start(log_dir=data_home() / "mcp-logs")
     try:
         await manager.ready()
