@@ -94,6 +94,8 @@ def test_permission_policy(tmp_path: Any, mode: str, allow: list[str], deny: lis
     assert decision.action == commit
     if commit == "ask":
         assert decision.rules == ("mcp__git__git_commit",) and "git_commit" in decision.summary
+        assert decision.reason.endswith("`mcp__git__git_commit` is an MCP tool its server does not mark read-only "
+                                        "and needs approval")
 
 
 def test_rules_with_tool_patterns_parse() -> None:
