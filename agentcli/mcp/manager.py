@@ -139,7 +139,8 @@ class McpManager:
             declared.append(declaration)
         self._offered[connection.name] = (connection, declared)
         if skipped and skipped != connection.status.skipped:
-            self.notify(f"MCP server '{connection.name}': left out " + "; ".join(skipped))
+            self.notify(f"MCP server '{connection.name}': left out the tool{'s' if len(skipped) > 1 else ''} "
+                        + "; ".join(skipped))
         connection.status.skipped = skipped
         self._fill()
         if restarted and connection.status.restarts:

@@ -101,7 +101,7 @@ async def test_faults_are_results_and_notices(workspace: Path) -> None:
     ctx = _context(workspace, limit=2000)
     try:
         assert [n for n in notices if "'missing' is not available" in n and "not found" in n]
-        assert [n for n in notices if "'faulty': left out broken" in n and "not valid JSON Schema" in n]
+        assert [n for n in notices if "'faulty': left out the tool broken: its input schema" in n and "not valid JSON Schema" in n]
         assert "mcp__faulty__broken" not in registry
         raised = await registry.call("mcp__faulty__fail", '{"reason": "disk full"}', ctx)
         assert not raised.ok and raised.output.startswith("Error:")
