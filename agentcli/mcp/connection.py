@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from agentcli.mcp.http import HttpAnswers
 from agentcli.mcp.naming import tool_prefix
+from agentcli.mcp.sdk_log import log_to
 from agentcli.mcp.servers import MissingVariable, ServerSpec, expand, expand_all
 from agentcli.mcp.stderr_log import StderrLog, last_words, log_size
 from agentcli.mcp.transport import first_of, watched
@@ -129,6 +130,7 @@ class Connection:
 
             gone = asyncio.Event()
             async with self._errlog() as errlog:
+                log_to(errlog)
                 target = watched(self._target(errlog), gone.set)
                 async with Client(target, client_info=_client_info(), message_handler=self._on_message) as client:
                     self.tools = await _list_all(client)

@@ -206,3 +206,7 @@ def import_sdk() -> None:
     import mcp.client.stdio
     import mcp.client.streamable_http
     import mcp.shared.exceptions  # noqa: F401
+
+    from agentcli.mcp.sdk_log import route_sdk_logs
+
+    route_sdk_logs()

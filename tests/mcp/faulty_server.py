@@ -197,6 +197,8 @@ def main() -> None:
     if args.slow_start:
         time.sleep(args.slow_start)
     if args.http is None:
+        if banner := os.environ.get("FAULTY_BANNER"):
+            print(banner, flush=True)  # on stdout, as careless servers do: not JSON-RPC
         server.run("stdio")
         return
     import socket

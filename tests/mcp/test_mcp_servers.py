@@ -360,3 +360,20 @@ async def test_the_older_sse_transport_and_an_sse_server_configured_as_http(work
             statuses["mistyped"].error or "")
     finally:
         await manager.aclose()
+
+
+async def test_a_server_printing_a_banner_on_stdout_works_and_the_sdks_complaint_goes_to_its_log(
+        workspace: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    notices: list[str] = []
+    manager, registry = _manager(workspace, notices, chatty=faulty(env={"FAULTY_BANNER": "Starting chatty v1.2"}))
+    manager.start(log_dir=tmp_path / "logs")
+    await registry.ready()
+    try:
+        echoed = await registry.call("mcp__chatty__echo", '{"text": "still fine"}', _context(workspace))
+        assert echoed.ok and echoed.output == "still fine"
+    finally:
+        await manager.aclose()
+    log = (tmp_path / "logs" / "chatty.log").read_text()
+    assert "agentcli: the MCP client error: Failed to parse JSONRPC message from server" in log
+    assert "Starting chatty v1.2" in log and "Traceback" not in log
+    assert "JSONRPC" not in capfd.readouterr().err  # never over the terminal (or the TUI's screen)
