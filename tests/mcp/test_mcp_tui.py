@@ -75,5 +75,8 @@ def test_the_pane_says_when_a_server_lost_tools_to_the_limit() -> None:
 
 def test_unfolded_a_long_named_server_lists_its_tools() -> None:
     long = Status("a-very-long-server-name-that-someone-chose-for-their-setup", "stdio", "ready", tools=1)
-    lines = server_lines([long], [(tool_name(long.name, "get_time"), "The time")], expanded=True).plain.splitlines()
+    servers = [long, Status("time", "stdio", "ready", tools=2)]
+    lines = server_lines(servers, [(tool_name(long.name, "get_time"), "The time")], expanded=True).plain.splitlines()
     assert lines[1].split() == [tool_name(long.name, "get_time"), "The", "time"]
+    # The long name is cut, so the counts stay in view.
+    assert lines[0] == "✓ a-very-long-server-name…  1 tool" and lines[2] == "✓ time" + " " * 22 + "2 tools"

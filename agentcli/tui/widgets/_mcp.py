@@ -21,6 +21,10 @@ _MARKS = {"ready": ("✓", "$tool-ok"), "failed": ("✗", "$error"), "starting":
           "stopped": ("■", "$text-muted")}
 
 
+NAME_WIDTH = 24
+"""The widest server name shown whole."""
+
+
 class ServerLine(Protocol):
     """What the pane reads of a server's status (``agentcli.mcp.Status``, via the session)."""
 
@@ -46,7 +50,9 @@ def server_lines(servers: Sequence[ServerLine], tools: Sequence[tuple[str, str]]
                  expanded: bool = False) -> Content:
     """One line per server: its mark, its name, and its tool count or what went wrong; unfolded,
     each server's tools (``tools`` as (name, description) pairs) below it."""
-    width = max((len(server.name) for server in servers), default=0)
+    # Names line up, but a long one (.mcp.json names may run to 60 characters) is cut rather than
+    # pushing every server's tool count or error out of the pane.
+    width = min(max((len(server.name) for server in servers), default=0), NAME_WIDTH)
     lines = []
     for server in servers:
         mark, style = _MARKS.get(server.state, ("?", "$text-muted"))
@@ -58,7 +64,8 @@ def server_lines(servers: Sequence[ServerLine], tools: Sequence[tuple[str, str]]
             detail = Content.styled(server.error or "failed", "$error")
         else:
             detail = Content.styled(server.state, "$text-muted")
-        lines.append(Content.assemble((mark, style), " ", server.name.ljust(width), "  ", detail))
+        name = server.name if len(server.name) <= width else server.name[: width - 1] + "…"
+        lines.append(Content.assemble((mark, style), " ", name.ljust(width), "  ", detail))
         if expanded:
             for name, description in tools:
                 if name.startswith(server.prefix):
