@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
+from agentcli.mcp.failures import failure_reason
 from agentcli.mcp.http import HttpAnswers
 from agentcli.mcp.naming import tool_prefix
 from agentcli.mcp.sdk_log import log_to
-from agentcli.mcp.servers import MissingVariable, ServerSpec, expand, expand_all
+from agentcli.mcp.servers import ServerSpec, expand, expand_all
 from agentcli.mcp.stderr_log import StderrLog, last_words, log_size
 from agentcli.mcp.transport import first_of, watched
 
@@ -119,7 +120,7 @@ class Connection:
         except Exception as error:  # noqa: BLE001 - whatever the server or SDK raised is the reason shown
             await self._end_owner()
             answered = self._http.explain(self.spec.settings.transport, self.spec.written_in)
-            self._set("failed", _reason(error) + answered + self._stderr_tail())
+            self._set("failed", failure_reason(error) + answered + self._stderr_tail())
         else:
             self._set("ready")
 
@@ -384,15 +385,3 @@ def _client_info() -> Any:
     except PackageNotFoundError:
         own = "0"
     return Implementation(name=CLIENT_NAME, version=own)
-
-
-def _reason(error: BaseException) -> str:
-    """A failure in one line: the innermost exception of an exception group says what happened."""
-    while isinstance(error, BaseExceptionGroup) and error.exceptions:
-        error = error.exceptions[0]
-    if isinstance(error, MissingVariable):
-        return str(error)
-    if isinstance(error, FileNotFoundError):
-        return f"the command was not found ({error.filename or error})"
-    text = " ".join(str(error).split()) or type(error).__name__
-    return f"{type(error).__name__}: {text}" if type(error).__name__ not in text else text

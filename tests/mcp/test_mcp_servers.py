@@ -307,13 +307,15 @@ def test_the_room_for_tools_is_shared_small_servers_first() -> None:
     assert share(-5, {"x": 2}) == {"x": 0}
 
 
-async def test_an_unset_variable_names_the_field_and_the_file_it_is_in(workspace: Path,
+async def test_an_unset_variable_or_a_whole_command_line_says_what_to_fix(workspace: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("R10_NO_SUCH_TOKEN", raising=False)
     notices: list[str] = []
     specs = (ServerSpec("gh", faulty(env={"GITHUB_TOKEN": "${R10_NO_SUCH_TOKEN}"}), ".mcp.json"),
              ServerSpec("docs", McpServerSettings(url="http://127.0.0.1:9/mcp",
-                                                  headers={"Authorization": "Bearer ${R10_NO_SUCH_TOKEN}"}), "config"))
+                                                  headers={"Authorization": "Bearer ${R10_NO_SUCH_TOKEN}"}), "config"),
+             # A command line written whole into `command`, a common slip.
+             ServerSpec("whole", McpServerSettings(command=f"{sys.executable} -m mcp_server_time"), ".mcp.json"))
     manager = McpManager(ServerList(specs), workspace, ToolRegistry([]), notify=notices.append)
     manager.start()
     await manager.ready()
@@ -322,6 +324,8 @@ async def test_an_unset_variable_names_the_field_and_the_file_it_is_in(workspace
     assert errors["gh"] == ("the environment variable R10_NO_SUCH_TOKEN is not set (used as ${R10_NO_SUCH_TOKEN} "
                             "in env.GITHUB_TOKEN of .mcp.json); set it, or write ${R10_NO_SUCH_TOKEN:-default}")
     assert "in headers.Authorization of [mcp.servers.docs])" in (errors["docs"] or "")
+    assert errors["whole"] == f"the command was not found ({sys.executable} -m mcp_server_time); " \
+        "give its arguments in `args`"
 
 
 async def test_a_server_flooding_stderr_keeps_a_bounded_log_ending_with_its_last_words(
