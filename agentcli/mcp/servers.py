@@ -105,7 +105,7 @@ def resolve_servers(settings: McpSettings, workspace: Path) -> ServerList:
         unreachable = spec.unreachable()
         if unreachable is not None:
             if name not in base:
-                entry = f"mcp.servers.{name}"
+                entry = f"{_config_files(name, workspace)}mcp.servers.{name}"
             elif configured is None:
                 entry = f"{project.path}: mcpServers.{project.names[name]}"
             else:
@@ -164,6 +164,20 @@ def read_project_file(path: Path) -> _ProjectFile:
         if found.entries[name].get("type") == "streamable-http":
             found.entries[name]["type"] = "http"
     return found
+
+
+def _config_files(name: str, workspace: Path) -> str:
+    """``FILE: `` for the config files that set ``[mcp.servers.NAME]`` (the settings, merged,
+    no longer say where a field came from), or nothing when none of them does."""
+    from agentcli.config_sources import ConfigError, read_layers
+
+    try:
+        layers = read_layers(workspace, environ={})
+    except ConfigError:
+        return ""  # already reported when the settings were loaded
+    files = [layer.source for layer in layers
+             if isinstance(servers := layer.values.get("mcp", {}).get("servers"), dict) and name in servers]
+    return f"{', '.join(files)}: " if files else ""
 
 
 def _json_type(value: object) -> str:

@@ -108,3 +108,10 @@ def test_two_mcp_json_names_made_alike_are_refused_not_merged(workspace: Path) -
     assert listing.errors == (f"{workspace / '.mcp.json'}: mcpServers.my_time: named like 'my.time' once made fit "
                               "for tool names (both become 'my_time', as in mcp__my_time__TOOL); rename one; "
                               "the MCP server 'my_time' is ignored",)
+
+
+def test_a_server_the_config_leaves_unreachable_is_named_with_its_file(workspace: Path) -> None:
+    _write(workspace / ".agentcli.toml", '[mcp.servers.web]\ntype = "http"\n')
+    listing = resolve_servers(load_settings(workspace).mcp, workspace)
+    assert listing.errors == (f"{workspace / '.agentcli.toml'}: mcp.servers.web: an http server needs a `url`; "
+                              "the MCP server 'web' is ignored",)
