@@ -290,6 +290,8 @@ async def test_a_server_listing_more_tools_than_a_request_may_carry_is_cut_to_fi
         assert len(tools) == 128
         body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": tools}
         assert check_chat_request(body) is None  # OpenAI would take the request
+        refused = check_chat_request({**body, "tools": [*tools, tools[-1]]})  # and not one more tool
+        assert refused is not None and refused.code == "array_above_max_length"
         assert "mcp__huge__echo" in registry and registry.names[:own] == default_registry().names
         status = manager.statuses[0]
         assert status.tools == 128 - own and status.cut == 142 - (128 - own)
