@@ -202,7 +202,10 @@ class Connection:
             if client is None or self.status.state != "ready":
                 return
             try:
-                tools = await _list_all(client)
+                # Bounded like the first listing: a server that never answers must not leave this
+                # task waiting for the whole session (and later changes unseen behind it).
+                async with asyncio.timeout(self.spec.settings.timeout_s):
+                    tools = await _list_all(client)
             except Exception:  # noqa: BLE001 - keep the tools known so far; a dead server is noticed by calls
                 return
             if client is not self._client or self._closed:

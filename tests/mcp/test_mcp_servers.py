@@ -14,7 +14,7 @@ import pytest
 
 from agentcli.config import ToolSettings
 from agentcli.config_mcp import McpServerSettings
-from agentcli.mcp import McpManager, ServerList, ServerSpec, stderr_log
+from agentcli.mcp import Connection, McpManager, ServerList, ServerSpec, stderr_log
 from agentcli.mcp.budget import share
 from agentcli.tools.base import ToolContext
 from agentcli.tools.registry import ToolRegistry, default_registry
@@ -101,7 +101,8 @@ async def test_faults_are_results_and_notices(workspace: Path) -> None:
     ctx = _context(workspace, limit=2000)
     try:
         assert [n for n in notices if "'missing' is not available" in n and "not found" in n]
-        assert [n for n in notices if "'faulty': left out the tool broken: its input schema" in n and "not valid JSON Schema" in n]
+        assert [n for n in notices
+                if "'faulty': left out the tool broken: its input schema" in n and "not valid JSON Schema" in n]
         assert "mcp__faulty__broken" not in registry
         raised = await registry.call("mcp__faulty__fail", '{"reason": "disk full"}', ctx)
         assert not raised.ok and raised.output.startswith("Error:")
@@ -383,3 +384,22 @@ async def test_a_server_printing_a_banner_on_stdout_works_and_the_sdks_complaint
     assert "agentcli: the MCP client error: Failed to parse JSONRPC message from server" in log
     assert "Starting chatty v1.2" in log and "Traceback" not in log
     assert "JSONRPC" not in capfd.readouterr().err  # never over the terminal (or the TUI's screen)
+
+
+class _SilentClient:
+    """A connected server that never answers another tools/list (the network edge, faked)."""
+
+    async def list_tools(self, cursor: str | None = None) -> object:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+async def test_a_server_that_never_answers_a_new_listing_is_given_up_within_its_timeout(workspace: Path) -> None:
+    connection = Connection(ServerSpec("mute", faulty(timeout_s=0.2), "config"), workspace, None)
+    connection.status.state = "ready"
+    connection._client = _SilentClient()  # type: ignore[assignment]
+    connection._tools_changed()
+    relist = connection._relist
+    assert relist is not None
+    await asyncio.wait_for(relist, 30)  # ends on its own, at timeout_s, keeping the tools it knew
+    assert connection.tools == [] and not relist.cancelled()
