@@ -97,6 +97,9 @@ class McpSettings(BaseModel):
     fields override one by one (``[mcp.servers.git] enabled = false`` turns one off)."""
     project_file: bool = True
     """Read the workspace's `.mcp.json` (Claude Code's format) too."""
+    max_tools: int = Field(128, ge=1)
+    """The most tools one model request carries, agentcli's own included (OpenAI refuses more
+    than 128); servers listing more share what is left, and the rest are left out with a notice."""
 
     @model_validator(mode="after")
     def _names(self) -> McpSettings:

@@ -64,6 +64,10 @@ def _list(options: CommonOptions) -> None:
                 typer.echo(f"    its stderr: {status.log}")
         for skipped in status.skipped:
             typer.echo(f"    left out: {skipped}")
+        if status.cut:
+            typer.echo(f"    left out: {status.cut} more tools (a request carries at most {listing.max_tools} "
+                       "tools, agentcli's own included; choose with allow_tools or deny_tools in "
+                       f"[mcp.servers.{status.name}])")
         for tool in report.tools:
             flags = "read-only" if tool.read_only else "asks"
             if tool.research:

@@ -15,6 +15,7 @@ from typer.core import TyperGroup
 from agentcli.cli.common import EXIT_ERROR, fail, interactive, load_settings, workspace
 from agentcli.cli.fleet_common import EXIT_INTERRUPTED, RayOpt, backend_for, run_cancellable, split_list
 from agentcli.cli.options import CommonOptions, OutputFormat, PlainUsage, shared_options
+from agentcli.cli.race_print import no_result, parenthesized, print_change, print_json_change, print_table
 
 if TYPE_CHECKING:
     from agentcli.config import Settings
@@ -22,13 +23,38 @@ if TYPE_CHECKING:
     from agentcli.fleet.race import AttemptPlan
 
 
+_ALIASES = {"ls": "list", "remove": "rm"}
+"""Names people type from other tools (``git``, ``docker``)."""
+
+
 class _RaceGroup(TyperGroup):
-    """A group whose default command is ``start``: ``race -n 3 "TASK"`` needs no ``start``."""
+    """A group whose default command is ``start``: ``race -n 3 "TASK"`` needs no ``start``.
+
+    A first word that is no command but could be one (``race stop``, ``race shwo``) is refused
+    rather than raced: taken as the task, it would start N paid sessions told to "stop". A task
+    of one word says ``start`` (``race start refactor``); a real task has spaces in it.
+    """
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+        first = args[0] if args else ""
+        if first in _ALIASES:
+            args = [_ALIASES[first], *args[1:]]
+        elif args and first not in self.commands and first not in ("--help", "-h"):
+            if _word(first):
+                from difflib import get_close_matches
+
+                close = get_close_matches(first, [*self.commands, *_ALIASES], n=1, cutoff=0.6)
+                mean = f" (did you mean '{_ALIASES.get(close[0], close[0])}'?)" if close else ""
+                raise fail(f"'{first}' is not a race command{mean}; the commands are {', '.join(self.commands)}. "
+                           f"To race a task of one word, write: agentcli race start {first}")
             args = ["start", *args]
         return super().parse_args(ctx, args)
+
+
+def _word(text: str) -> bool:
+    """One word and nothing else: a command name mistyped, never a task anyone writes out."""
+    return (not text.startswith("-") and text.isascii() and text.replace("-", "").replace("_", "").isalpha()
+            and len(text) <= 20)
 
 
 app = typer.Typer(cls=_RaceGroup, no_args_is_help=True,
@@ -77,7 +103,8 @@ def start(
                               split_list(options.workflow))
     except ValueError as error:
         raise fail(str(error)) from None
-    _check_setups(folder, settings, plans)
+    # Keys are checked only for sessions started here: a Ray worker reads its own environment.
+    _check_setups(folder, settings, plans, keys=not (ray or settings.fleet.ray_address))
     broad = unsafe_workspace(folder) if settings.snapshots.enabled else None
     if broad and not options.yes:
         raise fail(f"{broad}\nRun in a project folder, or pass --yes to snapshot it anyway.")
@@ -97,99 +124,44 @@ def start(
     if text:
         typer.echo(f"race {race.id}: {len(plans)} attempts, {count} at a time, on {backend.name}; "
                    f"from snapshot {race.base_snapshot[:12]} of {folder}")
-    printer = _print_change if text else _print_json_change
+    printer = print_change if text else print_json_change
     try:
         ended = run_cancellable(run_race(race, spec, backend, data_dir, changed=printer))
     finally:
         backend.close()
     final = _reload(data_dir, race.id)
     if text:
-        _print_table(final)
+        print_table(final)
     if ended is None:
         typer.echo("agentcli: race interrupted; its attempts' sessions were paused (agentcli race show)", err=True)
         raise typer.Exit(EXIT_INTERRUPTED)
     raise typer.Exit(0 if any(attempt.passed for attempt in final.attempts) else EXIT_ERROR)
 
 
-def _check_setups(folder: Path, settings: Settings, plans: list[AttemptPlan]) -> None:
-    """A model or workflow no attempt could start with is a usage error now, naming the first
-    attempt it concerns, not N failed attempts after the race began (agentcli/fleet/preflight.py)."""
+def _check_setups(folder: Path, settings: Settings, plans: list[AttemptPlan], *, keys: bool) -> None:
+    """A model or workflow no attempt could start with (then, with ``keys``, a missing key) is a
+    usage error now, naming the first attempt it concerns, not N failed attempts after the race
+    began (agentcli/fleet/preflight.py). A typo is said before a key the environment lacks."""
     from agentcli.fleet.models import Attempt
     from agentcli.fleet.preflight import setup_problem
     from agentcli.fleet.view import setup_words
 
-    seen: set[tuple[str | None, str | None]] = set()
-    for number, plan in enumerate(plans, start=1):
-        if (plan.model, plan.workflow) in seen:
-            continue
-        seen.add((plan.model, plan.workflow))
-        problem = setup_problem(settings, folder, plan.model, plan.workflow)
-        if problem is not None:
-            setup = setup_words(Attempt(id=str(number), model=plan.model, workflow=plan.workflow, workdir=""))
-            raise fail(f"attempt {number} ({setup}): {problem}\nno attempt was started")
+    for with_keys in (False, True) if keys else (False,):
+        seen: set[tuple[str | None, str | None]] = set()
+        for number, plan in enumerate(plans, start=1):
+            if (plan.model, plan.workflow) in seen:
+                continue
+            seen.add((plan.model, plan.workflow))
+            problem = setup_problem(settings, folder, plan.model, plan.workflow, keys=with_keys)
+            if problem is not None:
+                setup = setup_words(Attempt(id=str(number), model=plan.model, workflow=plan.workflow, workdir=""))
+                raise fail(f"attempt {number} {parenthesized(setup)}: {problem}\nno attempt was started")
 
 
 def _reload(data_dir: Path, race_id: str) -> Race:
     from agentcli.fleet import records
 
     return records.load(data_dir, race_id)
-
-
-_LAST_STATE: dict[tuple[str, str], str] = {}
-
-
-def _print_change(race: Race, attempt: Attempt) -> None:
-    """One line per state change (not per token or step): enough to follow a race in a log."""
-    from agentcli.fleet.view import change_words, checks_words, setup_words
-
-    if _LAST_STATE.get((race.id, attempt.id)) == attempt.state:
-        return
-    _LAST_STATE[(race.id, attempt.id)] = attempt.state
-    line = f"  attempt {attempt.id} ({setup_words(attempt)}): {attempt.state}"
-    if attempt.state == "done" and attempt.report is not None:
-        line += (f": {attempt.report.outcome}, checks {checks_words(attempt)}, {change_words(attempt)}, "
-                 f"{attempt.report.steps} steps")
-    elif attempt.note:
-        line += f": {attempt.note.splitlines()[-1] if attempt.note.strip() else ''}"
-    typer.echo(line)
-
-
-def _print_json_change(race: Race, attempt: Attempt) -> None:
-    import json
-
-    if _LAST_STATE.get((race.id, attempt.id)) == attempt.state:
-        return
-    _LAST_STATE[(race.id, attempt.id)] = attempt.state
-    typer.echo(json.dumps({"race": race.id, "attempt": attempt.model_dump(mode="json")}))
-
-
-def _print_table(race: Race) -> None:
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-
-    from agentcli.fleet.view import COLUMNS, rows
-
-    console = Console()
-    console.print(f"race {race.id}: {' '.join(race.task.split())[:200]}", markup=False, highlight=False)
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), collapse_padding=True, show_edge=False)
-    for column in COLUMNS:
-        # Only the model gives way on a narrow terminal; the figures stay whole.
-        table.add_column(column, no_wrap=column != "model", overflow="fold",
-                         justify="right" if column in ("steps", "tokens", "cost") else "left")
-    listed = rows(race)
-    for row in listed:
-        table.add_row(*row.cells, style="green" if row.passed else None)
-    console.print(table)
-    for row in listed:
-        if row.note:
-            console.print(f"  attempt {row.attempt_id}: {row.note}", markup=False, highlight=False)
-    if race.ended is not None:
-        from agentcli.fleet.scoring import best
-
-        top = best(race.attempts)
-        typer.echo(f"apply the best with: agentcli race apply {top.id}" if top is not None
-                   else "no attempt passed; look at one with: agentcli race diff ATTEMPT")
 
 
 def _race(ref: str | None, cwd: Path | None) -> tuple[Path, Race]:
@@ -231,7 +203,7 @@ def show(race_ref: RaceOpt = None,
 
         theme = load_settings(Path(race.workspace)).theme if Path(race.workspace).is_dir() else None
         raise typer.Exit(RaceApp(data_dir, race.id, theme=theme).run() or 0)
-    _print_table(race)
+    print_table(race)
     sessions = [f"{attempt.id} {attempt.session_id}" for attempt in race.attempts if attempt.session_id]
     if sessions:
         typer.echo(f"sessions: {', '.join(sessions)} (agentcli resume ID \"…\" takes one further)")
@@ -254,11 +226,18 @@ def list_races(all_workspaces: Annotated[bool, typer.Option("--all", help="Every
     if not races:
         typer.echo("No races yet.")
         return
+    import shutil
+
+    # The task gets what the terminal has left (an 80-column line wrapped it), cut with an ellipsis.
+    room = max(20, shutil.get_terminal_size().columns - 51)
     for race in races:
         passed = sum(1 for a in race.attempts if a.passed)
         state = "running" if race.ended is None else f"{passed}/{len(race.attempts)} passed"
-        typer.echo(f"{race.id}  {state:<12}  {' '.join(race.task.split())[:60]}"
-                   + (f"  ({race.workspace})" if all_workspaces else ""))
+        applied = next((item.attempt for item in reversed(race.applied) if item.undone is None), None)
+        mark = f"applied {applied}" if applied else ""  # what `race undo` would take back
+        task = " ".join(race.task.split())
+        task = task if len(task) <= room else task[:room - 1] + "…"
+        typer.echo(f"{race.id}  {state:<11} {mark:<10} {task}" + (f"  ({race.workspace})" if all_workspaces else ""))
 
 
 @app.command("diff", cls=PlainUsage)
@@ -271,7 +250,7 @@ def diff(attempt_id: Annotated[str, typer.Argument(metavar="ATTEMPT", help="Atte
     data_dir, race = _race(race_ref, options.cwd)
     attempt = _attempt(race, attempt_id)
     if not attempt.has_change:
-        raise fail(f"attempt {attempt.id} has no result ({attempt.state}{': ' + attempt.note if attempt.note else ''})")
+        raise fail(no_result(attempt, "a diff"))
     try:
         patch = result_patch(Path(attempt.workdir), data_dir)
     except WorkdirError as error:
@@ -294,14 +273,19 @@ def apply(attempt_id: Annotated[str, typer.Argument(metavar="ATTEMPT", help="Att
     from agentcli.fleet.apply import ApplyConflict, ApplyError, apply_attempt
 
     data_dir, race = _race(race_ref, options.cwd)
-    _attempt(race, attempt_id)  # an unknown attempt is a usage error (2), not a failed apply
+    attempt = _attempt(race, attempt_id)  # an unknown attempt is a usage error (2), not a failed apply
+    if not attempt.has_change:  # so is one still running, as for `race diff`
+        raise fail(no_result(attempt, "a result to apply"))
     try:
         result = apply_attempt(race, attempt_id, data_dir, force=force)
     except ApplyConflict as conflict:
-        typer.echo(f"agentcli: {conflict}", err=True)
+        # Each path once, on a line of its own (the exception's one-line message lists them too).
+        count = len(conflict.conflicts)
+        typer.echo(f"agentcli: {count} path{'s' if count != 1 else ''} changed both by the attempt and in the "
+                   "workspace since the race began; nothing was written", err=True)
         for item in conflict.conflicts:
             typer.echo(f"  conflict  {item.path}: {item.reason}", err=True)
-        typer.echo("nothing was written; keep your changes, or pass --force to take the attempt's", err=True)
+        typer.echo("keep the workspace's version, or pass --force to take the attempt's", err=True)
         raise typer.Exit(EXIT_ERROR) from None
     except ApplyError as error:
         raise fail(str(error), EXIT_ERROR) from None
@@ -311,9 +295,12 @@ def apply(attempt_id: Annotated[str, typer.Argument(metavar="ATTEMPT", help="Att
         typer.echo(f"  delete  {path}")
     for item in result.overwritten:
         typer.echo(f"  forced  {item.path}: {item.reason}")
-    if not result.paths:
-        typer.echo("  nothing to write: the workspace already has the attempt's changes")
-    typer.echo(f"applied attempt {attempt_id} of race {race.id}; undo with: agentcli race undo")
+    if not result.paths and attempt.change.files == 0:
+        typer.echo(f"nothing to write: attempt {attempt_id} changed nothing")
+    elif not result.paths:
+        typer.echo("nothing to write: the workspace already has the attempt's changes")
+    else:
+        typer.echo(f"applied attempt {attempt_id} of race {race.id}; undo with: agentcli race undo")
 
 
 @app.command("undo", cls=PlainUsage)
@@ -348,7 +335,8 @@ def undo(race_ref: RaceOpt = None,
         raise fail(str(error), EXIT_ERROR) from None
     last.undone = datetime.now(UTC)
     records.save(data_dir, race)
-    typer.echo(f"restored the workspace as before attempt {last.attempt} was applied ({changed} paths); "
+    typer.echo(f"restored the workspace as before attempt {last.attempt} was applied "
+               f"({changed} path{'s' if changed != 1 else ''}); "
                f"the state before this undo is snapshot {before}")
 
 
@@ -362,7 +350,7 @@ def remove(race_ref: Annotated[str, typer.Argument(metavar="RACE", help="Race id
     """Delete a race's attempt directories, their snapshot stores and its record.
 
     Their sessions stay (`agentcli sessions --all`; `agentcli sessions rm` removes them). A change
-    you applied stays too, and so does the snapshot that undoes it. A race still running is
+    you applied stays too, but `race undo` goes with the race: undo first if you may. A race still running is
     refused; --force removes one marked running that no process on this machine runs.
     """
     from agentcli.fleet.records import RaceNotFound, live_sessions, owner_runs, remove_race
@@ -384,3 +372,9 @@ def remove(race_ref: Annotated[str, typer.Argument(metavar="RACE", help="Race id
     except RaceNotFound as error:
         raise fail(str(error)) from None
     typer.echo(f"removed race {race.id} ({len(race.attempts)} attempts, {freed / 1e6:.1f} MB)")
+    kept = [item for item in race.applied if item.undone is None]
+    if kept:
+        # Its undo points are in the workspace's store, but only the race's record led to them.
+        paths = ", ".join(kept[-1].paths[:3]) + (", …" if len(kept[-1].paths) > 3 else "")
+        typer.echo(f"attempt {kept[-1].attempt}'s apply stays in the workspace ({paths}); with the race gone, "
+                   "`agentcli race undo` can no longer take it back")

@@ -41,6 +41,8 @@ class ApplyConflict(Exception):
 class Conflict:
     path: str
     reason: str
+    applied_by: str | None = None
+    """The attempt an earlier ``race apply`` (not undone) wrote this path from, if one did."""
 
 
 @dataclass
@@ -123,10 +125,7 @@ def apply_result(*, workspace: Path, data_dir: Path, attempt_store: Path, base_t
         raise ApplyError(f"nothing applied, not even with --force: {listed}; move that out of the way first")
     conflicts = blocked + conflicts
     if conflicts and not force:
-        listed = "; ".join(f"{c.path}: {c.reason}" for c in conflicts[:5])
-        more = f" (and {len(conflicts) - 5} more)" if len(conflicts) > 5 else ""
-        raise ApplyConflict(f"{len(conflicts)} path(s) changed on both sides, nothing applied: {listed}{more}",
-                            conflicts, undo)
+        raise ApplyConflict(_conflict_message(conflicts), conflicts, undo)
     result.overwritten = conflicts
     repo = open_store(attempt_store)
     # Deletions first: an attempt that turned a folder into a file (or a file into a folder)
@@ -269,7 +268,32 @@ def apply_attempt(race: Race, attempt_id: str, data_dir: Path, *, force: bool = 
                               label=f"race {race.id} attempt {attempt.id}", force=force)
     except SnapshotError as error:  # a store locked by another capture, an object gone: say which
         raise ApplyError(str(error)) from None
-    race.applied.append(Applied(attempt=attempt.id, at=datetime.now(UTC), undo_snapshot=result.undo_snapshot,
-                                paths=result.paths))
+    except ApplyConflict as conflict:
+        raise _naming_earlier_applies(conflict, race) from None
+    if result.paths:  # an apply that wrote nothing has nothing for `race undo` to take back
+        race.applied.append(Applied(attempt=attempt.id, at=datetime.now(UTC), undo_snapshot=result.undo_snapshot,
+                                    paths=result.paths))
     records.save(data_dir, race)
     return result
+
+
+def _naming_earlier_applies(conflict: ApplyConflict, race: Race) -> ApplyConflict:
+    """The conflict, its paths that an earlier apply of this race wrote saying so: switching from
+    one attempt to another conflicts on every path both change, and "changed in the workspace"
+    alone reads as if the user had edited them."""
+    writers: dict[str, str] = {}
+    for earlier in race.applied:
+        if earlier.undone is None:
+            writers.update(dict.fromkeys(earlier.paths, earlier.attempt))
+    if not any(item.path in writers for item in conflict.conflicts):
+        return conflict
+    named = [Conflict(item.path, f"{item.reason} (race apply {writers[item.path]} wrote it; `agentcli race undo` "
+                                 "takes that back)", applied_by=writers[item.path]) if item.path in writers else item
+             for item in conflict.conflicts]
+    return ApplyConflict(_conflict_message(named), named, conflict.undo_snapshot)
+
+
+def _conflict_message(conflicts: list[Conflict]) -> str:
+    listed = "; ".join(f"{c.path}: {c.reason}" for c in conflicts[:5])
+    more = f" (and {len(conflicts) - 5} more)" if len(conflicts) > 5 else ""
+    return f"{len(conflicts)} path(s) changed on both sides, nothing applied: {listed}{more}"

@@ -1,7 +1,8 @@
 """A batch: many tasks, each in a directory of its own, ``jobs`` at a time, one results line each.
 
 The results file is the batch's memory: a line is appended (and fsynced) as each task ends, so a
-batch cut off anywhere resumes by skipping the ids it already holds. Each task's directory is a
+batch cut off anywhere resumes by skipping the ids it already holds (but for tasks that could not
+run, which run again). Each task's directory is a
 copy from a snapshot (a local workspace) or a clone (a git URL); it is removed once its result is
 written unless ``keep`` (then ``agentcli resume`` works on the task's session, as on any other).
 """
@@ -16,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import IO, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -94,6 +95,43 @@ def prepare_results(results_path: Path) -> None:
         raise ResultsFileError(f"cannot write the results file {results_path}: {error.strerror or error}") from None
 
 
+def lock_results(data_dir: Path, results_path: Path) -> IO[str]:
+    """Holds the results file for this batch until the returned file is closed (or the process
+    ends): two batches on one results file would run the same tasks twice, and one's rewrite
+    (:func:`_drop_errors`) would lose the lines the other appends meanwhile.
+
+    Raises:
+        ResultsFileError: Another batch holds it; the message names its pid.
+    """
+    import fcntl
+
+    folder = batch_dir(data_dir, results_path)
+    lock = folder.with_name(folder.name + ".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    handle = lock.open("a+", encoding="utf-8")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "unknown"
+        handle.close()
+        raise ResultsFileError(f"another `agentcli batch` (pid {holder}) is writing {results_path}; wait for it "
+                               "to end, or give this one another --results file") from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(str(os.getpid()))
+    handle.flush()
+    return handle
+
+
+def settled_results(results_path: Path) -> dict[str, BatchResult]:
+    """The results a resumed batch keeps: a task that passed or failed is skipped; one that could
+    not run (``error``: a clone that failed, a process that died, a key not set) runs again, as
+    the user who fixed the cause and ran the command again expects."""
+    return {task_id: result for task_id, result in finished_results(results_path).items()
+            if result.status != "error"}
+
+
 def finished_results(results_path: Path) -> dict[str, BatchResult]:
     """The results a previous run wrote; a torn or foreign line is ignored (that task runs again)."""
     found: dict[str, BatchResult] = {}
@@ -128,12 +166,13 @@ async def run_batch(tasks: list[BatchTask], results_path: Path, spec: JobSpec, b
     Cancelling stops the running tasks (their sessions pause); nothing is written for them, so
     the next run takes them up again.
     """
-    done = finished_results(results_path)
+    done = settled_results(results_path)
     todo = [task for task in tasks if task.id not in done]
     gate = asyncio.Semaphore(jobs)
     results: list[BatchResult] = [done[task.id] for task in tasks if task.id in done]
     lock = asyncio.Lock()
     results_path.parent.mkdir(parents=True, exist_ok=True)
+    await asyncio.to_thread(_drop_errors, results_path, {task.id for task in todo})
     folder = batch_dir(data_dir, results_path)
 
     async def one(task: BatchTask) -> None:
@@ -161,9 +200,37 @@ async def run_batch(tasks: list[BatchTask], results_path: Path, spec: JobSpec, b
     return Summary(results=results, skipped=len(tasks) - len(todo))
 
 
+def _drop_errors(results_path: Path, retried: set[str]) -> None:
+    """Takes the ``error`` lines of tasks about to run again out of the results file, so it ends
+    with one line per task; every other line (foreign ones too) is kept as it was. Written to a
+    temporary file and renamed over: a crash leaves the old file or the new one."""
+    try:
+        lines = results_path.read_text(encoding="utf-8").splitlines(keepends=True)
+    except FileNotFoundError:
+        return
+    kept = []
+    for line in lines:
+        try:
+            result = BatchResult.model_validate_json(line)
+        except ValidationError:
+            kept.append(line)
+            continue
+        if not (result.status == "error" and result.id in retried):
+            kept.append(line)
+    if len(kept) == len(lines):
+        return
+    temporary = results_path.with_name(f".{results_path.name}.agentcli-tmp")
+    with temporary.open("w", encoding="utf-8") as out:
+        out.writelines(kept)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(temporary, results_path)
+
+
 async def _run_task(task: BatchTask, spec: JobSpec, backend: Backend, data_dir: Path, home: Path,
                     keep: bool) -> BatchResult:
     from agentcli.fleet.materialize import MaterializeError
+    from agentcli.fleet.preflight import job_problem
     from agentcli.fleet.workdir import WorkdirError
     from agentcli.snapshots import SnapshotError
 
@@ -175,11 +242,21 @@ async def _run_task(task: BatchTask, spec: JobSpec, backend: Backend, data_dir: 
     base = BatchResult(id=task.id, status="error", model=job.model, workflow=job.workflow, backend=backend.name)
     try:
         await asyncio.to_thread(_prepare, task, workdir, data_dir)
+        # A repository's own workflow or configuration is known only now; a session it would
+        # refuse is not started (a process, a few seconds, and the same refusal in its stderr).
+        local = backend.name == "local"  # on Ray the workers' environment holds the keys
+        problem = await asyncio.to_thread(job_problem, task, job, workdir, keys=local) if task.repo else None
+        if problem is not None:
+            raise _NotStarted(problem)
         report = await backend.run(job, workdir, log_dir=home, progress=None)
         collected = await asyncio.to_thread(collect, workdir, data_dir)
     except asyncio.CancelledError:
         raise
-    except (MaterializeError, WorkdirError, SnapshotError, OSError) as error:
+    except _NotStarted as error:
+        result = base.model_copy(update={"error": str(error)})
+    except (MaterializeError, WorkdirError, SnapshotError) as error:  # their messages say what failed
+        result = base.model_copy(update={"error": str(error)})
+    except OSError as error:
         result = base.model_copy(update={"error": f"{type(error).__name__}: {error}"})
     except Exception as error:  # noqa: BLE001 - one task's failure (a Ray worker lost) must not end the batch
         result = base.model_copy(update={"error": f"{type(error).__name__}: {error}"})
@@ -190,6 +267,10 @@ async def _run_task(task: BatchTask, spec: JobSpec, backend: Backend, data_dir: 
     else:
         await asyncio.to_thread(_remove_task, home, data_dir)
     return result
+
+
+class _NotStarted(Exception):
+    """The task's directory is ready but its session would refuse to start; says why."""
 
 
 def _remove_task(home: Path, data_dir: Path) -> None:

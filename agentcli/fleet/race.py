@@ -35,11 +35,17 @@ def plan_attempts(n: int | None, models: Sequence[str], workflows: Sequence[str]
     """``n`` attempts (default: one per model or workflow given), cycling through the models and workflows.
 
     Raises:
-        ValueError: ``n`` is below 1.
+        ValueError: ``n`` is below 1, or fewer than the models or workflows named (some would
+            never run, and the user named each to see it run).
     """
     count = n if n is not None else max(len(models), len(workflows), 1)
     if count < 1:
         raise ValueError(f"-n must be at least 1 (got {count})")
+    for flag, named in (("--models", models), ("--workflow", workflows)):
+        if count < len(named):
+            raise ValueError(f"-n {count} is fewer than the {len(named)} {flag} given ({', '.join(named)}): "
+                             f"{', '.join(named[count:])} would not run; leave out -n for one attempt each, "
+                             f"or give -n {len(named)} or more")
     return [AttemptPlan(model=models[i % len(models)] if models else None,
                         workflow=workflows[i % len(workflows)] if workflows else None) for i in range(count)]
 

@@ -1,8 +1,10 @@
 """Ranking a race's attempts: the checks first, then the size of the change.
 
 An attempt that completed with every check passing beats one that did not; among equals, more
-passing checks, then the smaller change (fewer lines touched: less to review, less to go wrong),
-then the cheaper one. An attempt that changed nothing only passes when the checks pass as they are.
+passing checks, then one that changed something over one that changed nothing (its checks pass
+on the workspace as it was: a flaky test, or checks the task's change is not about, and there is
+nothing of it to apply), then the smaller change (fewer lines touched: less to review, less to go
+wrong), then the cheaper one.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import math
 from agentcli.fleet.models import Attempt
 
 
-def sort_key(attempt: Attempt) -> tuple[int, int, int, int, float]:
+def sort_key(attempt: Attempt) -> tuple[int, int, int, int, int, float]:
     report = attempt.report
     completed = attempt.state == "done" and report is not None and report.outcome == "completed"
     passing = sum(1 for check in report.checks if check.passed) if report is not None else 0
@@ -20,6 +22,7 @@ def sort_key(attempt: Attempt) -> tuple[int, int, int, int, float]:
         0 if attempt.passed else 1,
         0 if completed else 1,
         -passing,
+        0 if attempt.change.files else 1,
         attempt.change.lines if attempt.state == "done" else 1 << 30,
         report.cost if report is not None and report.cost is not None else math.inf,
     )

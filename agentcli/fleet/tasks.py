@@ -115,9 +115,7 @@ def _task(raw: dict[str, Any], where: str, number: int, base: Path, repos: Path 
             return _from_swe_bench(_SweBenchLine.model_validate(raw), repos, test_command)
         own = _OwnLine.model_validate(raw)
     except ValidationError as error:
-        first = error.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or "(line)"
-        raise TaskFileError(f"{where}: {field}: {first['msg']}") from None
+        raise TaskFileError(f"{where}: {_problems(error)}") from None
     except ValueError as error:
         raise TaskFileError(f"{where}: {error}") from None
     if (own.workspace is None) == (own.repo is None):
@@ -134,6 +132,23 @@ def _task(raw: dict[str, Any], where: str, number: int, base: Path, repos: Path 
         repo = str((base / repo).expanduser().resolve())
     return BatchTask(id=own.id or f"line-{number}", prompt=own.prompt, workspace=workspace, repo=repo, ref=own.ref,
                      checks=own.checks, model=own.model, workflow=own.workflow)
+
+
+def _problems(error: ValidationError) -> str:
+    """Every field at fault, an unknown one with the field meant: a misspelt ``promt`` is also a
+    missing ``prompt``, and saying only the second hides the typo."""
+    from difflib import get_close_matches
+
+    said = []
+    for item in error.errors()[:4]:
+        field = ".".join(str(part) for part in item["loc"]) or "(line)"
+        if item["type"] == "extra_forbidden":
+            close = get_close_matches(field, list(_OwnLine.model_fields), n=1)
+            meant = f" (did you mean '{close[0]}'?)" if close else f" (fields: {', '.join(_OwnLine.model_fields)})"
+            said.append(f"{field}: not a task field{meant}")
+        else:
+            said.append(f"{field}: {item['msg']}")
+    return "; ".join(said)
 
 
 def _from_swe_bench(line: _SweBenchLine, repos: Path | None, test_command: str) -> BatchTask:

@@ -41,7 +41,7 @@ _KEY_VARIABLES: dict[str, tuple[str, ...]] = {
 }
 
 
-def _key_variables(provider: str) -> tuple[str, ...]:
+def key_variables(provider: str) -> tuple[str, ...]:
     return _KEY_VARIABLES.get(provider, (f"{provider.upper()}_API_KEY",))
 
 
@@ -60,7 +60,7 @@ def key_source(model: str, environ: Mapping[str, str], *, placeholder: bool) -> 
     if placeholder:
         return None
     provider = model.split("/", 1)[0] if "/" in model else "openai"
-    present = [name for name in _key_variables(provider) if environ.get(name)]
+    present = [name for name in key_variables(provider) if environ.get(name)]
     return " or ".join(present) if present else None
 
 
@@ -68,7 +68,7 @@ def _rejected_key(provider: str, model: str, raw: str, source: str | None, place
     """The one line for a key the provider refused, naming the variable that supplied it."""
     said = _provider_message(raw)
     if placeholder:
-        variable = " or ".join(_key_variables(provider))
+        variable = " or ".join(key_variables(provider))
         return f"the server for {model} wants an API key and {variable} is not set; set it, then resume ({said})"
     if source is None:
         return f"{provider} rejected the API key for {model}: check the key litellm found for it, then resume ({said})"

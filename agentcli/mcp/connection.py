@@ -22,7 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from agentcli.mcp.servers import MissingVariable, ServerSpec, expand, expand_all
+from agentcli.mcp.failures import failure_reason
+from agentcli.mcp.http import HttpAnswers
+from agentcli.mcp.naming import tool_prefix
+from agentcli.mcp.sdk_log import log_to
+from agentcli.mcp.servers import ServerSpec, expand, expand_all
+from agentcli.mcp.stderr_log import StderrLog, last_words, log_size
 from agentcli.mcp.transport import first_of, watched
 
 if TYPE_CHECKING:
@@ -52,8 +57,15 @@ class Status:
     source: str = ""
     skipped: list[str] = field(default_factory=list)
     """Tools left out, each with the reason."""
+    cut: int = 0
+    """Tools left out because a request would carry too many (``[mcp] max_tools``)."""
     log: str | None = None
     """Where its stderr goes (stdio servers with a log folder)."""
+
+    @property
+    def prefix(self) -> str:
+        """What its tools' names begin with (``mcp__NAME__``; a long name is shortened)."""
+        return tool_prefix(self.name)
 
 
 class Connection:
@@ -78,6 +90,10 @@ class Connection:
         self._relist: asyncio.Task[None] | None = None
         self._relist_again = False
         self._closed = False
+        self._log_from = 0
+        """The size of the stderr log when the server last started."""
+        self._http = HttpAnswers()
+        """What an HTTP server last answered with an error (named when it fails to start)."""
 
     @property
     def name(self) -> str:
@@ -89,6 +105,7 @@ class Connection:
         """Connect and list the tools, within the server's ``timeout_s``; a failure is recorded
         in :attr:`status` (never raised: a broken server must not break the session)."""
         self.status.log = str(self.log_path) if self.log_path is not None else None
+        self._log_from = log_size(self.log_path)  # the log may hold an earlier run's words: only this start's count
         self._set("starting")
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
@@ -102,7 +119,8 @@ class Connection:
             self._set("failed", f"did not start within {timeout:g} s (timeout_s){self._stderr_tail()}")
         except Exception as error:  # noqa: BLE001 - whatever the server or SDK raised is the reason shown
             await self._end_owner()
-            self._set("failed", _reason(error) + self._stderr_tail())
+            answered = self._http.explain(self.spec.settings.transport, self.spec.written_in)
+            self._set("failed", failure_reason(error) + answered + self._stderr_tail())
         else:
             self._set("ready")
 
@@ -112,7 +130,8 @@ class Connection:
             from mcp import Client
 
             gone = asyncio.Event()
-            with self._errlog() as errlog:
+            async with self._errlog() as errlog:
+                log_to(errlog)
                 target = watched(self._target(errlog), gone.set)
                 async with Client(target, client_info=_client_info(), message_handler=self._on_message) as client:
                     self.tools = await _list_all(client)
@@ -183,7 +202,10 @@ class Connection:
             if client is None or self.status.state != "ready":
                 return
             try:
-                tools = await _list_all(client)
+                # Bounded like the first listing: a server that never answers must not leave this
+                # task waiting for the whole session (and later changes unseen behind it).
+                async with asyncio.timeout(self.spec.settings.timeout_s):
+                    tools = await _list_all(client)
             except Exception:  # noqa: BLE001 - keep the tools known so far; a dead server is noticed by calls
                 return
             if client is not self._client or self._closed:
@@ -197,36 +219,41 @@ class Connection:
     def _target(self, errlog: TextIO) -> Any:
         """What the SDK's ``Client`` connects to: a started command, or an HTTP transport."""
         settings = self.spec.settings
+        of = f" of {self.spec.written_in}"
         if settings.transport == "stdio":
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
             assert settings.command is not None  # the settings model requires one for stdio
-            cwd = self.workspace / expand(settings.cwd) if settings.cwd else self.workspace
+            cwd = self.workspace / expand(settings.cwd, where=f"cwd{of}") if settings.cwd else self.workspace
             # The whole environment, as Claude Code and other clients pass it: a server configured
             # for them (a GITHUB_TOKEN read from the environment) works unchanged. The SDK's own
             # default would pass only PATH, HOME and a few more.
-            params = StdioServerParameters(command=expand(settings.command),
-                                           args=[expand(arg) for arg in settings.args],
-                                           env={**os.environ, **expand_all(settings.env)}, cwd=cwd)
+            params = StdioServerParameters(
+                command=expand(settings.command, where=f"command{of}"),
+                args=[expand(arg, where=f"args[{index}]{of}") for index, arg in enumerate(settings.args)],
+                env={**os.environ, **expand_all(settings.env, where="env", source=of)}, cwd=cwd)
             return stdio_client(params, errlog=errlog)
         assert settings.url is not None
-        url, headers = expand(settings.url), expand_all(settings.headers)
+        url = expand(settings.url, where=f"url{of}")
+        headers = expand_all(settings.headers, where="headers", source=of)
+        self._http = HttpAnswers()
         if settings.transport == "sse":
-            from mcp.client.sse import sse_client
+            return self._http.sse(url, headers, settings.timeout_s)
+        return self._http.streamable_http(url, headers)
 
-            return sse_client(url, headers=headers or None, timeout=settings.timeout_s)
-        return _streamable_http(url, headers)
-
-    @contextlib.contextmanager
-    def _errlog(self) -> Any:
+    @contextlib.asynccontextmanager
+    async def _errlog(self) -> AsyncIterator[TextIO]:
         path = self.log_path
         if path is None:
-            with open(os.devnull, "w", encoding="utf-8") as sink:
+            with open(os.devnull, "w", encoding="utf-8") as sink:  # noqa: ASYNC230 - /dev/null never blocks
                 yield sink
             return
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8", errors="replace") as log:
-            yield log
+        log = StderrLog(path)
+        try:
+            yield log.open()
+        finally:
+            await log.close()
 
     @property
     def log_path(self) -> Path | None:
@@ -236,16 +263,9 @@ class Connection:
         return self.log_dir / f"{self.name}.log"
 
     def _stderr_tail(self) -> str:
-        path = self.log_path
-        if path is None:
-            return ""
-        try:
-            with path.open("rb") as log:
-                log.seek(max(0, log.seek(0, os.SEEK_END) - 4096))  # the end says why it stopped
-                lines = [line.strip() for line in log.read().decode(errors="replace").splitlines()]
-        except OSError:
-            return ""
-        last = next((line for line in reversed(lines) if line), None)
+        last = last_words(self.log_path, self._log_from) if self.log_path is not None else None
+        if last is None:
+            self.status.log = None  # it said nothing this time: no file to point at
         return f"; its last words: {last[:200]}" if last else ""
 
     # -- calling ----------------------------------------------------------------------------
@@ -346,18 +366,6 @@ class Connection:
         self._on_change(self)
 
 
-@contextlib.asynccontextmanager
-async def _streamable_http(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
-    """The SDK's streamable HTTP transport with our headers; the SDK leaves closing an HTTP
-    client it was given to its owner, so it is closed here."""
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
-
-    async with create_mcp_http_client(headers=headers or None) as client:
-        async with streamable_http_client(url, http_client=client) as streams:
-            yield streams
-
-
 async def _list_all(client: Client) -> list[Tool]:
     tools: list[Tool] = []
     cursor: str | None = None
@@ -380,15 +388,3 @@ def _client_info() -> Any:
     except PackageNotFoundError:
         own = "0"
     return Implementation(name=CLIENT_NAME, version=own)
-
-
-def _reason(error: BaseException) -> str:
-    """A failure in one line: the innermost exception of an exception group says what happened."""
-    while isinstance(error, BaseExceptionGroup) and error.exceptions:
-        error = error.exceptions[0]
-    if isinstance(error, MissingVariable):
-        return str(error)
-    if isinstance(error, FileNotFoundError):
-        return f"the command was not found ({error.filename or error})"
-    text = " ".join(str(error).split()) or type(error).__name__
-    return f"{type(error).__name__}: {text}" if type(error).__name__ not in text else text

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentcli.mcp.budget import share
 from agentcli.mcp.connection import Connection, Status
 from agentcli.mcp.declare import McpTool, UnusableSchema, declare
 from agentcli.mcp.naming import offered
@@ -33,8 +34,12 @@ class McpManager:
 
     def __init__(self, servers: ServerList, workspace: Path, registry: ToolRegistry, *,
                  notify: Notify = lambda _: None, inform: Notify | None = None,
-                 on_change: Callable[[], None] = lambda: None) -> None:
+                 on_change: Callable[[], None] = lambda: None,
+                 denied: Callable[[str], bool] = lambda _: False) -> None:
         self.registry = registry
+        self.denied = denied
+        """Whether a tool (by its ``mcp__`` name) is denied outright by the permission rules: such a
+        tool is not offered at all, as Claude Code does, rather than offered and refused each call."""
         self.notify = notify
         self.inform = inform or notify
         """News, not a problem; without its own callback it goes where problems go."""
@@ -46,6 +51,11 @@ class McpManager:
                             for spec in servers.servers]
         self._names: dict[str, list[str]] = {}
         """The registry names of each server's tools."""
+        self._offered: dict[str, tuple[Connection, list[type[McpTool]]]] = {}
+        """Each ready server's tools that its allow/deny lists and the schema checks let through."""
+        self.max_tools = servers.max_tools
+        self._told_cut: dict[str, int] = {}
+        """How many of each server's tools the user was told were left out for ``max_tools``."""
         self._startup: asyncio.Task[None] | None = None
         registry.wait_for(self.ready)
 
@@ -110,31 +120,57 @@ class McpManager:
     def _publish(self, connection: Connection, *, restarted: bool = True) -> None:
         """Put the server's tools in the registry (again, after a restart or a change)."""
         settings = connection.spec.settings
-        for name in self._names.pop(connection.name, []):
-            self.registry.remove(name)
-        names: list[str] = []
+        declared: list[type[McpTool]] = []
         skipped: list[str] = []
         for tool in connection.tools:
             if not offered(tool.name, settings.allow_tools, settings.deny_tools):
                 continue
             try:
-                declared = declare(connection.name, tool, research=settings.research,
-                                   writes_files=settings.writes_files)
+                declaration = declare(connection.name, tool, research=settings.research,
+                                      writes_files=settings.writes_files)
             except UnusableSchema as error:
                 skipped.append(f"{tool.name}: {error}")
                 continue
-            if declared.name in names:
+            if self.denied(declaration.name):
+                continue  # the user's own rule: left out silently, and not counted against max_tools
+            if any(other.name == declaration.name for other in declared):
                 skipped.append(f"{tool.name}: its name clashes with another tool's once made fit for models")
                 continue
-            self.registry.add(declared(connection))
-            names.append(declared.name)
-        self._names[connection.name] = names
-        connection.status.tools = len(names)
+            declared.append(declaration)
+        self._offered[connection.name] = (connection, declared)
         if skipped and skipped != connection.status.skipped:
-            self.notify(f"MCP server '{connection.name}': left out " + "; ".join(skipped))
+            self.notify(f"MCP server '{connection.name}': left out the tool{'s' if len(skipped) > 1 else ''} "
+                        + "; ".join(skipped))
         connection.status.skipped = skipped
+        self._fill()
         if restarted and connection.status.restarts:
-            self.notify(f"MCP server '{connection.name}' restarted ({len(names)} tools)")
+            self.notify(f"MCP server '{connection.name}' restarted ({connection.status.tools} tools)")
+
+    def _fill(self) -> None:
+        """Offer every server's tools, within the most a request may carry (``max_tools``)."""
+        for names in self._names.values():
+            for name in names:
+                self.registry.remove(name)
+        wanted = {server: len(declared) for server, (_, declared) in self._offered.items()}
+        if self.max_tools is None:
+            kept = wanted
+        else:
+            kept = share(self.max_tools - len(self.registry.names), wanted)
+        for server, (connection, declared) in sorted(self._offered.items()):
+            offered_now = declared[: kept[server]]
+            for declaration in offered_now:
+                self.registry.add(declaration(connection))
+            self._names[server] = [declaration.name for declaration in offered_now]
+            connection.status.tools = len(offered_now)
+            cut = len(declared) - len(offered_now)
+            connection.status.cut = cut
+            if cut and self._told_cut.get(server) != cut:
+                first = declared[len(offered_now)].remote_name
+                self.notify(f"MCP server '{server}': {cut} of its {len(declared)} tools left out (from {first} on): "
+                            f"a request carries at most {self.max_tools} tools (OpenAI's limit, [mcp] max_tools), "
+                            f"agentcli's own and every server's together; choose the ones you need with "
+                            f"allow_tools or deny_tools in [mcp.servers.{server}]")
+            self._told_cut[server] = cut
 
     def tools_of(self, server: str) -> list[type[McpTool]]:
         """The declarations of a server's offered tools."""
@@ -170,3 +206,7 @@ def import_sdk() -> None:
     import mcp.client.stdio
     import mcp.client.streamable_http
     import mcp.shared.exceptions  # noqa: F401
+
+    from agentcli.mcp.sdk_log import route_sdk_logs
+
+    route_sdk_logs()

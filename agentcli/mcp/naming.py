@@ -16,9 +16,24 @@ MAX_NAME = 64
 _UNFIT = re.compile(r"[^A-Za-z0-9_-]")
 
 
+MAX_SERVER = 40
+"""A longer server name is shortened in tool names (to ``SHORT_SERVER`` characters, a hash of the
+whole name included), so every tool keeps ``mcp__SERVER__`` and a readable name of its own: cut
+as a whole, ``mcp__a-long-corporate-server-name…_1a2b3c4d`` told neither the server nor the tool."""
+SHORT_SERVER = 30
+
+
+def tool_prefix(server: str) -> str:
+    """What the names of a server's tools begin with: ``mcp__SERVER__``."""
+    if len(server) > MAX_SERVER:
+        digest = hashlib.blake2b(server.encode(), digest_size=4).hexdigest()
+        server = f"{server[: SHORT_SERVER - 9]}_{digest}"
+    return f"{PREFIX}{server}__"
+
+
 def tool_name(server: str, tool: str) -> str:
     """The name the model calls a server's tool by."""
-    name = f"{PREFIX}{server}__{_UNFIT.sub('_', tool)}"
+    name = f"{tool_prefix(server)}{_UNFIT.sub('_', tool)}"
     if len(name) <= MAX_NAME:
         return name
     digest = hashlib.blake2b(tool.encode(), digest_size=4).hexdigest()

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from agentcli.config_mcp import SERVER_NAME, McpServerSettings, McpSettings
 from agentcli.config_sources import not_utf8
+from agentcli.mcp.budget import MAX_TOOLS
 
 PROJECT_FILE = ".mcp.json"
 
@@ -39,6 +40,11 @@ class ServerSpec:
     source: str
     """Where it was configured: ``.mcp.json``, ``config`` or both."""
 
+    @property
+    def written_in(self) -> str:
+        """Where its settings are, to point the user at a field: ``[mcp.servers.NAME]`` for config."""
+        return self.source.replace("config", f"[mcp.servers.{self.name}]")
+
 
 @dataclass(frozen=True)
 class ServerList:
@@ -52,6 +58,9 @@ class ServerList:
     """The problems that left a server or the whole `.mcp.json` out, each naming the file and the
     field: `agentcli mcp list` and `mcp call` refuse to go on with them (exit 2), as a mistake in
     `.agentcli.toml` does, while a session warns and goes on without what they cover."""
+    max_tools: int | None = MAX_TOOLS
+    """The most tools a request carries, the session's own included (`[mcp] max_tools`); None
+    for no limit (a tool called by hand with `agentcli mcp call`)."""
 
 
 @dataclass
@@ -96,7 +105,7 @@ def resolve_servers(settings: McpSettings, workspace: Path) -> ServerList:
         unreachable = spec.unreachable()
         if unreachable is not None:
             if name not in base:
-                entry = f"mcp.servers.{name}"
+                entry = f"{_config_files(name, workspace)}mcp.servers.{name}"
             elif configured is None:
                 entry = f"{project.path}: mcpServers.{project.names[name]}"
             else:
@@ -104,7 +113,8 @@ def resolve_servers(settings: McpSettings, workspace: Path) -> ServerList:
             errors.append(f"{entry}: {unreachable}; the MCP server '{name}' is ignored")
             continue
         servers.append(ServerSpec(name, spec, source))
-    return ServerList(tuple(servers), (*project.warnings, *errors), tuple(disabled), tuple(errors))
+    return ServerList(tuple(servers), (*project.warnings, *errors), tuple(disabled), tuple(errors),
+                      settings.max_tools)
 
 
 def read_project_file(path: Path) -> _ProjectFile:
@@ -136,6 +146,13 @@ def read_project_file(path: Path) -> _ProjectFile:
             found.errors.append(f"{path}: mcpServers.{raw_name}: must be an object, found a {_json_type(entry)}; "
                                 f"the MCP server '{name}' is ignored")
             continue
+        if name in found.names:
+            # Two names made fit for tool names alike (`my.server`, `my_server`): the second would
+            # silently replace the first, so it is refused instead, naming both.
+            found.errors.append(f"{path}: mcpServers.{raw_name}: named like '{found.names[name]}' once made fit "
+                                f"for tool names (both become '{name}', as in mcp__{name}__TOOL); rename one; "
+                                f"the MCP server '{raw_name}' is ignored")
+            continue
         found.names[name] = str(raw_name)
         found.entries[name] = {key: value for key, value in entry.items() if key in McpServerSettings.model_fields}
         unknown = sorted(set(entry) - set(McpServerSettings.model_fields))
@@ -147,6 +164,20 @@ def read_project_file(path: Path) -> _ProjectFile:
         if found.entries[name].get("type") == "streamable-http":
             found.entries[name]["type"] = "http"
     return found
+
+
+def _config_files(name: str, workspace: Path) -> str:
+    """``FILE: `` for the config files that set ``[mcp.servers.NAME]`` (the settings, merged,
+    no longer say where a field came from), or nothing when none of them does."""
+    from agentcli.config_sources import ConfigError, read_layers
+
+    try:
+        layers = read_layers(workspace, environ={})
+    except ConfigError:
+        return ""  # already reported when the settings were loaded
+    files = [layer.source for layer in layers
+             if isinstance(servers := layer.values.get("mcp", {}).get("servers"), dict) and name in servers]
+    return f"{', '.join(files)}: " if files else ""
 
 
 def _json_type(value: object) -> str:
@@ -162,8 +193,12 @@ def sanitize_server_name(name: str) -> str:
     return cleaned.strip("_") or "server"
 
 
-def expand(text: str, environ: Mapping[str, str] | None = None) -> str:
+def expand(text: str, environ: Mapping[str, str] | None = None, *, where: str = "") -> str:
     """``text`` with ``${VAR}`` and ``${VAR:-default}`` filled from the environment.
+
+    Args:
+        where: The field ``text`` came from (``env.GITHUB_TOKEN of .mcp.json``), named when a
+            variable is missing so the user knows which line to look at.
 
     Raises:
         MissingVariable: naming the variable that is unset and has no default.
@@ -175,15 +210,19 @@ def expand(text: str, environ: Mapping[str, str] | None = None) -> str:
         value = env.get(name)
         if value is None or (value == "" and default is not None):
             if default is None:
-                raise MissingVariable(f"the environment variable {name} is not set (used as ${{{name}}})")
+                used = f"used as ${{{name}}}" + (f" in {where}" if where else "")
+                raise MissingVariable(f"the environment variable {name} is not set ({used}); "
+                                      f"set it, or write ${{{name}:-default}}")
             return default
         return value
 
     return _REFERENCE.sub(fill, text)
 
 
-def expand_all(values: Mapping[str, str], environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    return {key: expand(value, environ) for key, value in values.items()}
+def expand_all(values: Mapping[str, str], environ: Mapping[str, str] | None = None, *,
+               where: str = "", source: str = "") -> dict[str, str]:
+    """Each value expanded; ``where`` names the table (``env``) and ``source`` its file."""
+    return {key: expand(value, environ, where=f"{where}.{key}{source}") for key, value in values.items()}
 
 
 def _first_error(error: ValidationError) -> tuple[str, str]:

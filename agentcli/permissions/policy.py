@@ -313,7 +313,8 @@ class Policy:
         for rule in self._rules(self._allow, self.state_allow, tool):
             if rule.pattern is None:
                 return Decision("allow", f"allowed by the rule `{rule.text}`", summary, matched=rule.text)
-        return Decision("ask", f"mode `{self.mode}`: `{tool}` runs commands and needs approval", summary, (tool,))
+        does = "is an MCP tool its server does not mark read-only" if tool.startswith("mcp__") else "runs commands"
+        return Decision("ask", f"mode `{self.mode}`: `{tool}` {does} and needs approval", summary, (tool,))
 
     # -- rules ----------------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ the servers otherwise) and read :attr:`McpCommands.mcp_statuses`; the servers' o
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,19 @@ from agentcli.session.turn import Turn
 if TYPE_CHECKING:
     from agentcli.mcp import McpManager, Status
     from agentcli.session.log import SessionLog
+
+
+def denied_outright(settings: Settings) -> Callable[[str], bool]:
+    """Whether ``[permissions] deny`` refuses every call of a tool (a rule naming the tool, its
+    server or a pattern of names, without an argument pattern)."""
+    from agentcli.permissions.rules import RuleError, parse_rules
+
+    try:
+        rules = [rule for rule in parse_rules(settings.permissions.deny, where="permissions.deny")
+                 if rule.pattern is None]
+    except RuleError:
+        return lambda _: False  # the policy reports a malformed rule; nothing is hidden meanwhile
+    return lambda name: any(rule.applies_to(name) for rule in rules)
 
 
 class McpCommands:
@@ -46,7 +60,8 @@ class McpCommands:
             self.mcp = McpManager(
                 servers, self.workspace, self.turn.tools,
                 notify=lambda text: self._emit(Notice(kind="mcp", text=text, severity="warning")),
-                inform=lambda text: self._emit(Notice(kind="mcp", text=text, severity="info")))
+                inform=lambda text: self._emit(Notice(kind="mcp", text=text, severity="info")),
+                denied=denied_outright(self.settings))
 
     def start_tools(self) -> None:
         """Start the MCP servers in the background, once; returns at once (never waits)."""

@@ -12,8 +12,9 @@ from pathlib import Path
 
 from agentcli.config import Settings, data_home
 from agentcli.mcp import McpManager, McpTool, ServerList, Status, resolve_servers
+from agentcli.session.mcp_commands import denied_outright
 from agentcli.tools.base import ToolContext, ToolResult
-from agentcli.tools.registry import ToolRegistry
+from agentcli.tools.registry import ToolRegistry, default_registry
 
 
 class McpCommandError(Exception):
@@ -55,6 +56,7 @@ class Listing:
     problems: tuple[str, ...]
     disabled: tuple[str, ...]
     notices: list[str]
+    max_tools: int | None = None
 
 
 def _configured(workspace: Path, settings: Settings) -> ServerList:
@@ -73,7 +75,9 @@ async def list_servers(workspace: Path, settings: Settings) -> Listing:
         McpConfigError: the configuration leaves a server out; nothing was started.
     """
     notices: list[str] = []
-    manager = McpManager(_configured(workspace, settings), workspace, ToolRegistry([]), notify=notices.append)
+    # With agentcli's own tools, as a session has them: they count towards `[mcp] max_tools`.
+    manager = McpManager(_configured(workspace, settings), workspace, default_registry(), notify=notices.append,
+                         denied=denied_outright(settings))
     manager.start(log_dir=data_home() / "mcp-logs")
     try:
         await manager.ready()
@@ -82,7 +86,7 @@ async def list_servers(workspace: Path, settings: Settings) -> Listing:
                    for status in manager.statuses]
     finally:
         await manager.aclose()
-    return Listing(reports, manager.problems, manager.disabled, notices)
+    return Listing(reports, manager.problems, manager.disabled, notices, manager.max_tools)
 
 
 async def call_tool(workspace: Path, settings: Settings, server: str, tool: str, arguments: str) -> ToolResult:
@@ -107,7 +111,9 @@ async def call_tool(workspace: Path, settings: Settings, server: str, tool: str,
         known = ", ".join(spec.name for spec in servers.servers) or "none"
         raise McpCommandError(f"no enabled MCP server named '{server}' (configured: {known})")
     registry = ToolRegistry([])
-    manager = McpManager(type(servers)(tuple(chosen)), workspace, registry, notify=notices.append)
+    # Any of its tools may be called by hand, even one a session leaves out for `[mcp] max_tools`.
+    manager = McpManager(replace(servers, servers=tuple(chosen), max_tools=None), workspace, registry,
+                         notify=notices.append)
     manager.start(log_dir=data_home() / "mcp-logs")
     try:
         await manager.ready()

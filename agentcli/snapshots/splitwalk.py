@@ -44,15 +44,17 @@ from pygit2.utils import StrArray
 from agentcli.snapshots._libgit2 import pathspec
 from agentcli.snapshots.diffperf import PerfData
 from agentcli.snapshots.diffperf import perfdata as _perfdata
-from agentcli.snapshots.hints import index_lower_bound
+from agentcli.snapshots.splitgroups import Groups
 
-MIN_ENTRIES = 20_000
+MIN_ENTRIES = 8_000
 """Below this many index entries one walk is quick and the split's own costs exceed what it saves.
 
-Those costs are mostly fixed (cutting the tree, the thread, the other thread's handle loading the
-index file after each write), 43-52% more CPU than one walk at 10k files. Split ÷ one thread,
-interleaved pairs: at 10k files 1.13 (first captures) and 1.17 (walks) at load 1.8, at 25k 0.90
-and 0.95 at load 2.0, at 100k 0.83 and 0.80 at load 1.0 (bench/README.md, first-capture)."""
+A "10k-file" repository splits (while a CPU is free: `cpus_idle`). With the cut's counts and the
+other thread kept between walks, the split costs 8% more CPU than one walk at 10k files (27%
+before) and 27% on a first capture (the other handle's index load); split ÷ one thread at 10k,
+interleaved, this process favoured by the scheduler on a loaded machine: walks with 0 / 1
+changed 0.62 / 0.79, first captures 0.98 (the CPU each thread used puts a free core at 0.59 /
+0.75 / 0.90). At 5k the first capture lost (1.05): left on one thread (bench/README.md, perf-r10)."""
 
 _Stamp = tuple[tuple[int, int, int] | None, ...]
 """The store's config and index files as a handle last read them (mtime, size, inode)."""
@@ -82,22 +84,51 @@ def cpus_idle(workers: int) -> bool:
 
     At 10k files with both cores busy (load 3-4) each half of a split walk took as long as a
     whole walk, and the split's own costs made the capture 1.1-1.6x slower: so it splits only
-    while `workers - 1` CPUs besides this thread are free. The 1-minute load average (this
-    process included) must leave about a CPU free, or, on Linux, the tasks running now
-    (`/proc/loadavg`'s fourth field) must: the average lags a burst by a minute, while one
-    sample of the count can catch a kernel thread's moment, so the count only adds splits. A
-    busy process (the bench's CPU hog) is in both; one sample can miss a job between bursts,
-    and then one capture pays the split's overhead (at most ~1.6x).
+    while `workers - 1` CPUs besides this thread are free. On Linux the tasks running now decide
+    (`/proc/loadavg`'s fourth field): the 1-minute load average lags both ways, a burst that
+    ended and a busy process that started (the bench's CPU hog starts just before it; from a
+    quiet 0.5 the average passes the bound only after about a minute). A busy count is read
+    again, less this process's own running threads (the seed's load, the watcher's arming, a
+    head start loading the index: part of the same capture, not neighbours), which also keeps a
+    kernel thread's moment from taking a split away. A busy process (the hog) is in both
+    readings; two can still miss a job between bursts, and then one capture pays the split's
+    overhead. Elsewhere the load average (this process included) must leave a CPU free.
     """
+    for again in (False, True):
+        running = running_tasks()
+        if running is None:
+            break
+        if again:
+            running -= own_running() - 1
+        # `running` includes this thread; the other workers need `workers - 1` more CPUs.
+        if running + workers - 1 <= _cpu_count():
+            return True
+    else:
+        return False
     try:
         load: float | None = os.getloadavg()[0]
     except (AttributeError, OSError):
         load = None
-    if load is None or load <= workers - 0.5:
-        return True
-    running = running_tasks()
-    # `running` includes this thread; the other workers need `workers - 1` more CPUs.
-    return running is not None and running + workers - 1 <= _cpu_count()
+    return load is None or load <= workers - 0.5
+
+
+def own_running() -> int:
+    """This process's threads running or ready to run now, this one included (/proc/self/task;
+    ~15 us a thread, read only when the machine looks busy)."""
+    count = 0
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return 1
+    for tid in tasks:
+        try:
+            with open(f"/proc/self/task/{tid}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue  # the thread ended
+        end = stat.rfind(b")")  # the name, in parentheses, may hold spaces
+        count += stat[end + 2 : end + 3] == b"R"
+    return max(count, 1)
 
 
 def running_tasks() -> int | None:
@@ -132,6 +163,10 @@ class SplitWalk:
         self._stamp: _Stamp = ()
         self._prefetching: tuple[_Stamp, list[pygit2.Repository], list[threading.Thread]] | None = None
         self._loading: list[threading.Thread] = []  # every head start's threads, dropped ones too
+        self._groups = Groups(workspace, UNIT_SHARE)
+        # Kept between walks: starting a thread per walk cost 1.4-2 ms under load (the new thread
+        # waits for a CPU and the GIL before `start` returns). Idle threads exit when it is dropped.
+        self._pool: tuple[ThreadPoolExecutor, int] | None = None
         self.outcomes: Counter[str] = Counter()
         """How each `find` ended: "split", "busy" (no CPU free), "small" (or one CPU), "other"
         (no counters, no tree, one group, an error). What the bench prints, so a run says
@@ -175,7 +210,10 @@ class SplitWalk:
         index_tree = tree() if perfdata is not None else None
         groups: list[list[str]] = []
         if index_tree is not None:
-            groups = _groups(self._workspace, index, index_tree, count, workers, is_ignored_dir)
+            try:
+                groups = self._groups.cut(repo, index, index_tree, count, workers, is_ignored_dir)
+            except (pygit2.GitError, KeyError, ValueError):
+                groups = []  # a tree object missing from the store: the single walk meets it as before
         if len(groups) < 2:
             self.outcomes["other"] += 1
             return None
@@ -192,10 +230,13 @@ class SplitWalk:
 
         try:
             repos = [repo, *self._worker_repos(len(groups) - 1)]
-            with ThreadPoolExecutor(max_workers=len(groups) - 1) as pool:
-                futures = [pool.submit(walk, (repos[i], groups[i])) for i in range(1, len(groups))]
+            pool = self._thread_pool(len(groups) - 1)
+            futures = [pool.submit(walk, (repos[i], groups[i])) for i in range(1, len(groups))]
+            try:
                 first = walk((repos[0], groups[0]))  # this thread walks a group too
-                results = [first, *(f.result() for f in futures)]
+            finally:
+                others = [f.result() for f in futures]  # none left walking with handles the caller may drop
+            results = [first, *others]
         except (pygit2.GitError, OSError, KeyError, ValueError):
             # Whatever failed here, the single walk meets again and reports as it always did:
             # splitting must never be why a capture fails.
@@ -287,73 +328,24 @@ class SplitWalk:
             self._repos.append(pygit2.Repository(str(self._path)))
         return self._repos[:count]
 
+    def _thread_pool(self, threads: int) -> ThreadPoolExecutor:
+        if self._pool is None or self._pool[1] < threads:
+            if self._pool is not None:
+                self._pool[0].shutdown(wait=False)  # idle: its threads exit
+            self._pool = (ThreadPoolExecutor(max_workers=threads, thread_name_prefix="agentcli-split"), threads)
+        return self._pool[0]
+
     def reset(self) -> None:
-        """Drops the handles (after gc repacked the store, or the store closed)."""
+        """Drops the handles and the threads (after gc repacked the store, or the store closed)."""
+        if self._pool is not None:
+            self._pool[0].shutdown(wait=True)
+            self._pool = None
         for thread in self._loading:
             thread.join()  # no thread left reading a store about to change
         self._loading = []
         self._prefetching = None
         self._repos = []
         self._stamp = ()
-
-
-def _groups(
-    workspace: Path,
-    index: pygit2.Index,
-    tree: pygit2.Tree,
-    count: int,
-    workers: int,
-    is_ignored_dir: Callable[[str], bool],
-) -> list[list[str]]:
-    """Cuts the workspace into `workers` lists of paths with about as many entries each.
-
-    The names at each level are the directory's and the index tree's: a deleted file is only in
-    the second, a new one only in the first, and each must fall in some group.
-    """
-    limit = max(1, count // (UNIT_SHARE * workers))
-    units: list[tuple[int, str]] = []
-    # (directory, its tree, the range of index entries below it)
-    todo: list[tuple[str, pygit2.Tree, int, int]] = [("", tree, 0, count)]
-    while todo:
-        parent, subtree, lo, hi = todo.pop()
-        children = {e.name: e for e in subtree if e.name is not None}
-        names = set(children)
-        try:
-            names.update(e.name for e in os.scandir(workspace / parent if parent else workspace))
-        except OSError:
-            if not parent:
-                return []
-            units.append((1, parent))  # vanished or unreadable: the diff reports what it finds
-            continue
-        for name in names:
-            rel = f"{parent}/{name}" if parent else name
-            child = children.get(name)
-            if rel == ".git":
-                continue
-            if not isinstance(child, pygit2.Tree):
-                units.append((1, rel))
-                continue
-            start = index_lower_bound(index, rel + "/", lo, hi)
-            end = index_lower_bound(index, rel + "0", start, hi)  # "0" sorts right after "/"
-            if (
-                end - start > limit
-                and os.path.isdir(workspace / rel)
-                and not os.path.islink(workspace / rel)
-                and not os.path.lexists(workspace / rel / ".git")  # a nested repository is judged whole
-                and not is_ignored_dir(rel)
-            ):
-                todo.append((rel, child, start, end))
-            else:
-                units.append((max(end - start, 1), rel))
-    # Largest first, each to the lightest group: balanced within one unit's size.
-    units.sort(key=lambda u: (-u[0], u[1]))
-    groups: list[list[str]] = [[] for _ in range(workers)]
-    weight = [0] * workers
-    for held, rel in units:
-        lightest = weight.index(min(weight))
-        groups[lightest].append(rel)
-        weight[lightest] += held
-    return [sorted(g) for g in groups if g]
 
 
 def _load_index(repo: pygit2.Repository) -> None:

@@ -28,7 +28,8 @@ from textual.widgets import Button, DataTable, Footer, RichLog, Static
 from agentcli.tui.themes import ROLE_DEFAULTS, load_themes
 
 if TYPE_CHECKING:
-    from agentcli.fleet.models import Race
+    from agentcli.fleet.apply import ApplyConflict
+    from agentcli.fleet.models import Attempt, Race
     from agentcli.fleet.view import AttemptRow
 
 POLL_S = 0.5
@@ -232,7 +233,7 @@ class RaceScreen(Screen[None]):
         selected = self._selected()
         attempt = self.race.attempt(selected) if self.race and selected else None
         if attempt is None or not attempt.has_change:
-            self.notify("This attempt has no result yet.", severity="warning")
+            self.notify(_no_result_words(attempt, "a diff"), severity="warning")
             return
         self.app.push_screen(DiffScreen(self.data_dir, Path(attempt.workdir), attempt.id))
 
@@ -244,7 +245,13 @@ class RaceScreen(Screen[None]):
         selected = self._selected()
         attempt = self.race.attempt(selected) if self.race and selected else None
         if attempt is None or not attempt.has_change:
-            self.notify("This attempt has no result to apply.", severity="warning")
+            self.notify(_no_result_words(attempt, "a result to apply"), severity="warning")
+            return
+        if attempt.change.files == 0:
+            # Asking "apply 0 files?" helps no one; a session resumed since is what the CLI takes.
+            self.notify(f"Attempt {attempt.id} changed nothing: nothing to apply. (If you resumed its session "
+                        f"since, `agentcli race apply {attempt.id}` takes what its directory holds now.)",
+                        severity="warning", timeout=10)
             return
         if await self.app.push_screen_wait(ConfirmApply(attempt.id, attempt.change.files)):
             self._apply_now(attempt.id)
@@ -257,17 +264,38 @@ class RaceScreen(Screen[None]):
         try:
             result = apply_attempt(records.load(self.data_dir, self.race_id), attempt_id, self.data_dir)
         except ApplyConflict as conflict:
-            listed = ", ".join(item.path for item in conflict.conflicts[:5])
-            self.app.call_from_thread(
-                self.notify, f"Nothing applied: you changed {listed} since the race began. "
-                f"`agentcli race apply {attempt_id} --force` takes the attempt's.", severity="error", timeout=15)
+            self.app.call_from_thread(self.notify, _conflict_words(conflict, attempt_id), severity="error", timeout=15)
             return
         except ApplyError as error:
             self.app.call_from_thread(self.notify, str(error), severity="error")
             return
-        self.app.call_from_thread(self.notify, f"Applied attempt {attempt_id}: {len(result.paths)} paths written. "
+        written = f"{len(result.paths)} path{'s' if len(result.paths) != 1 else ''}"
+        self.app.call_from_thread(self.notify, f"Applied attempt {attempt_id}: {written} written. "
                                   "Undo with `agentcli race undo`.", timeout=10)
         self.app.call_from_thread(self._load)  # the status line says what is applied now
+
+
+def _no_result_words(attempt: Attempt | None, wanted: str) -> str:
+    """Why the selected row has no diff or result: still running (it will), or never written."""
+    if attempt is None:
+        return "No attempt is selected."
+    if attempt.state in ("pending", "starting", "running", "checking"):
+        return f"Attempt {attempt.id} is still {attempt.state}; it has {wanted} once it ends."
+    why = attempt.note or attempt.state
+    return f"Attempt {attempt.id} has no {wanted.removeprefix('a ')}: it never started ({why})."
+
+
+def _conflict_words(conflict: ApplyConflict, attempt_id: str) -> str:
+    """Why nothing was applied: the user's own edits, or an earlier apply of another attempt (a
+    switch of attempts, which ``race undo`` makes cleanly)."""
+    listed = ", ".join(item.path for item in conflict.conflicts[:5])
+    force = f"`agentcli race apply {attempt_id} --force` takes the attempt's."
+    earlier = {item.applied_by for item in conflict.conflicts}
+    if None not in earlier:
+        which = ", ".join(sorted(str(attempt) for attempt in earlier))
+        return (f"Nothing applied: applying attempt {which} wrote {listed}. `agentcli race undo` takes that back "
+                f"first; {force}")
+    return f"Nothing applied: you changed {listed} since the race began. {force}"
 
 
 class DiffScreen(Screen[None]):
@@ -296,14 +324,17 @@ class DiffScreen(Screen[None]):
     def _load(self) -> None:
         from rich.syntax import Syntax
 
-        from agentcli.fleet.workdir import result_patch
+        from agentcli.fleet.workdir import WorkdirError, result_patch
 
+        log = self.query_one(RichLog)
         try:
             patch = result_patch(self.workdir, self.data_dir)
+        except WorkdirError as error:  # the directory is gone (race rm) or its store unreadable: say so here
+            self.app.call_from_thread(log.write, f"No diff to show: {error}.")
+            return
         except Exception as error:  # noqa: BLE001 - the store's errors name what is missing; show, don't crash
             self.app.call_from_thread(self.notify, f"{type(error).__name__}: {error}", severity="error")
             return
-        log = self.query_one(RichLog)
         shown = Syntax(patch, "diff", theme="ansi_dark", word_wrap=False) if patch else "This attempt changed nothing."
         self.app.call_from_thread(log.write, shown)
 

@@ -126,6 +126,10 @@ def test_a_bad_tasks_file_names_the_line(tmp_path: Path) -> None:
     proc = agentcli("batch", str(tasks), cwd=tmp_path)
     assert proc.returncode == 2
     assert f"{tasks}:2: give either \"workspace\"" in proc.stderr
+    before = tasks.read_text()
+    itself = agentcli("batch", str(tasks), "--results", str(tasks), cwd=tmp_path)
+    assert itself.returncode == 2 and "is the tasks file itself" in itself.stderr, itself.stderr
+    assert tasks.read_text() == before
 
 
 def test_a_task_that_cannot_be_prepared_is_an_error_line_and_the_batch_goes_on(tmp_path: Path) -> None:
@@ -135,7 +139,7 @@ def test_a_task_that_cannot_be_prepared_is_an_error_line_and_the_batch_goes_on(t
     assert proc.returncode == 1, proc.stdout + proc.stderr
     result = _results(tmp_path / "tasks.results.jsonl")["gone"]
     assert result["status"] == "error" and "cloning" in str(result["error"]) and result["session_id"] is None
-    assert "error  gone: WorkdirError: cloning" in proc.stdout
+    assert "error  gone: cloning" in proc.stdout
 
 
 def test_ray_without_ray_installed_exits_2_with_the_install_command(tmp_path: Path) -> None:
@@ -333,3 +337,41 @@ def test_a_ray_jobs_folder_left_by_a_killed_worker_is_swept(tmp_path: Path) -> N
     other.mkdir()
     sweep_scratch(tmp_path)
     assert not left.exists() and running.exists() and other.exists()
+
+
+def test_a_resumed_batch_runs_again_the_tasks_that_could_not_run(project: Path, tmp_path: Path) -> None:
+    """An `error` line (a clone that failed, a key not set) is not a verdict: the next run takes
+    that task again, and the results file still ends with one line per task."""
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(project), str(remote)], check=True)
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"id": "t1", "repo": remote.as_uri(), "ref": "v9", "prompt": "fix add"}) + "\n"
+                     + json.dumps({"id": "t2", "workspace": str(project), "prompt": "fix add"}) + "\n")
+    results = tmp_path / "tasks.results.jsonl"
+    results.write_text(json.dumps({"id": "t1", "status": "error", "error": "cloning failed: network down"}) + "\n"
+                       + json.dumps({"id": "t2", "status": "passed"}) + "\n" + "not a result, kept as is\n")
+    proc = agentcli("batch", str(tasks), "--model", "openai/x", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("batch of 2 tasks (1 done before; 1 that could not run runs again), 1 at a time")
+    assert "  error  t1: " in proc.stdout and "has no commit, tag or branch 'v9'" in proc.stdout
+    assert "WorkdirError" not in proc.stdout  # the message says what failed; the class name says nothing more
+    lines = results.read_text().splitlines()
+    assert lines[:2] == [json.dumps({"id": "t2", "status": "passed"}), "not a result, kept as is"]
+    assert len(lines) == 3 and json.loads(lines[2])["id"] == "t1" and "network down" not in lines[2]
+
+
+def test_a_second_batch_on_the_same_results_file_is_refused(project: Path, tmp_path: Path) -> None:
+    """Two batches on one results file would run each task twice and could lose each other's lines."""
+    from agentcli.fleet.batch import lock_results
+
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"id": "t", "workspace": str(project), "prompt": "fix add"}) + "\n")
+    results = tmp_path / "tasks.results.jsonl"
+    held = lock_results(Path(os.environ["XDG_DATA_HOME"]) / "agentcli", results)  # the first batch, still running
+    try:
+        proc = agentcli("batch", str(tasks), "--model", "openai/x", "--api-base", "http://127.0.0.1:9", cwd=tmp_path)
+    finally:
+        held.close()
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"another `agentcli batch` (pid {os.getpid()}) is writing {results}" in proc.stderr
+    assert not results.exists()

@@ -88,6 +88,7 @@ def test_race_runs_isolated_attempts_ranks_them_and_applies_the_pick(project: Pa
 
     removed = agentcli("race", "rm", race["id"], cwd=project)
     assert removed.returncode == 0, removed.stderr
+    assert "apply stays" not in removed.stdout  # the apply was undone above
     assert not any(Path(a["workdir"]).exists() for a in attempts.values())
     assert "no races in" in agentcli("race", "show", cwd=project).stderr
     assert git_fingerprint(project) == before

@@ -10,6 +10,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from agentcli.fleet import records
 from agentcli.fleet.apply import apply_attempt
 from agentcli.fleet.models import Race
@@ -118,6 +120,11 @@ def test_each_undo_takes_back_the_apply_before_the_last(finished_race: tuple[Pat
     _, project = finished_race
     original = (project / "calc.py").read_text()
     assert agentcli("race", "apply", "2", cwd=project).returncode == 0
+    # Switching attempts conflicts on what the first apply wrote, and says that it was that apply.
+    switch = agentcli("race", "apply", "1", cwd=project)
+    assert switch.returncode == 1 and (project / "calc.py").read_text() == GOOD, switch.stderr
+    assert "  conflict  calc.py: changed in the workspace since the race began (race apply 2 wrote it;" in switch.stderr
+    assert switch.stderr.count("calc.py") == 1  # listed once
     assert agentcli("race", "apply", "1", "--force", cwd=project).returncode == 0
     assert (project / "calc.py").read_text() == BAD
 
@@ -169,9 +176,16 @@ def test_an_attempt_that_never_started_has_nothing_to_apply(project: Path) -> No
     race.attempts[0].state = "cancelled"
     race.pid = _dead_pid()
     records.save(data, race)
-    for command in ("diff", "apply"):
+    for command, wanted in (("diff", "diff"), ("apply", "result to apply")):
         proc = agentcli("race", command, "1", cwd=project)
-        assert proc.returncode in (1, 2) and "has no result" in proc.stderr, proc.stderr
+        assert proc.returncode == 2, proc.stderr  # both a usage error, as for a running attempt
+        assert f"attempt 1 has no {wanted}; it never started (cancelled" in proc.stderr, proc.stderr
+    race.attempts[0].state = "running"
+    race.pid = os.getpid()  # a race that runs: its attempt will have a result
+    records.save(data, race)
+    for command, wanted in (("diff", "a diff"), ("apply", "a result to apply")):
+        proc = agentcli("race", command, "1", cwd=project)
+        assert proc.returncode == 2 and f"attempt 1 is still running; it has {wanted} once it ends" in proc.stderr
 
 
 def test_rows_name_each_attempts_workflow(finished_race: tuple[Path, Path]) -> None:
@@ -192,3 +206,71 @@ def test_applying_to_a_workspace_that_is_gone_says_so(finished_race: tuple[Path,
     assert proc.returncode == 1, proc.stderr
     assert f"the race's workspace {project} is no longer a folder" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_mistyped_race_command_is_refused_not_raced(finished_race: tuple[Path, Path],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """`race stop` or `race shwo` would otherwise start N sessions told to "stop"; `ls` lists.
+    In process: the refusal is the command line's parsing, before anything runs."""
+    from typer.testing import CliRunner
+
+    from agentcli.cli import app
+
+    data, project = finished_race
+    monkeypatch.chdir(project)
+    before = sorted(path.name for path in (data / "fleet" / "races").iterdir())
+    for word, hint in (("stop", ""), ("shwo", " (did you mean 'show'?)")):
+        refused = CliRunner().invoke(app, ["race", word])
+        assert refused.exit_code == 2, refused.output
+        assert refused.stderr.startswith(f"agentcli: '{word}' is not a race command{hint}; the commands are start,")
+        assert f"agentcli race start {word}" in refused.stderr
+    assert sorted(path.name for path in (data / "fleet" / "races").iterdir()) == before  # nothing started
+    listed = CliRunner().invoke(app, ["race", "ls"])
+    assert listed.exit_code == 0 and listed.stdout.startswith(RACE_ID), listed.output
+
+
+def test_a_passing_attempt_that_changed_nothing_ranks_after_one_that_did(finished_race: tuple[Path, Path]) -> None:
+    """Checks that pass on the workspace as it was say nothing of the task: the attempt with a
+    change comes first, and a best attempt with nothing to apply is not offered to apply."""
+    from agentcli.fleet.models import ChangeSize
+    from agentcli.fleet.scoring import best, ranked
+
+    data, project = finished_race
+    race = records.load(data, RACE_ID)
+    failing, passing = race.attempt("1"), race.attempt("2")
+    assert failing is not None and passing is not None
+    idle = passing.model_copy(update={"id": "3", "change": ChangeSize()}, deep=True)
+    assert [a.id for a in ranked([idle, failing, passing])] == ["2", "3", "1"]
+    race.attempts = [failing, idle]  # only the one that changed nothing passed
+    assert best(race.attempts) is not None and best(race.attempts).id == "3"  # type: ignore[union-attr]
+    records.save(data, race)
+    shown = agentcli("race", "show", "--plain", cwd=project)
+    assert shown.returncode == 0, shown.stderr
+    assert "attempt 3 passed without changing anything; nothing to apply" in shown.stdout
+    assert "race apply 3" not in shown.stdout
+
+
+def test_removing_a_race_whose_apply_stands_says_undo_goes_with_it(finished_race: tuple[Path, Path]) -> None:
+    data, project = finished_race
+    apply_attempt(records.load(data, RACE_ID), "2", data)
+    listed = agentcli("race", "list", cwd=project).stdout  # which races have an apply `race undo` takes back
+    assert listed.startswith(f"{RACE_ID}  1/2 passed  applied 2  make add() work"), listed
+    removed = agentcli("race", "rm", RACE_ID, cwd=project)
+    assert removed.returncode == 0, removed.stderr
+    assert ("attempt 2's apply stays in the workspace (calc.py); with the race gone, `agentcli race undo` can no "
+            "longer take it back") in removed.stdout
+    assert (project / "calc.py").read_text() == GOOD
+
+
+def test_applying_an_attempt_that_changed_nothing_writes_and_records_nothing(finished_race: tuple[Path, Path]) -> None:
+    from tests.fleet.conftest import _attempt
+
+    data, project = finished_race
+    race = records.load(data, RACE_ID)
+    original = (project / "calc.py").read_text()
+    race.attempts.append(_attempt(project, data, race.base_tree, "3", original, True, "openai/idle"))
+    records.save(data, race)
+    proc = agentcli("race", "apply", "3", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "nothing to write: attempt 3 changed nothing"  # no "undo with" for nothing
+    assert records.load(data, RACE_ID).applied == [] and (project / "calc.py").read_text() == original

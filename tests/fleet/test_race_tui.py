@@ -64,7 +64,14 @@ async def test_a_applies_the_selected_attempt_after_asking(finished_race: tuple[
         await eventually(lambda: (project / "calc.py").read_text() == GOOD, what="the attempt to be applied")
         status = app.screen.query_one("#race-status", Static)
         await eventually(lambda: "attempt 2 applied" in str(status.render()), what="the status to say so")
+        # Switching to attempt 1 conflicts with what applying 2 wrote: the refusal says so (not "you changed").
+        await pilot.press("down", "a")
+        await eventually(lambda: isinstance(app.screen, ConfirmApply), what="the confirmation")
+        await pilot.press("y")
+        wanted = "Nothing applied: applying attempt 2 wrote calc.py. `agentcli race undo` takes that back first"
+        await eventually(lambda: any(n.message.startswith(wanted) for n in app._notifications), what="the refusal")
     assert [a.attempt for a in records.load(data, RACE_ID).applied] == ["2"]
+    assert (project / "calc.py").read_text() == GOOD
 
 
 def test_race_view_snapshot(finished_race: tuple[Path, Path], snap_compare: object,
@@ -146,6 +153,7 @@ def _running(data: Path) -> None:
 
 async def test_a_running_race_keeps_every_column_on_an_80_column_screen(finished_race: tuple[Path, Path]) -> None:
     from agentcli.fleet.view import COLUMNS
+    from tests.support.waiting import eventually
 
     data, _ = finished_race
     _running(data)
@@ -163,6 +171,9 @@ async def test_a_running_race_keeps_every_column_on_an_80_column_screen(finished
         await pilot.pause()
         wide = [str(cell) for cell in table.get_row_at(0)]
         assert wide[COLUMNS.index("model")] == "anthropic/claude-sonnet-4-5-20250929 · plan-build"
+        await pilot.press("a")  # on the running attempt: why there is nothing yet, and when there will be
+        wanted = "Attempt 1 is still running; it has a result to apply once it ends."
+        await eventually(lambda: any(n.message == wanted for n in app._notifications), what="the reason")
 
 
 def test_running_race_view_snapshot(finished_race: tuple[Path, Path], snap_compare: object,
@@ -181,3 +192,44 @@ def test_running_race_view_snapshot(finished_race: tuple[Path, Path], snap_compa
 
     assert snap_compare(RaceApp(data, RACE_ID, theme="agentcli-dark"), terminal_size=(80, 24),  # type: ignore[operator]
                         run_before=settle)
+
+
+async def test_a_on_an_attempt_that_changed_nothing_asks_nothing(finished_race: tuple[Path, Path]) -> None:
+    from tests.fleet.conftest import _attempt
+    from tests.support.waiting import eventually
+
+    data, project = finished_race
+    race = records.load(data, RACE_ID)
+    race.attempts.append(_attempt(project, data, race.base_tree, "3", (project / "calc.py").read_text(), True,
+                                  "openai/idle"))
+    records.save(data, race)
+    app = RaceApp(data, RACE_ID)
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = app.screen.query_one(DataTable)
+        await eventually(lambda: table.row_count == 3, what="the attempts to be listed")
+        assert str(table.get_row_at(1)[0]).strip() == "3"  # passing, but after the one that changed something
+        await pilot.press("down", "a")
+        wanted = "Attempt 3 changed nothing: nothing to apply."
+        await eventually(lambda: any(n.message.startswith(wanted) for n in app._notifications), what="the reason")
+        assert not isinstance(app.screen, ConfirmApply)
+
+
+async def test_the_diff_of_an_attempt_whose_directory_is_gone_says_so(finished_race: tuple[Path, Path]) -> None:
+    """`race rm` from another terminal while the view is open: the diff screen says why it is empty."""
+    import shutil
+
+    from tests.support.waiting import eventually
+
+    data, _ = finished_race
+    attempt = records.load(data, RACE_ID).attempt("1")
+    assert attempt is not None
+    shutil.rmtree(attempt.workdir)
+    app = RaceApp(data, RACE_ID)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _table_filled(app, pilot)
+        await pilot.press("down", "d")
+        assert isinstance(app.screen, DiffScreen) and app.screen.attempt_id == "1"
+        log = app.screen.query_one(RichLog)
+        await eventually(lambda: len(log.lines) > 0, what="the reason to be written")
+        text = " ".join(line.text for line in log.lines)
+        assert text.startswith("No diff to show: ") and "no longer exists" in text, text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,9 @@ def test_swe_bench_instances_become_clone_tasks_with_test_checks(tmp_path: Path)
     (["not json"], "t.jsonl:1: not JSON"),
     ([[1, 2]], "t.jsonl:1: a task is a JSON object, not list"),
     ([{"workspace": "."}], "t.jsonl:1: prompt: Field required"),
-    ([{"prompt": "x", "workspace": ".", "wat": 1}], "t.jsonl:1: wat: Extra inputs are not permitted"),
+    ([{"prompt": "x", "workspace": ".", "wat": 1}], "t.jsonl:1: wat: not a task field (fields: id, prompt,"),
+    ([{"promt": "x", "workspace": "."}],
+     "t.jsonl:1: prompt: Field required; promt: not a task field (did you mean 'prompt'?)"),
     ([{"prompt": "x", "workspace": "nope"}], "is not a folder"),
     ([{"prompt": "x", "workspace": ".", "repo": "u://x"}], "not both"),
     ([{"id": "a", "prompt": "x", "workspace": "."}, {"id": "a", "prompt": "y", "workspace": "."}],
@@ -56,7 +59,7 @@ def test_swe_bench_instances_become_clone_tasks_with_test_checks(tmp_path: Path)
     ([], "has no tasks"),
 ])
 def test_bad_lines_are_named(tmp_path: Path, lines: list[object], message: str) -> None:
-    with pytest.raises(TaskFileError, match=message.replace("(", r"\(").replace("[", r"\[")):
+    with pytest.raises(TaskFileError, match=re.escape(message)):
         read_tasks(_write(tmp_path / "t.jsonl", *lines))
 
 
@@ -66,6 +69,11 @@ def test_plans_cycle_models_and_workflows() -> None:
     assert len(plan_attempts(None, ["a", "b"], [])) == 2
     with pytest.raises(ValueError, match="at least 1"):
         plan_attempts(0, [], [])
+    # A model named but never run is refused, not dropped.
+    with pytest.raises(ValueError, match=re.escape("-n 2 is fewer than the 3 --models given (a, b, c): c would not")):
+        plan_attempts(2, ["a", "b", "c"], [])
+    with pytest.raises(ValueError, match=re.escape("-n 1 is fewer than the 2 --workflow given")):
+        plan_attempts(1, [], ["single", "plan-build"])
 
 
 def test_default_jobs_respects_cores_and_provider_limits() -> None:

@@ -47,14 +47,26 @@ def group_alive(pgid: int) -> bool:
 
 @pytest.fixture
 def http_url() -> Iterator[str]:
-    """The faulty server over streamable HTTP on 127.0.0.1 (a port of its own choosing)."""
+    """The faulty server over streamable HTTP on 127.0.0.1 (a port of its own choosing); it
+    answers 401 to a request without ``Authorization: Bearer s3cret``."""
+    yield from _serve("/mcp", FAULTY_HTTP_TOKEN="s3cret")
+
+
+@pytest.fixture
+def sse_url() -> Iterator[str]:
+    """The faulty server over the older HTTP+SSE transport on 127.0.0.1."""
+    yield from _serve("/sse", FAULTY_SSE="1")
+
+
+def _serve(path: str, **env: str) -> Iterator[str]:
     process = subprocess.Popen([sys.executable, str(FAULTY), "--http", "0"], stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+                               stderr=subprocess.DEVNULL, text=True, start_new_session=True,
+                               env={**os.environ, **env})
     try:
         assert process.stdout is not None
         line = process.stdout.readline()  # blocks until the server listens (or dies: empty line)
         assert line.startswith("listening on "), f"the HTTP server did not start: {line!r}"
-        yield f"http://127.0.0.1:{int(line.split()[-1])}/mcp"
+        yield f"http://127.0.0.1:{int(line.split()[-1])}{path}"
     finally:
         process.terminate()
         process.wait(timeout=30)

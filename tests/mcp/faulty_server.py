@@ -20,6 +20,8 @@ import asyncio
 import sys
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -143,6 +145,19 @@ server._tool_manager.get_tool("broken").parameters = {  # type: ignore[union-att
 }
 
 
+def _numbered(number: int) -> Callable[[], str]:
+    def tool() -> str:
+        return f"tool {number}"
+
+    return tool
+
+
+for _number in range(int(os.environ.get("FAULTY_MANY", "0"))):
+    # A server listing hundreds of tools (as some cloud providers' servers do).
+    server.add_tool(_numbered(_number), name=f"many_{_number:03d}", description=f"Numbered tool {_number}.",
+                    annotations=ToolAnnotations(read_only_hint=True))
+
+
 if os.environ.get("FAULTY_LEGACY"):
     # A server from before the 2026-07-28 protocol (as the published servers are): no
     # server/discover and no per-request envelopes, so clients fall back to the initialize
@@ -153,18 +168,37 @@ if os.environ.get("FAULTY_LEGACY"):
     mcp.server.runner._has_modern_envelope = lambda params: False
 
 
+def _requiring(app: Any, authorization: str) -> Any:
+    """``app`` answering 401 to a request without the ``Authorization`` header given."""
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != authorization.encode():
+            await send({"type": "http.response.start", "status": 401, "headers": [(b"content-type", b"text/plain")]})
+            await send({"type": "http.response.body", "body": b"unauthorized"})
+            return
+        await app(scope, receive, send)
+
+    return guarded
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--slow-start", type=float, default=0.0)
     parser.add_argument("--http", type=int, default=None)
     parser.add_argument("--fail-start", default=None, help="print this to stderr and exit 1 at once")
+    parser.add_argument("--flood", type=int, default=0, help="write this many bytes of lines to stderr first")
     args = parser.parse_args()
+    if args.flood:
+        line = "noise " + "x" * 93 + "\n"
+        sys.stderr.write(line * (args.flood // len(line)) + "flood done\n")
+        sys.stderr.flush()
     if args.fail_start:
         print(args.fail_start, file=sys.stderr)
         sys.exit(1)
     if args.slow_start:
         time.sleep(args.slow_start)
     if args.http is None:
+        if banner := os.environ.get("FAULTY_BANNER"):
+            print(banner, flush=True)  # on stdout, as careless servers do: not JSON-RPC
         server.run("stdio")
         return
     import socket
@@ -174,7 +208,9 @@ def main() -> None:
     sock = socket.socket()
     sock.bind(("127.0.0.1", args.http))
     port = sock.getsockname()[1]
-    app = server.streamable_http_app()
+    app = server.sse_app() if os.environ.get("FAULTY_SSE") else server.streamable_http_app()
+    if token := os.environ.get("FAULTY_HTTP_TOKEN"):
+        app = _requiring(app, f"Bearer {token}")
     print(f"listening on {port}", flush=True)
     uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
 

@@ -31,7 +31,7 @@ def test_list_shows_servers_tools_and_failures(workspace: Path, tmp_path: Path) 
     assert "mcp__faulty__touch  [asks]" in out and "mcp__faulty__echo  [read-only, research]" in out
     assert "left out: broken" in out
     assert "✗ gone" in out and "error: the command was not found" in out
-    assert "its stderr: " in out and "gone.log" in out
+    assert "gone.log" not in out  # it never ran: no log to point at
     assert not group_alive(int((tmp_path / "pid").read_text()))
 
 
@@ -123,9 +123,14 @@ def test_a_run_warns_about_a_broken_mcp_json_and_goes_on(workspace: Path, tmp_pa
 
 
 def test_mcp_call_exits_1_when_the_server_does_not_start_as_mcp_list_does(workspace: Path) -> None:
-    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"gone": {"command": "no-such-mcp-server-here"}}}))
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {
+        "gone": {"command": "no-such-mcp-server-here"},
+        "broken": {"command": sys.executable, "args": [str(FAULTY), "--fail-start", "no database here"]}}}))
     called = agentcli("mcp", "call", "gone", "anything", cwd=workspace)
     assert called.returncode == 1, called.stderr
     assert "the MCP server 'gone' did not start: the command was not found" in called.stderr
-    assert "gone.log" in called.stderr
-    assert agentcli("mcp", "list", cwd=workspace).returncode == 1
+    broken = agentcli("mcp", "call", "broken", "anything", cwd=workspace)
+    assert broken.returncode == 1 and "its last words: no database here" in broken.stderr
+    assert "(its stderr: " in broken.stderr and "broken.log" in broken.stderr
+    listed = agentcli("mcp", "list", cwd=workspace)
+    assert listed.returncode == 1 and "its stderr: " in listed.stdout and "broken.log" in listed.stdout

@@ -98,3 +98,20 @@ def test_server_names_from_mcp_json_are_made_fit_for_tool_names() -> None:
     assert sanitize_server_name("web.search") == "web_search"
     assert sanitize_server_name("a__b") == "a_b"
     assert sanitize_server_name("!!!") == "server"
+
+
+def test_two_mcp_json_names_made_alike_are_refused_not_merged(workspace: Path) -> None:
+    _write(workspace / ".mcp.json", json.dumps({"mcpServers": {"my.time": {"command": "a"},
+                                                               "my_time": {"command": "b"}}}))
+    listing = resolve_servers(McpSettings(), workspace)
+    assert [(spec.name, spec.settings.command) for spec in listing.servers] == [("my_time", "a")]
+    assert listing.errors == (f"{workspace / '.mcp.json'}: mcpServers.my_time: named like 'my.time' once made fit "
+                              "for tool names (both become 'my_time', as in mcp__my_time__TOOL); rename one; "
+                              "the MCP server 'my_time' is ignored",)
+
+
+def test_a_server_the_config_leaves_unreachable_is_named_with_its_file(workspace: Path) -> None:
+    _write(workspace / ".agentcli.toml", '[mcp.servers.web]\ntype = "http"\n')
+    listing = resolve_servers(load_settings(workspace).mcp, workspace)
+    assert listing.errors == (f"{workspace / '.agentcli.toml'}: mcp.servers.web: an http server needs a `url`; "
+                              "the MCP server 'web' is ignored",)

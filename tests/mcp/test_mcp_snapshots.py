@@ -22,6 +22,11 @@ class _Server:
     state: str
     tools: int = 0
     error: str | None = None
+    cut: int = 0
+
+    @property
+    def prefix(self) -> str:
+        return f"mcp__{self.name}__"
 
 
 SERVERS = [_Server("git", "ready", 3), _Server("docs", "starting"),

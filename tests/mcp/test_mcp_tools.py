@@ -10,7 +10,7 @@ from mcp_types import ToolAnnotations as Hints
 
 from agentcli.config import PermissionSettings
 from agentcli.mcp.declare import declare
-from agentcli.mcp.naming import MAX_NAME, offered, server_of, tool_name
+from agentcli.mcp.naming import MAX_NAME, offered, server_of, tool_name, tool_prefix
 from agentcli.mcp.results import convert_result
 from agentcli.mcp.schema import UnusableSchema, adapt_schema
 from agentcli.permissions import Policy
@@ -23,6 +23,13 @@ def test_tool_names_fit_every_provider() -> None:
     long_a, long_b = tool_name("srv", "x" * 80 + "a"), tool_name("srv", "x" * 80 + "b")
     assert len(long_a) == MAX_NAME and long_a != long_b
     assert server_of("mcp__git__git_status") == "git" and server_of("read_file") is None
+    # A long server name is shortened, not the whole name cut: the tool's own name stays readable.
+    corporate = "a-very-long-server-name-that-someone-chose-for-their-setup"
+    named = tool_name(corporate, "get_current_time")
+    assert named.startswith("mcp__a-very-long-server-na_") and named.endswith("__get_current_time")
+    assert server_of(named) == tool_prefix(corporate)[len("mcp__"):-2] and len(named) <= MAX_NAME
+    assert tool_name(corporate + "2", "x") != tool_name(corporate, "x")
+    assert tool_name("a" * 40, "t") == f"mcp__{'a' * 40}__t"  # up to 40 characters, kept whole
 
 
 def test_allow_and_deny_lists_of_a_server() -> None:
@@ -87,6 +94,8 @@ def test_permission_policy(tmp_path: Any, mode: str, allow: list[str], deny: lis
     assert decision.action == commit
     if commit == "ask":
         assert decision.rules == ("mcp__git__git_commit",) and "git_commit" in decision.summary
+        assert decision.reason.endswith("`mcp__git__git_commit` is an MCP tool its server does not mark read-only "
+                                        "and needs approval")
 
 
 def test_rules_with_tool_patterns_parse() -> None:

@@ -9,7 +9,9 @@ from rich.console import Console
 
 from agentcli.config_mcp import McpServerSettings, McpSettings
 from agentcli.llm.replay import ReplayModel
+from agentcli.mcp import Status, tool_name
 from agentcli.tui.help import HelpScreen
+from agentcli.tui.widgets._mcp import server_lines
 from tests.mcp.conftest import time_server
 from tests.tui.conftest import home, project
 from tests.tui.helpers import make_app, make_session, recording, wait_for
@@ -63,3 +65,18 @@ async def test_no_servers_no_pane(project: Path) -> None:
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_for(pilot, lambda: app.session_ready, what="the session")
         assert not app.query_one("#mcp-pane").display
+
+
+def test_the_pane_says_when_a_server_lost_tools_to_the_limit() -> None:
+    servers = [Status("huge", "stdio", "ready", tools=116, cut=96), Status("time", "stdio", "ready", tools=2)]
+    lines = server_lines(servers).plain.splitlines()
+    assert lines == ["✓ huge  116 tools (96 left out: too many tools)", "✓ time  2 tools"]
+
+
+def test_unfolded_a_long_named_server_lists_its_tools() -> None:
+    long = Status("a-very-long-server-name-that-someone-chose-for-their-setup", "stdio", "ready", tools=1)
+    servers = [long, Status("time", "stdio", "ready", tools=2)]
+    lines = server_lines(servers, [(tool_name(long.name, "get_time"), "The time")], expanded=True).plain.splitlines()
+    assert lines[1].split() == [tool_name(long.name, "get_time"), "The", "time"]
+    # The long name is cut, so the counts stay in view.
+    assert lines[0] == "✓ a-very-long-server-name…  1 tool" and lines[2] == "✓ time" + " " * 22 + "2 tools"

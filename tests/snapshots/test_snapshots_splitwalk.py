@@ -8,6 +8,7 @@ operations) and with the git CLI's (after a known set of changes).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import sys
@@ -19,7 +20,7 @@ import pygit2
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from snaphelpers import git, git_add_all_tree, ls_tree, shadow_git, write
+from snaphelpers import commit_all, git, git_add_all_tree, ls_tree, shadow_git, write
 from test_snapshots_watcher import _fresh_workspace, apply, ops
 
 from agentcli.snapshots import SnapshotStore, splitwalk
@@ -180,6 +181,7 @@ def test_a_busy_machine_walks_on_one_thread(monkeypatch: pytest.MonkeyPatch, sto
     monkeypatch.setattr(splitwalk, "_cpu_count", lambda: 2)
     monkeypatch.setattr(os, "getloadavg", lambda: (3.5, 3.0, 2.5))
     monkeypatch.setattr(splitwalk, "running_tasks", lambda: 2)  # this thread and a CPU hog
+    monkeypatch.setattr(splitwalk, "own_running", lambda: 1)  # of this process, only this thread
     found: list[splitwalk.Found | None] = []
     original = splitwalk.SplitWalk.find
 
@@ -198,23 +200,37 @@ def test_a_busy_machine_walks_on_one_thread(monkeypatch: pytest.MonkeyPatch, sto
 def test_the_gate_counts_tasks_running_now_not_the_lagging_load_average(monkeypatch: pytest.MonkeyPatch) -> None:
     running = splitwalk.running_tasks()
     assert running is not None and running >= 1  # this thread, at least
+    samples: list[int | None] = []
+    monkeypatch.setattr(splitwalk, "running_tasks", lambda: samples.pop(0))
+    monkeypatch.setattr(splitwalk, "own_running", lambda: 1)  # of this process, only this thread
     monkeypatch.setattr(splitwalk, "_cpu_count", lambda: 2)
     monkeypatch.setattr(os, "getloadavg", lambda: (3.5, 3.0, 2.5))  # a minute of work just ended
-    monkeypatch.setattr(splitwalk, "running_tasks", lambda: 1)  # and now only this thread runs
+    samples[:] = [1]  # and now only this thread runs
     assert splitwalk.cpus_idle(2)
-    monkeypatch.setattr(splitwalk, "running_tasks", lambda: 2)  # a busy process on the other CPU
+    samples[:] = [2, 2]  # a busy process on the other CPU, in both samples
     assert not splitwalk.cpus_idle(2)
+    # A busy process that started less than a minute ago: the average has not caught up.
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.1, 0.6, 0.4))
+    samples[:] = [2, 2]
+    assert not splitwalk.cpus_idle(2)
+    samples[:] = [3, 1]  # a kernel thread's moment in one sample does not take a split away
+    assert splitwalk.cpus_idle(2) and not samples
+    # Threads of ours (the seed's load, the watcher's arming) are not neighbours: the second
+    # reading leaves them out.
+    monkeypatch.setattr(splitwalk, "own_running", lambda: 2)
+    samples[:] = [2, 2]
+    assert splitwalk.cpus_idle(2)
+    samples[:] = [3, 3]  # ours and a hog
+    assert not splitwalk.cpus_idle(2)
+    monkeypatch.setattr(splitwalk, "own_running", lambda: 1)
     monkeypatch.setattr(splitwalk, "_cpu_count", lambda: 8)
-    monkeypatch.setattr(os, "getloadavg", lambda: (9.0, 9.0, 9.0))
+    samples[:] = [2, 2, 2]
     assert splitwalk.cpus_idle(4) and not splitwalk.cpus_idle(8)
     # Where the kernel does not say, the load average decides, this process included.
     monkeypatch.setattr(splitwalk, "running_tasks", lambda: None)
+    monkeypatch.setattr(os, "getloadavg", lambda: (3.5, 3.0, 2.5))
     assert not splitwalk.cpus_idle(2)
     monkeypatch.setattr(os, "getloadavg", lambda: (1.2, 1.0, 1.0))
-    assert splitwalk.cpus_idle(2)
-    # A quiet minute is enough: a kernel thread caught running does not take a split away.
-    monkeypatch.setattr(splitwalk, "running_tasks", lambda: 3)
-    monkeypatch.setattr(splitwalk, "_cpu_count", lambda: 2)
     assert splitwalk.cpus_idle(2)
 
 
@@ -414,3 +430,160 @@ def test_a_walk_that_wrote_the_index_prefetches_the_next_walks_handles(
     assert walk._repos == opened[0] and not any(h is p for h in walk._repos for p in held)
     assert not [t for t in threading.enumerate() if t.name == "agentcli-split-prefetch"]
     assert result.tree == git_add_all_tree(repo, tmp_path / "x")
+
+
+def _counting_searches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Records each binary search the cut makes in the index (what the kept counts save)."""
+    from agentcli.snapshots import splitgroups
+
+    searched: list[str] = []
+    original = splitgroups.index_lower_bound
+
+    def counting(index: pygit2.Index, key: str, lo: int = 0, hi: int | None = None) -> int:
+        searched.append(key)
+        return original(index, key, lo, hi)
+
+    monkeypatch.setattr(splitgroups, "index_lower_bound", counting)
+    return searched
+
+
+def _big_tree(repo: Path) -> None:
+    """Two directories big enough to be cut into their children (over 1/6 of the entries each)."""
+    for top in ("lib", "pkg"):
+        for sub in range(4):
+            for i in range(3):
+                write(repo / top / f"m{sub}" / f"f{i}.py", f"{top} {sub} {i}\n")
+    commit_all(repo, "big")
+
+
+def test_a_second_cut_searches_the_index_only_under_changed_directories(
+    split: Split, store: SnapshotStore, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _big_tree(repo)
+    searched = _counting_searches(monkeypatch)
+    store.capture(session_id="s", reason="start")
+    assert "lib/m0" + "0" in searched  # the first cut counted the children of a cut directory
+
+    searched.clear()
+    assert store.capture(session_id="s", reason="nothing changed").snapshot is None
+    assert split.used == 2 and searched == []  # same trees: every count was kept
+
+    write(repo / "pkg" / "m2" / "f1.py", "changed\n")
+    store.capture(session_id="s", reason="one changed")
+    searched.clear()
+    write(repo / "pkg" / "m2" / "f0.py", "changed too\n")  # the index's tree now differs under pkg/m2 only
+    result = store.capture(session_id="s", reason="another")
+    assert split.used == 4 and set(searched) == {"pkg0", "pkg/m20"}
+    assert result.tree == git_add_all_tree(repo, tmp_path / "git")
+
+
+def test_what_changed_on_disk_under_a_kept_listing_is_still_walked(
+    split: Split, store: SnapshotStore, repo: Path, tmp_path: Path
+) -> None:
+    # The kept listings say what the index holds; the workspace is read every time. New names in
+    # a cut directory, a cut directory become a link, a nested repository, all after a cut kept.
+    _big_tree(repo)
+    store.capture(session_id="s", reason="start")
+    write(repo / "lib" / "new.txt", "new beside the cut children\n")
+    write(repo / "lib" / "m9" / "deep.py", "a new folder in a cut directory\n")
+    shutil.rmtree(repo / "pkg" / "m1")
+    write(repo / "pkg" / "m1", "a file where a folder was\n")
+    git(repo / "lib" / "m3", "init", "-q")
+    commit_all(repo / "lib" / "m3", "nested")
+    shutil.rmtree(repo / "src")
+    (repo / "src").symlink_to("lib")
+
+    result = store.capture(session_id="s", reason="walk")
+
+    assert split.used == 2
+    split.off()
+    single = SnapshotStore(repo, tmp_path / "single")
+    assert result.tree == single.capture(session_id="s", reason="walk").tree
+
+
+@pytest.mark.parametrize("files", [50, 100])
+def test_the_threshold_splits_trees_shaped_like_the_bench_and_records_what_git_does(
+    files: int, monkeypatch: pytest.MonkeyPatch, repo: Path, data_dir: Path, tmp_path: Path
+) -> None:
+    # bench/snapshots.py's trees (40 files a folder, 100 folders a package) scaled down 100x, the
+    # threshold with them (8,000 -> 80): 5k files stay on one thread, 10k split, one package left
+    # whole and two cut into their folders; first capture and walks each record git's tree.
+    monkeypatch.setattr(splitwalk, "MIN_ENTRIES", splitwalk.MIN_ENTRIES // 100)
+    monkeypatch.setattr(splitwalk, "worker_count", lambda: 2)
+    monkeypatch.setattr(splitwalk, "cpus_idle", lambda workers: True)
+    paths = [f"pkg{i // 10 // 4}/mod{i // 10 % 4}/file{i:03d}.py" for i in range(files)]
+    for i, rel in enumerate(paths):
+        write(repo / rel, f"def f():\n    return {i}\n")
+    commit_all(repo, "bench-shaped")
+    store = SnapshotStore(repo, data_dir)
+    expected = "split" if files + 5 >= splitwalk.MIN_ENTRIES else "small"
+
+    results = [store.capture(session_id="s", reason="start")]
+    trees = [git_add_all_tree(repo, tmp_path / "git0")]
+    for step, changed in enumerate((paths[:1], paths[::7], [], ["pkg1/new.py"]), start=1):
+        for rel in changed:
+            write(repo / rel, "changed\n")
+        results.append(store.capture(session_id="s", reason="walk"))
+        trees.append(git_add_all_tree(repo, tmp_path / f"git{step}"))
+
+    assert store._refresher._split.outcomes == {expected: len(results)}
+    assert [r.tree for r in results] == trees
+    assert results[3].snapshot is None  # nothing changed, nothing recorded
+
+
+def test_the_other_threads_are_kept_between_walks_and_end_with_the_store(
+    split: Split, store: SnapshotStore, repo: Path
+) -> None:
+    others = {t for t in threading.enumerate() if t.name.startswith("agentcli-split_")}  # stores of earlier tests
+
+    def walkers() -> set[threading.Thread]:
+        return {t for t in threading.enumerate() if t.name.startswith("agentcli-split_")} - others
+
+    store.capture(session_id="s", reason="start")
+    first = walkers()
+    write(repo / "src" / "app.py", "changed\n")
+    result = store.capture(session_id="s", reason="walk")
+
+    assert split.used == 2 and 1 <= len(first) <= 2  # three groups: this thread and up to two kept ones
+    assert first <= walkers() and len(walkers()) <= 2  # kept and walking again: none per walk
+    assert result.snapshot is not None and [f.path for f in result.snapshot.files] == ["src/app.py"]
+    store.close()
+    assert not walkers()
+
+
+def test_the_seed_own_loading_thread_does_not_keep_the_handles_from_loading_beside_it(
+    repo: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The real gate, on two CPUs where only this thread and the seed's load run: the seed's
+    # thread is ours, not a neighbour, so the split's handles still get their head start.
+    opened = _prefetched(monkeypatch)
+    monkeypatch.setattr(splitwalk, "MIN_ENTRIES", 0)
+    monkeypatch.setattr(splitwalk, "worker_count", lambda: 2)
+    monkeypatch.setattr(splitwalk, "_cpu_count", lambda: 2)
+    monkeypatch.setattr(splitwalk, "running_tasks", lambda: 2)
+    monkeypatch.setattr(splitwalk, "own_running", lambda: 2)  # this thread and the seed's load
+    store = SnapshotStore(repo, data_dir)
+
+    store.capture(session_id="s", reason="start")
+
+    assert store._shadow.seeded == "thread" and len(opened) == 1
+
+
+def test_own_running_threads_are_counted_from_the_kernel() -> None:
+    assert splitwalk.own_running() >= 1  # this one
+    stop = threading.Event()
+    data = b"x" * (8 << 20)
+
+    def hashing() -> None:
+        while not stop.is_set():
+            hashlib.sha256(data)  # in C without the GIL: running, not waiting for it
+
+    worker = threading.Thread(target=hashing, daemon=True)
+    worker.start()
+    try:
+        seen = 0
+        while seen < 2:  # a condition, not a time: the kernel reports it once it runs
+            seen = max(seen, splitwalk.own_running())
+    finally:
+        stop.set()
+        worker.join()

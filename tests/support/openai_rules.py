@@ -39,6 +39,8 @@ refusal as quoted in a 2023 report; another provider's field, e.g. Anthropic's s
 _DEEPSEEK_ASSISTANT = _FIELDS["assistant"] | {"reasoning_content", "prefix"}
 """DeepSeek's assistant message also takes the reasoning sent back, and ``prefix`` (its beta completion)."""
 _TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+MAX_TOOLS = 128
+"""The most tools a request may carry (the API's ``array_above_max_length``)."""
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,10 @@ def _tool_pairs(_body: dict[str, Any], messages: list[dict[str, Any]]) -> OpenAI
 
 
 def _tools(body: dict[str, Any], _messages: list[dict[str, Any]]) -> OpenAIError | None:
+    tools = body.get("tools") or []
+    if len(tools) > MAX_TOOLS:
+        return OpenAIError(f"Invalid 'tools': array too long. Expected an array with maximum length {MAX_TOOLS}, "
+                           f"but got an array with length {len(tools)} instead.", "tools", "array_above_max_length")
     for index, tool in enumerate(body.get("tools") or []):
         name = (tool.get("function") or {}).get("name") if isinstance(tool, dict) else None
         if not isinstance(name, str) or not _TOOL_NAME.match(name):

@@ -21,6 +21,10 @@ _MARKS = {"ready": ("✓", "$tool-ok"), "failed": ("✗", "$error"), "starting":
           "stopped": ("■", "$text-muted")}
 
 
+NAME_WIDTH = 24
+"""The widest server name shown whole."""
+
+
 class ServerLine(Protocol):
     """What the pane reads of a server's status (``agentcli.mcp.Status``, via the session)."""
 
@@ -32,27 +36,39 @@ class ServerLine(Protocol):
     def tools(self) -> int: ...
     @property
     def error(self) -> str | None: ...
+    @property
+    def prefix(self) -> str:
+        """What the names of its tools begin with (``mcp__NAME__``)."""
+        ...
+    @property
+    def cut(self) -> int:
+        """Tools left out because a request would carry too many (``[mcp] max_tools``)."""
+        ...
 
 
 def server_lines(servers: Sequence[ServerLine], tools: Sequence[tuple[str, str]] = (),
                  expanded: bool = False) -> Content:
     """One line per server: its mark, its name, and its tool count or what went wrong; unfolded,
     each server's tools (``tools`` as (name, description) pairs) below it."""
-    width = max((len(server.name) for server in servers), default=0)
+    # Names line up, but a long one (.mcp.json names may run to 60 characters) is cut rather than
+    # pushing every server's tool count or error out of the pane.
+    width = min(max((len(server.name) for server in servers), default=0), NAME_WIDTH)
     lines = []
     for server in servers:
         mark, style = _MARKS.get(server.state, ("?", "$text-muted"))
         if server.state == "ready":
             detail = Content(f"{server.tools} tool{'s' if server.tools != 1 else ''}")
+            if server.cut:
+                detail = Content.assemble(detail, (f" ({server.cut} left out: too many tools)", "$warning"))
         elif server.state == "failed":
             detail = Content.styled(server.error or "failed", "$error")
         else:
             detail = Content.styled(server.state, "$text-muted")
-        lines.append(Content.assemble((mark, style), " ", server.name.ljust(width), "  ", detail))
+        name = server.name if len(server.name) <= width else server.name[: width - 1] + "…"
+        lines.append(Content.assemble((mark, style), " ", name.ljust(width), "  ", detail))
         if expanded:
-            prefix = f"mcp__{server.name}__"
             for name, description in tools:
-                if name.startswith(prefix):
+                if name.startswith(server.prefix):
                     lines.append(Content.assemble("   ", (name, "bold"), "  ", (description, "$text-muted")))
     return Content("\n").join(lines)
 
