@@ -137,6 +137,7 @@ def _resumed_words(tasks: list[BatchTask], results_path: Path) -> str:
 
 
 def _print_result(result: BatchResult) -> None:
+    from agentcli.describe import NO_PRICE
     from agentcli.fleet.view import cost_words
 
     checks = sum(1 for check in result.checks if check.passed)
@@ -147,7 +148,8 @@ def _print_result(result: BatchResult) -> None:
         why = f" ({' '.join(result.reason.split())[:60]})" if result.outcome != "completed" and result.reason else ""
         detail = (f"{result.outcome}{why}, checks {checks}/{len(result.checks)}, "
                   f"+{result.change.added} -{result.change.removed}")
-    typer.echo(f"  {result.status:<6} {result.id}: {detail}, {result.wall_s:.1f}s, {cost_words(result.cost)}")
+    typer.echo(f"  {result.status:<6} {result.id}: {detail}, {result.wall_s:.1f}s, "
+               f"{cost_words(result.cost, '—' if result.status == 'error' else NO_PRICE)}")
 
 
 def _print_json(result: BatchResult) -> None:
@@ -159,10 +161,11 @@ def _print_summary(summary: Summary) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from agentcli.describe import NO_PRICE
     from agentcli.fleet.view import cost_words
 
     done = summary.results
-    costs = [r.cost for r in done]
+    costs = [r.cost for r in done if r.cost is not None or r.status != "error"]  # an error may have called nothing
     known = [c for c in costs if c is not None]
     # The race table's frame (no outer edge, a rule under the header): boxed with padding, eight
     # columns took 81 cells and rich folded "pass rate" and "time (sum)" at 80.
@@ -170,8 +173,8 @@ def _print_summary(summary: Summary) -> None:
                   padding=(0, 1), collapse_padding=True, show_edge=False)
     for column in ("tasks", "passed", "failed", "errors", "pass rate", "cost", "time (sum)", "skipped"):
         table.add_column(column, no_wrap=True)
-    total_cost = cost_words(sum(known)) + (" + unknown" if len(known) < len(costs) and known else "") \
-        if known else "unknown"
+    total_cost = cost_words(sum(known)) + (f" + {NO_PRICE}" if len(known) < len(costs) else "") if known \
+        else NO_PRICE if costs else "—"
     table.add_row(str(len(done)), str(summary.passed), str(sum(1 for r in done if r.status == "failed")),
                   str(sum(1 for r in done if r.status == "error")),
                   f"{summary.passed / len(done):.0%}" if done else "—", total_cost,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agentcli.describe import NO_PRICE
 from agentcli.fleet.models import Attempt, Race
 from agentcli.fleet.scoring import ranked
 
@@ -62,7 +63,9 @@ def change_words(attempt: Attempt) -> str:
     return f"{change.files} file{'s' if change.files != 1 else ''} +{change.added} -{change.removed}"
 
 
-def cost_words(cost: float | None, unknown: str = "unknown") -> str:
+def cost_words(cost: float | None, unknown: str = NO_PRICE) -> str:
+    """Dollars; for none, ``unknown`` (what the front ends say for a model without a price, or ``—``
+    where nothing was called)."""
     return unknown if cost is None else f"${cost:.4f}"
 
 

@@ -375,3 +375,22 @@ def test_a_second_batch_on_the_same_results_file_is_refused(project: Path, tmp_p
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert f"another `agentcli batch` (pid {os.getpid()}) is writing {results}" in proc.stderr
     assert not results.exists()
+
+
+def test_batch_lines_say_no_price_as_every_front_end_does_and_a_dash_for_a_task_that_never_ran(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from agentcli.cli.batch import _print_result, _print_summary
+    from agentcli.fleet.batch import BatchResult, Summary
+
+    priced = BatchResult(id="a", status="passed", outcome="completed", cost=0.0123)
+    unpriced = BatchResult(id="b", status="failed", outcome="completed", cost=None)
+    never_ran = BatchResult(id="c", status="error", error="task c: clone failed", cost=None)
+    for result in (priced, unpriced, never_ran):
+        _print_result(result)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith("$0.0123") and lines[1].endswith("no price") and lines[2].endswith("—")
+    _print_summary(Summary(results=[priced, unpriced, never_ran], skipped=0))
+    assert "$0.0123 + no price" in capsys.readouterr().out
+    _print_summary(Summary(results=[never_ran], skipped=0))
+    out = capsys.readouterr().out
+    assert "unknown" not in out and "no price" not in out and "—" in out
