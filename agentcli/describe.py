@@ -141,10 +141,13 @@ def more_lines(hidden: int) -> str:
     return f"… {hidden} more line{'s' if hidden != 1 else ''}"
 
 
-def format_changes(files: Sequence[FileChange]) -> str:
-    """``a.py +3 −1, b.py +10`` (the first few files), or ``no file changes``."""
+def format_changes(files: Sequence[FileChange], *, first: bool = False) -> str:
+    """``a.py +3 −1, b.py +10`` (the first few files), or ``no file changes``.
+
+    A session's first snapshot has nothing before it to differ from: it is ``the workspace as
+    found`` ("no file changes" under a folder full of files read as if nothing was recorded)."""
     if not files:
-        return "no file changes"
+        return "the workspace as found" if first else "no file changes"
     shown = [f"{f.path} +{f.added} −{f.removed}" for f in files[:3]]
     more = f", … {len(files) - 3} more" if len(files) > 3 else ""
     return ", ".join(shown) + more
@@ -275,8 +278,9 @@ def describe(event: Event) -> Description | None:
             f"{'☑' if step.done else '☐'} {number}. {step.title}" for number, step in enumerate(event.steps, start=1)))
     if isinstance(event, SnapshotCaptured):
         skipped = ("not snapshotted: " + ", ".join(event.skipped[:5]),) if event.skipped else ()
+        changes = format_changes(event.files, first=event.seq == 1)
         return Description("snapshot", f"◆ snapshot {event.seq}",
-                           f"{event.snapshot_id[:10]} · {event.reason} · {format_changes(event.files)}", more=skipped)
+                           f"{event.snapshot_id[:10]} · {event.reason} · {changes}", more=skipped)
     if isinstance(event, SnapshotRestored):
         undo = f"(undo point {event.undo_snapshot_id[:10]})" if event.undo_snapshot_id else ""
         return Description("restore", f"↶ restored the workspace to snapshot #{event.target_seq}:",

@@ -100,7 +100,8 @@ def snapshots_list(ctx: typer.Context, session: SessionOpt = None, *, options: C
         files = [FileChange(path=f.path, status=f.status, added=f.added, removed=f.removed) for f in snap.files]
         # File names are anyone's ("[/]x" is a name, not Rich markup) and may hold control characters.
         table.add_row(str(snap.seq), snap.id, format_age(datetime.fromisoformat(snap.created_at)),
-                      printable(snap.tool_name or "—"), printable(snap.reason), printable(format_changes(files)))
+                      printable(snap.tool_name or "—"), printable(snap.reason),
+                      printable(format_changes(files, first=snap.seq == 1)))
     Console().print(table)
 
 

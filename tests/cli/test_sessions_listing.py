@@ -95,6 +95,8 @@ def test_titles_and_file_names_in_brackets_are_text_not_markup(
         assert title in listed.output
     timeline = CliRunner().invoke(app, ["--cwd", str(workspace), "snapshots"])
     assert timeline.exit_code == 0 and "[/]odd [b].txt +1 −0" in timeline.output, timeline.output
+    # The first snapshot has nothing before it: it is the workspace as found, not "no file changes".
+    assert "the workspace as found" in timeline.output and "no file changes" not in timeline.output
     changed = CliRunner().invoke(app, ["--cwd", str(workspace), "diff", "1"])
     assert changed.exit_code == 0 and "[/]odd [b].txt  +1 −0" in changed.output, changed.output
 

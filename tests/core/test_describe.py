@@ -217,3 +217,13 @@ def test_the_describer_imports_neither_rich_nor_textual() -> None:
 def test_a_progress_summary_with_one_file_modified_says_file() -> None:
     one = describe(ProgressReported(actions=3, files_modified=["a.py"], successes=3, failures=0, checks_passing=0))
     assert one is not None and "1 file modified (a.py)" in one.text, one
+
+
+def test_a_first_snapshot_is_the_workspace_as_found_and_a_later_empty_one_changed_nothing() -> None:
+    from agentcli.describe import describe
+    from agentcli.events import SnapshotCaptured
+
+    first = describe(SnapshotCaptured(snapshot_id="a" * 40, seq=1, tree="t", reason="session start"))
+    later = describe(SnapshotCaptured(snapshot_id="b" * 40, seq=4, tree="t", reason="after bash"))
+    assert first is not None and first.text.endswith("session start · the workspace as found")
+    assert later is not None and later.text.endswith("after bash · no file changes")
