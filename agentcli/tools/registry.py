@@ -85,11 +85,22 @@ class ToolRegistry:
             return one_line(raw_arguments)
         return self.declaration(name).preview(args)
 
+    def _why_unknown(self, name: str) -> str:
+        """For an MCP tool's name, whether its server is here at all: a resumed session's history
+        holds calls to servers since removed from the config or not started this time."""
+        server, sep, _ = name.removeprefix("mcp__").partition("__")
+        if not name.startswith("mcp__") or not sep:
+            return ""
+        if any(other.startswith(f"mcp__{server}__") for other in self._tools):
+            return f" (the MCP server '{server}' has no such tool now)"
+        return f" (no MCP server '{server}' is connected in this session: it is not configured or did not start)"
+
     async def call(self, name: str, raw_arguments: str, ctx: ToolContext) -> ToolResult:
         """Run one call as the model sent it; every failure becomes an error result."""
         tool = self._tools.get(name)
         if tool is None:
-            return ToolResult.failure(f"unknown tool '{name}'. Available tools: {', '.join(self._tools)}")
+            return ToolResult.failure(f"unknown tool '{name}'{self._why_unknown(name)}. "
+                                      f"Available tools: {', '.join(self._tools)}")
         try:
             parsed = json.loads(raw_arguments) if raw_arguments.strip() else {}
         except json.JSONDecodeError as error:

@@ -124,7 +124,7 @@ async def test_a_broken_server_is_a_notice_and_the_session_goes_on(git_workspace
     assert [n for n in recorder.of(Notice) if "MCP server 'gone' is not available" in n.text]
     assert "mcp__time__get_current_time" in model.offered(0)
     unknown = recorder.of(ToolCallFinished)[0]
-    assert not unknown.ok and "unknown tool" in unknown.output
+    assert not unknown.ok and "unknown tool" in unknown.output and "no MCP server 'gone' is connected" in unknown.output
     assert {s.name: s.state for s in session.mcp_statuses} == {"gone": "failed", "time": "stopped"}
 
 

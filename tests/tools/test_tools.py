@@ -328,3 +328,11 @@ async def test_grep_skips_secret_files_unless_named(workspace: Path) -> None:
     assert broad.output == "app.py:1:token = 'API_TOKEN'"
     named = await call(workspace, "grep", {"pattern": "API_TOKEN", "path": ".env"})
     assert ".env:1:" in named.output
+
+
+async def test_an_mcp_tool_whose_server_is_not_here_says_so(workspace: Path) -> None:
+    """A resumed session's history holds calls to a server since removed from the config."""
+    result = await call(workspace, "mcp__github__create_issue", {})
+    assert not result.ok and "unknown tool 'mcp__github__create_issue' (no MCP server 'github' is connected" in \
+        result.output and "read_file" in result.output
+    assert "MCP" not in (await call(workspace, "mcp_nope", {})).output
