@@ -108,6 +108,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=rank)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def keys_handled_in_turn() -> Iterator[None]:
+    """``pilot.press`` of several keys waits for each to be handled, not for the process to idle
+    (``tests/support/keys.py``): typing a line of text took seconds of sleeping."""
+    from tests.support.keys import keys_handled_in_turn
+
+    with keys_handled_in_turn():
+        yield
+
+
 @pytest.fixture(autouse=True)
 def isolated_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point agentcli's config, data and cache directories at a fresh temporary folder."""
