@@ -172,6 +172,9 @@ class AssistantMessage(BaseEvent):
     """The model's reasoning before this reply, as it streamed."""
     thinking_blocks: list[ThinkingBlock] = field(default_factory=list)
     """The signed thinking blocks to send back with this reply (a resume rebuilds them from here)."""
+    reasoning_returned: bool = False
+    """``reasoning`` goes back with this reply in every later request (DeepSeek's thinking mode
+    requires it of a reply that called tools); a resume puts it back."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -131,15 +131,3 @@ def _info(litellm: ModuleType, model: str) -> dict[str, Any] | None:
         return None
     return info
 
-
-def takes_images(model: str) -> bool:
-    """Whether ``model`` reads images (litellm's ``supports_vision``); False for a model litellm
-    does not know, and for a replay, without importing litellm for it."""
-    if model.startswith("replay:"):
-        return False
-    import litellm
-
-    try:
-        return bool(litellm.supports_vision(model=model))
-    except Exception:  # noqa: BLE001 - litellm raises a plain Exception for a model it does not map
-        return False

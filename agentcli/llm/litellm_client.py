@@ -237,7 +237,8 @@ class LiteLLMClient:
     ) -> tuple[dict[str, Any], str | None]:
         """The arguments of the call, and a notice when the reasoning setting cannot apply."""
         messages, tools = request.messages, request.tools
-        messages = for_provider(model, messages)
+        # A model litellm knows not to reason needs no reasoning sent back; any other may be thinking.
+        messages = for_provider(model, messages, thinking=limits.reasoning or not limits.known)
         if limits.cache_control:
             messages, tools = with_breakpoints(messages, tools)
         kwargs: dict[str, Any] = {
@@ -283,11 +284,13 @@ class LiteLLMClient:
             return None
         if limits.known and not limits.reasoning:
             return f"{model} does not reason before answering: the reasoning setting is ignored for it"
-        if _forces_a_tool(request.tool_choice) or not _thinking_can_resume(request.messages):
+        claude = anthropic(model)
+        if _forces_a_tool(request.tool_choice) or (claude and not _thinking_can_resume(request.messages)):
             # Anthropic refuses thinking with a forced tool, and a tool use in progress that was
             # made without thinking cannot be continued with it: this one call goes without.
+            # (Its rule only: other providers' replies carry no signed blocks, and would lose
+            # the reasoning setting after their first tool call.)
             return None
-        claude = anthropic(model)
         notice = None
         if reasoning.budget_tokens is not None and claude:
             budget, notice = _fitted_budget(model, reasoning.budget_tokens, limits.output_ceiling)

@@ -163,7 +163,8 @@ class Compacting:
         phase = turn.active_phase
         model = turn.settings.model_for(phase.model)
         request = ModelRequest(model=model, messages=[{"role": "system", "content": _SYSTEM}, *messages],
-                               api_base=turn.settings.api_base, max_tokens=SUMMARY_OUTPUT_TOKENS)
+                               api_base=turn.settings.api_base, max_tokens=SUMMARY_OUTPUT_TOKENS,
+                               context_window=turn.request_window(phase.model))
         response: ModelResponse | None = None
         async for item in turn.model_client.stream(request):
             if isinstance(item, RetryNotice):
@@ -178,7 +179,8 @@ class Compacting:
 
 
 def _without_thinking(message: Message) -> Message:
-    """Thinking blocks are for the turn they belong to; a summary request needs none."""
+    """Thinking blocks are for the turn they belong to; a summary request needs none. (DeepSeek's
+    ``reasoning_content`` stays: its API refuses any later request, this one too, without it.)"""
     return {key: value for key, value in message.items() if key != "thinking_blocks"}
 
 

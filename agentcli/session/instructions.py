@@ -5,6 +5,11 @@ picked up at the next turn without restarting. Precedence, highest first: the wo
 file, then each folder above it up to the repository root, then the user's
 ``~/.config/agentcli/AGENTS.md``. In each folder ``AGENTS.md`` wins and ``CLAUDE.md`` is read
 only where there is no ``AGENTS.md`` (people coming from Claude Code keep theirs working).
+
+A repository's file that is a symlink leading out of the repository is not read: a cloned
+repository could otherwise send any file the user can read (``~/.ssh/id_ed25519``) to the model in
+every system prompt, which the tools refuse to do. It is listed as refused, so the user is told;
+instructions shared across repositories belong in the user's own file, which may link anywhere.
 """
 
 from __future__ import annotations
@@ -31,6 +36,14 @@ class InstructionFile:
     """Its content (cut at ``MAX_CHARS``, the cut marked)."""
     scope: str
     """``workspace``, ``parent`` or ``user``: where it applies."""
+    refused: str = ""
+    """Why the file was not read ('' when it was): its text is then empty and the model is not
+    told of it."""
+
+    def label(self, workspace: Path) -> str:
+        """The file's name for the user, with why it was not read if it was not."""
+        name = display(self.path, workspace)
+        return f"{name} (not read: {self.refused})" if self.refused else name
 
 
 def _repository_root(workspace: Path) -> Path | None:
@@ -74,10 +87,18 @@ def find_instructions(workspace: Path, user_dir: Path | None = None) -> list[Ins
     root = _repository_root(workspace)
     if root is not None and root != workspace:
         folders += [parent for parent in workspace.parents if parent == root or parent.is_relative_to(root)]
+    top = (root or workspace).resolve()
     found: list[InstructionFile] = []
     for index, folder in enumerate(folders):
         path = _read_one(folder)
-        if path is not None and (item := _read(path, "workspace" if index == 0 else "parent")) and item.text:
+        if path is None:
+            continue
+        scope = "workspace" if index == 0 else "parent"
+        target = path.resolve()
+        if not target.is_relative_to(top):
+            found.append(InstructionFile(path=path, text="", scope=scope,
+                                         refused=f"it links out of the repository, to {target}"))
+        elif (item := _read(path, scope)) and item.text:
             found.append(item)
     user = (user_dir or config_home()) / "AGENTS.md"
     if user.is_file() and (item := _read(user, "user")) and item.text:
@@ -87,6 +108,7 @@ def find_instructions(workspace: Path, user_dir: Path | None = None) -> list[Ins
 
 def instructions_section(files: list[InstructionFile], workspace: Path) -> str:
     """The system prompt's section for the files found ('' for none)."""
+    files = [item for item in files if not item.refused]
     if not files:
         return ""
     parts = ["Project instructions (from the files below; where they disagree, an earlier one wins):"]

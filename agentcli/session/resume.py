@@ -119,7 +119,8 @@ def rebuild(events: Iterable[Event]) -> Rebuilt:
             state.model_calls += 1
             if event.interrupted and not event.text:
                 continue
-            state.messages.append(assistant_message(event.text, event.tool_calls, event.thinking_blocks))
+            state.messages.append(assistant_message(event.text, event.tool_calls, event.thinking_blocks,
+                                                    event.reasoning if event.reasoning_returned else ""))
             open_calls.update({call.id: call for call in event.tool_calls})
         elif isinstance(event, ToolCallStarted):
             started_calls.add(event.call_id)

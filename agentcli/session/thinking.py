@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from agentcli.config import ReasoningSetting
 from agentcli.events import AssistantMessage, Notice, ReasoningDelta, RetryScheduled, TextDelta, UsageReported
+from agentcli.llm.shape import returns_reasoning
 from agentcli.llm.types import (
     ClientNotice,
     KnowsLimits,
@@ -27,7 +28,7 @@ from agentcli.llm.types import (
 )
 from agentcli.secrets import Redactor
 from agentcli.session.coalesce import TextCoalescer
-from agentcli.session.instructions import display, find_instructions, instructions_section
+from agentcli.session.instructions import find_instructions, instructions_section
 from agentcli.session.outcomes import ModelOutcome
 from agentcli.session.prompt import system_prompt, workspace_summary
 from agentcli.session.turn import Turn, assistant_message
@@ -90,11 +91,13 @@ class Thinking:
         announced (the first request names them), so the user knows what the model was told."""
         turn = self.turn
         files = find_instructions(turn.workspace)
-        names = [display(item.path, turn.workspace) for item in files]
+        names = [item.label(turn.workspace) for item in files]
         if names != turn.instruction_files:
             turn.instruction_files = names
             if names:
-                turn.emit(Notice(kind="instructions", text="instructions: " + ", ".join(names), severity="info"))
+                refused = any(item.refused for item in files)
+                turn.emit(Notice(kind="instructions", text="instructions: " + ", ".join(names),
+                                 severity="warning" if refused else "info"))
             else:
                 turn.emit(Notice(kind="instructions", text="instructions: none now", severity="info"))
         return instructions_section(files, turn.workspace)
@@ -116,9 +119,7 @@ class Thinking:
         settings = turn.settings
         model = settings.model_for(phase.model)
         limits = settings.limits_for(model)
-        window = settings.context.windows.get(phase.model) or limits.context_window
-        if turn.learned_window is not None:
-            window = min(window or turn.learned_window, turn.learned_window)
+        window = turn.request_window(phase.model)
         tools = turn.tools.schemas(tool_names)
         request = ModelRequest(
             model=model,
@@ -190,9 +191,14 @@ class Thinking:
         self._record_usage(response)
         calls = response.tool_calls
         text = turn.redact(response.text)
-        turn.messages.append(assistant_message(text, calls, response.thinking_blocks))
+        reasoning = turn.redact(response.reasoning)
+        # Redacted as shown and logged, so a resumed conversation is the same one.
+        returned = bool(reasoning and calls) and returns_reasoning(response.model)
+        turn.messages.append(assistant_message(text, calls, response.thinking_blocks,
+                                               reasoning if returned else ""))
         turn.emit(AssistantMessage(text=text, tool_calls=calls, finish_reason=response.finish_reason,
-                                   reasoning=turn.redact(response.reasoning), thinking_blocks=response.thinking_blocks))
+                                   reasoning=reasoning, thinking_blocks=response.thinking_blocks,
+                                   reasoning_returned=returned))
         turn.pending.extend(calls)
 
     def _record_usage(self, response: ModelResponse) -> None:

@@ -84,11 +84,16 @@ def _history_arguments(raw: str) -> str:
     return json.dumps({"_malformed_arguments": raw[:2000]})
 
 
-def assistant_message(text: str, calls: list[ToolCallRequest], thinking: list[ThinkingBlock] | None = None) -> Message:
+def assistant_message(text: str, calls: list[ToolCallRequest], thinking: list[ThinkingBlock] | None = None,
+                      reasoning: str = "") -> Message:
     """A reply as the conversation keeps it: ``content`` always present (``None`` when only tools
     were called: strict chat templates need the key, and an empty string makes litellm add a text
-    block before Anthropic's tool use), and a thinking model's signed blocks sent back verbatim."""
+    block before Anthropic's tool use), a thinking model's signed blocks sent back verbatim, and
+    the ``reasoning`` that must go back with a reply that called tools (DeepSeek's, as
+    ``reasoning_content``; ``llm.shape`` leaves it out for any other provider)."""
     message: Message = {"role": "assistant", "content": text or None}
+    if reasoning and calls:
+        message["reasoning_content"] = reasoning
     if thinking:
         message["thinking_blocks"] = [_block(block) for block in thinking]
     if calls:
@@ -274,6 +279,17 @@ class Turn:
 
     # -- the context window ----------------------------------------------------------------------
 
+    def request_window(self, role: str) -> int | None:
+        """The context window a request for ``role``'s model is sent with (None: litellm's figure):
+        the one configured for the role or the model, never above the one a provider stated. The
+        session's calls and its summary requests alike: for Ollama it is the ``num_ctx`` sent, and
+        a summary run with another would be read in another window (litellm's default, not ours)."""
+        settings = self.settings
+        window = settings.context.windows.get(role) or settings.limits_for(settings.model_for(role)).context_window
+        if self.learned_window is not None:
+            window = min(window or self.learned_window, self.learned_window)
+        return window
+
     def context_tokens(self) -> int:
         """The next request's input tokens, as measured and estimated."""
         return self.meter.estimate(self.messages.chars)
@@ -352,11 +368,10 @@ class Turn:
         """Show the images a tool returned (an MCP tool's screenshot) to a model that reads
         images, in a message after the reply's results; other models read only their description
         in the result."""
-        from agentcli.llm.limits import takes_images
+        from agentcli.llm.vision import takes_images
 
         model = self.settings.model_for(self.active_phase.model)
-        readable: bool = await asyncio.to_thread(takes_images, model)  # may import litellm: off the loop
-        if images and readable:
+        if images and await takes_images(model, self.settings.api_base):
             self.defer_note("images", f"The image{'s' if len(images) > 1 else ''} {tool} returned:", images)
 
     def flush_notes(self) -> None:

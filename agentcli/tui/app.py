@@ -570,12 +570,12 @@ class AgentApp(App[int]):
         self.prompt.commands = await asyncio.to_thread(self.slash.reload)
         for problem in self.slash.problems:
             self.notify(problem, title="Custom command skipped", severity="warning", timeout=15)
-        from agentcli.session.instructions import display, find_instructions
+        from agentcli.session.instructions import find_instructions
 
         found = await asyncio.to_thread(find_instructions, self.workspace)
         if found:  # what the model will be told, before the first message (the stream says it per request)
-            self.notify(", ".join(display(item.path, self.workspace) for item in found),
-                        title="Project instructions")
+            self.notify(", ".join(item.label(self.workspace) for item in found), title="Project instructions",
+                        severity="warning" if any(item.refused for item in found) else "information")
 
     @on(PromptArea.PathsWanted)
     def _paths_wanted(self) -> None:

@@ -186,3 +186,29 @@ def test_completion_offers_no_name_it_cannot_write_back(tmp_path: Path) -> None:
         paths = workspace_paths(folder)
         assert paths == ["good name.txt"], (repo, paths)
         assert attach(folder, f"@{mention(paths[0])}").paths == ["good name.txt"]
+
+
+def test_an_instructions_link_out_of_the_repository_is_refused_and_named(tmp_path: Path) -> None:
+    """A cloned repository's AGENTS.md linking to ``~/.ssh/id_ed25519`` would put the key in every
+    system prompt; a link inside the repository, and the user's own file, are read."""
+    repo = tmp_path / "repo"
+    workspace = repo / "app"
+    workspace.mkdir(parents=True)
+    (repo / ".git").mkdir()
+    secret = tmp_path / "id_ed25519"
+    secret.write_text("PRIVATE KEY")
+    (workspace / "AGENTS.md").symlink_to(secret)
+    (repo / "docs").mkdir()
+    (repo / "docs" / "agents.md").write_text("shared rules")
+    (repo / "AGENTS.md").symlink_to(repo / "docs" / "agents.md")
+    user = tmp_path / "config"
+    user.mkdir()
+    (tmp_path / "dotfiles.md").write_text("my own rules")
+    (user / "AGENTS.md").symlink_to(tmp_path / "dotfiles.md")
+    files = find_instructions(workspace, user)
+    assert [(f.text, f.refused) for f in files] == [
+        ("", f"it links out of the repository, to {secret}"), ("shared rules", ""), ("my own rules", "")]
+    assert files[0].label(workspace) == f"AGENTS.md (not read: it links out of the repository, to {secret})"
+    section = instructions_section(files, workspace)
+    assert "PRIVATE KEY" not in section and "--- AGENTS.md ---" not in section
+    assert "shared rules" in section and "my own rules" in section

@@ -4,12 +4,13 @@ names in refusing a request, and the window an Ollama server gives a model (``/a
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
 
-from agentcli.config import ModelLimitSettings, ModelRoles, RetrySettings, Settings
-from agentcli.events import ErrorOccurred, Notice, RetryScheduled
+from agentcli.config import ContextSettings, ModelLimitSettings, ModelRoles, RetrySettings, Settings
+from agentcli.events import ContextCompacted, ErrorOccurred, Notice, RetryScheduled
 from agentcli.llm.litellm_client import LiteLLMClient
 from agentcli.llm.ollama_window import context_length
 from agentcli.llm.types import ClientNotice, ModelCallError, ModelRequest
@@ -144,3 +145,26 @@ def test_the_window_is_read_under_the_models_architecture() -> None:
     assert context_length({"model_info": {"llama.context_length": 8192}}) == 8192  # no architecture named
     assert context_length({"error": "model 'x' not found"}) is None
     assert context_length({"model_info": {"general.architecture": "x", "x.context_length": "8192"}}) is None
+
+
+async def test_a_summary_request_to_ollama_gets_the_window_the_sessions_calls_get(workspace: Path) -> None:
+    """Configured 16k for a 128k model: without the same window, the summary call would be run
+    with litellm's default (32k here), a cache and a budget of another size than the session's."""
+    (workspace / "f1.txt").write_text("a line of the file\n" * 200)
+    model = "ollama_chat/big128k:8b-s"
+    with OllamaServer(models={"big128k:8b-s": OllamaModel(context_length=131_072)}) as ollama:
+        ollama.add(OllamaReply(calls=[OllamaCall("read_file", {"path": "f1.txt"})]),
+                   OllamaReply(calls=[OllamaCall("complete", {"summary": "read it"})]),
+                   OllamaReply(calls=[OllamaCall("complete", {"summary": "nothing more"})]),
+                   OllamaReply(text="The user asked to read f1.txt; it was read."))
+        limits = ModelRoles(limits={model: ModelLimitSettings(context_window=16_384)})
+        session, rec = _session(workspace, Settings(model=model, api_base=ollama.base_url, retry=FAST_RETRY,
+                                                    models=limits, context=ContextSettings(keep_recent_turns=1)))
+        assert (await asyncio.wait_for(session.run_turn("read f1.txt"), 30)).outcome == "completed"
+        assert (await asyncio.wait_for(session.run_turn("anything else?"), 30)).outcome == "completed"
+        await session.compact()
+        await asyncio.wait_for(session.wait_turn(), 30)
+        summary = [body for body in ollama.requests if not body.get("tools")]
+        assert len(summary) == 1 and "f1.txt" in json.dumps(summary[0]["messages"])
+        assert [body["options"]["num_ctx"] for body in ollama.requests] == [16_384] * 4
+    assert rec.of(ContextCompacted) and rec.of(ContextCompacted)[-1].reason == "manual"

@@ -8,13 +8,21 @@ The rules are about the conversation's structure, the ones an agent breaks when 
 reorders history: every ``tool`` message answers a call of the assistant message right before
 the run of tool messages it belongs to, every call is answered before anything else is said,
 content is present where the role needs it, and tool names are names the API takes.
+
+``provider="deepseek"`` checks as DeepSeek's OpenAI-format API does: an assistant message may
+carry ``reasoning_content``, and in thinking mode (on unless ``thinking.type`` is ``disabled``;
+``deepseek-chat`` never thinks) every assistant message that called tools must carry it, in every
+later request (api-docs.deepseek.com/guides/thinking_mode, "Tool Calls"; the wording of the 400 is
+the API's as quoted in agent frameworks' bug reports).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
+
+Provider = Literal["openai", "deepseek"]
 
 _ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 _FIELDS = {
@@ -28,6 +36,8 @@ _FIELDS = {
 """The properties each role's message may have; the API's schema allows no others (wording of its
 refusal as quoted in a 2023 report; another provider's field, e.g. Anthropic's signed
 ``thinking_blocks``, is one)."""
+_DEEPSEEK_ASSISTANT = _FIELDS["assistant"] | {"reasoning_content", "prefix"}
+"""DeepSeek's assistant message also takes the reasoning sent back, and ``prefix`` (its beta completion)."""
 _TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
@@ -44,8 +54,8 @@ class OpenAIError:
                           "code": self.code}}
 
 
-def check_chat_request(body: Any) -> OpenAIError | None:
-    """The first rule ``body`` breaks, or ``None`` when the real API would accept it."""
+def check_chat_request(body: Any, provider: Provider = "openai") -> OpenAIError | None:
+    """The first rule ``body`` breaks, or ``None`` when the real API (``provider``'s) would accept it."""
     if not isinstance(body, dict):
         return OpenAIError("We could not parse the JSON body of your request.")
     messages = body.get("messages")
@@ -53,21 +63,42 @@ def check_chat_request(body: Any) -> OpenAIError | None:
         return OpenAIError("Missing required parameter: 'messages'.", "messages", "missing_required_parameter")
     if not messages:
         return OpenAIError("[] is too short - 'messages'", "messages", None)
-    for rule in (_shapes, _tool_pairs, _tools):
+    rules = (_shapes, _tool_pairs, _tools) if provider == "openai" else (
+        _deepseek_shapes, _tool_pairs, _tools, _deepseek_reasoning)
+    for rule in rules:
         error = rule(body, messages)
         if error is not None:
             return error
     return None
 
 
-def _shapes(_body: dict[str, Any], messages: list[Any]) -> OpenAIError | None:
+def _deepseek_shapes(body: dict[str, Any], messages: list[Any]) -> OpenAIError | None:
+    return _shapes(body, messages, assistant_fields=_DEEPSEEK_ASSISTANT)
+
+
+def _deepseek_reasoning(body: dict[str, Any], messages: list[dict[str, Any]]) -> OpenAIError | None:
+    """In thinking mode, a reply that called tools goes back with its reasoning, in every later request."""
+    thinking = body.get("thinking")
+    mode = thinking.get("type") if isinstance(thinking, dict) else None
+    if mode == "disabled" or (mode is None and body.get("model") == "deepseek-chat"):
+        return None
+    for message in messages:
+        if message["role"] == "assistant" and message.get("tool_calls") and not isinstance(
+                message.get("reasoning_content"), str):
+            return OpenAIError("The `reasoning_content` in the thinking mode must be passed back to the API.",
+                               None, "invalid_request_error")
+    return None
+
+
+def _shapes(_body: dict[str, Any], messages: list[Any],
+            assistant_fields: set[str] = _FIELDS["assistant"]) -> OpenAIError | None:
     for index, message in enumerate(messages):
         if not isinstance(message, dict) or message.get("role") not in _ROLES:
             role = message.get("role") if isinstance(message, dict) else None
             return OpenAIError(f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', "
                                "'function', 'tool', and 'developer'.", f"messages[{index}].role", "invalid_value")
         role = message["role"]
-        unexpected = sorted(set(message) - _FIELDS[role])
+        unexpected = sorted(set(message) - (assistant_fields if role == "assistant" else _FIELDS[role]))
         if unexpected:
             return OpenAIError(f"Additional properties are not allowed ('{unexpected[0]}' was unexpected) - "
                                f"'messages.{index}'")

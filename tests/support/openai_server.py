@@ -3,7 +3,9 @@
 litellm talks to it over real HTTP with real SSE streaming, so its own parser runs in the tests;
 only what the model "says" is scripted. Every request body is recorded for assertions, and one the
 real API would refuse (``openai_rules``: a tool message not answering the call before it, a call
-left unanswered, null content) gets the API's 400 instead of a reply.
+left unanswered, null content) gets the API's 400 instead of a reply. ``OpenAIServer(provider=
+"deepseek")`` refuses as DeepSeek does instead, and streams a reply's ``reasoning`` first as
+``reasoning_content`` deltas, as DeepSeek's thinking mode does.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.support.openai_rules import check_chat_request
+from tests.support.openai_rules import Provider, check_chat_request
 
 _CALL_IDS = itertools.count(1)
 
@@ -41,6 +43,8 @@ class Reply:
 
     text: str = ""
     calls: list[Call] = field(default_factory=list)
+    reasoning: str = ""
+    """Streamed as ``reasoning_content`` deltas before the text (DeepSeek's thinking mode)."""
     usage: tuple[int, int] | None = (12, 7)
     chunk_size: int = 4
     """Characters per streamed fragment: text and tool arguments both arrive split."""
@@ -72,8 +76,10 @@ Script = Reply | Fail | Callable[[dict[str, Any]], "Reply | Fail"]
 class OpenAIServer:
     """Start with :meth:`start`; queue replies with :meth:`add`; read :attr:`requests`."""
 
-    def __init__(self, context_limit: int | None = None) -> None:
+    def __init__(self, context_limit: int | None = None, provider: Provider = "openai") -> None:
         self.context_limit = context_limit
+        self.provider: Provider = provider
+        """Whose rules a request is checked by (``openai_rules``)."""
         """When set, a request whose prompt plus ``max_tokens`` passes this many tokens is refused
         as OpenAI refuses it (400 ``context_length_exceeded``), and usage reports the prompt's
         size as this server counts it (``count_tokens``)."""
@@ -143,7 +149,7 @@ class OpenAIServer:
         return item(body) if callable(item) else item
 
     def _handle(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
-        error = check_chat_request(body)
+        error = check_chat_request(body, self.provider)
         if error is not None:
             with self._lock:
                 self.requests.append(body)
@@ -225,6 +231,8 @@ def _chunks(reply: Reply, model: str, include_usage: bool) -> Iterator[dict[str,
 
     size = max(1, reply.chunk_size)
     yield chunk({"role": "assistant", "content": ""})
+    for start in range(0, len(reply.reasoning), size):
+        yield chunk({"reasoning_content": reply.reasoning[start : start + size]})
     for start in range(0, len(reply.text), size):
         yield chunk({"content": reply.text[start : start + size]})
     for index, call in enumerate(reply.calls):
