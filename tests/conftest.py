@@ -112,8 +112,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(autouse=True, scope="session")
 def keys_handled_in_turn() -> Iterator[None]:
-    """``pilot.press`` waits for each key to be handled by the app's queues, not for the process
-    to idle (``tests/support/keys.py``): typing a line of text took seconds of sleeping."""
+    """``pilot.press`` of several keys waits for each but the last to be handled by the app's
+    queues, not for the process to idle (``tests/support/keys.py``): typing a line took seconds."""
     from tests.support.keys import keys_handled_in_turn
 
     with keys_handled_in_turn():
