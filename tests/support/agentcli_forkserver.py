@@ -118,7 +118,7 @@ def _become_agentcli(request: dict[str, Any], fds: list[int]) -> None:
     import pygit2
 
     for level in (pygit2.enums.ConfigLevel.GLOBAL, pygit2.enums.ConfigLevel.XDG, pygit2.enums.ConfigLevel.SYSTEM):
-        pygit2.settings.search_path[level] = None
+        pygit2.settings.search_path[level] = None  # type: ignore[assignment]  # None: look again
     # ``python -m`` puts the working folder first on the path; so does this.
     sys.path[0] = os.getcwd()
     import runpy

@@ -48,8 +48,9 @@ async def _round(app: App[object], pumps: list[MessagePump]) -> None:
             waiting += 1
     if not waiting:
         return
+    failure: asyncio.Event = app._exception_event  # set when the app fails: nothing more is handled
     marked = asyncio.ensure_future(done.wait())
-    failed = asyncio.ensure_future(app._exception_event.wait())
+    failed = asyncio.ensure_future(failure.wait())
     await asyncio.wait([marked, failed], return_when=asyncio.FIRST_COMPLETED)
     marked.cancel()
     failed.cancel()
@@ -60,7 +61,8 @@ async def _handled(app: App[object]) -> None:
     for _ in range(_ROUNDS):
         pumps: list[MessagePump] = [app, *app.screen.walk_children(with_self=True)]
         await _round(app, pumps)
-        if app._exception_event.is_set() or all(pump._message_queue.empty() for pump in pumps):
+        failure: asyncio.Event = app._exception_event
+        if failure.is_set() or all(pump._message_queue.empty() for pump in pumps):
             return
     raise AssertionError(f"the app's queues were still busy after {_ROUNDS} rounds of a key")
 
@@ -95,6 +97,6 @@ def _press_keys(original: object) -> object:
 def keys_handled_in_turn() -> Iterator[None]:
     """Install the wait between keys for as long as the context lasts."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(textual.app, "wait_for_idle", _wait_for_idle(textual.app.wait_for_idle))
+        patch.setattr(textual.app, "wait_for_idle", _wait_for_idle(vars(textual.app)["wait_for_idle"]))
         patch.setattr(App, "_press_keys", _press_keys(App._press_keys))
         yield
