@@ -73,7 +73,7 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, p
 
 
 SLOW_FIRST = (
-    "tests/tui/test_history_paging.py",  # one test pages through a whole history: ~20 s
+    "tests/tui/test_history_paging.py",  # paging through a whole history, page-up bursts: 7-13 s
     "tests/e2e/",
     "tests/fleet/",
     "tests/mcp/test_mcp_cli.py",
@@ -86,6 +86,8 @@ SLOW_FIRST = (
     "tests/tui/test_offscreen_lines.py",
     "tests/tui/test_sessions.py",
     "tests/tui/test_prompt_input.py",
+    "tests/tui/test_panes_and_keys.py",  # notifications and the 80x24 overlay: 5-6 s each
+    "tests/tui/test_typing_from_panes.py",
     "tests/snapshots/test_snapshots_watcher.py",
     "tests/snapshots/test_snapshots_splitwalk.py",
     "tests/mcp/test_mcp_session.py",
@@ -106,6 +108,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
     # A stable sort: tests of one module stay together and in their order (module fixtures).
     items.sort(key=rank)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def keys_handled_in_turn() -> Iterator[None]:
+    """``pilot.press`` of several keys waits for each but the last to be handled by the app's
+    queues, not for the process to idle (``tests/support/keys.py``): typing a line took seconds."""
+    from tests.support.keys import keys_handled_in_turn
+
+    with keys_handled_in_turn():
+        yield
 
 
 @pytest.fixture(autouse=True)

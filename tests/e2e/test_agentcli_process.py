@@ -80,3 +80,35 @@ async def test_a_worker_that_ran_a_session_in_process_still_gets_forks(workspace
     process = agentcli_process.start(["--version"], cwd=workspace)
     assert isinstance(process, ForkedProcess)
     assert process.communicate(timeout=60)[0].strip()
+
+
+def test_what_a_process_may_change_unforked_is_not_read_at_import(workspace: Path) -> None:
+    """The server records what its imports read: none of the variables the tests change per
+    process, and a variable that is read still starts a fresh interpreter."""
+    server = agentcli_process._fork_server()
+    assert "*" not in server.read, "an import iterated the whole environment"
+    assert not server.read & agentcli_process.READ_AT_RUN_TIME
+    per_process = {"HOME": str(workspace), "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": "http://127.0.0.1:9",
+                   "ANTHROPIC_API_KEY": "sk-ant-test", "AGENTCLI_MODEL": "openai/m", "MY_API_TOKEN": "t"}
+    assert server.differences({**os.environ, **per_process}) == set()
+    read = sorted(server.read)[0]
+    assert server.differences({**os.environ, read: "changed"}) == {read}
+
+
+def test_a_forked_process_reads_the_git_config_of_its_own_home(tmp_path: Path, workspace: Path,
+                                                               server: OpenAIServer) -> None:
+    """libgit2 finds ~/.gitconfig when pygit2 is imported, in the server, from the server's HOME."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "ignored-here").write_text("*.log\n")
+    (home / ".gitconfig").write_text(f"[core]\n\texcludesFile = {home / 'ignored-here'}\n")
+    (workspace / "kept.txt").write_text("x")
+    (workspace / "noise.log").write_text("x")
+    server.add(Reply(calls=[Call("list_files", {})]), Reply(calls=[Call("complete", {"summary": "listed"})]))
+    process = agentcli_process.start(["run", "list", "--model", "openai/m", "--api-base", server.base_url],
+                                     cwd=workspace, env={"HOME": str(home)})
+    assert isinstance(process, ForkedProcess)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    listed = next(m["content"] for m in server.requests[-1]["messages"] if m["role"] == "tool")
+    assert "kept.txt" in listed and "noise.log" not in listed

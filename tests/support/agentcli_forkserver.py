@@ -38,6 +38,55 @@ litellm's tokenizer module sets ``TIKTOKEN_CACHE_DIR`` whatever it was (so a tes
 counted tokens in-process has it): imported here, the server's environment has it too."""
 
 
+class _Reads:
+    """The variables Python code reads from ``os.environ`` while the imports run.
+
+    A variable read then is frozen into the server's imports: a process that differs in it must
+    start fresh. One that nothing read can be forked whatever its value. Iterating the whole
+    environment (a scan for a prefix) could have read any: it is recorded as ``*``.
+    """
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self._saved: dict[str, Any] = {}
+
+    def __enter__(self) -> _Reads:
+        environ = type(os.environ)
+        reads = self
+
+        def getitem(self: Any, key: str) -> str:
+            reads._note(key)
+            return reads._saved["__getitem__"](self, key)  # type: ignore[no-any-return]
+
+        def contains(self: Any, key: object) -> bool:
+            reads._note(str(key))
+            return reads._saved["__contains__"](self, key)  # type: ignore[no-any-return]
+
+        def iterate(self: Any) -> Any:
+            reads._note("*")
+            return reads._saved["__iter__"](self)
+
+        for name, method in (("__getitem__", getitem), ("__contains__", contains), ("__iter__", iterate)):
+            self._saved[name] = getattr(environ, name)
+            setattr(environ, name, method)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for name, method in self._saved.items():
+            setattr(type(os.environ), name, method)
+
+    def _note(self, key: str) -> None:
+        # sysconfig reads HOME for the user base of ``pip install --user``, which agentcli never
+        # uses; anything else that reads a variable at import counts.
+        caller = sys._getframe(1)
+        while caller.f_back is not None and caller.f_code.co_filename.endswith(
+                (__file__, "posixpath.py", "os.py", "_collections_abc.py", "<frozen posixpath>", "<frozen os>",
+                 "<frozen _collections_abc>")):
+            caller = caller.f_back
+        if not (key == "HOME" and caller.f_code.co_filename.endswith("sysconfig.py")):
+            self.names.add(key)
+
+
 def _import() -> None:
     # What ``python -m agentcli`` imports first, then litellm exactly as agentcli imports it in the
     # background (same environment defaults, collector off, then frozen), then the rest.
@@ -64,6 +113,12 @@ def _become_agentcli(request: dict[str, Any], fds: list[int]) -> None:
     os.chdir(str(request["cwd"]))
     os.environ.clear()
     os.environ.update(request["env"])
+    # libgit2 found the global and XDG git config from HOME and XDG_CONFIG_HOME when pygit2 was
+    # imported here; None has it look again, from this process's (``core.excludesFile``).
+    import pygit2
+
+    for level in (pygit2.enums.ConfigLevel.GLOBAL, pygit2.enums.ConfigLevel.XDG, pygit2.enums.ConfigLevel.SYSTEM):
+        pygit2.settings.search_path[level] = None  # type: ignore[assignment]  # None: look again
     # ``python -m`` puts the working folder first on the path; so does this.
     sys.path[0] = os.getcwd()
     import runpy
@@ -73,14 +128,14 @@ def _become_agentcli(request: dict[str, Any], fds: list[int]) -> None:
     sys.exit(0)
 
 
-def _serve(path: str) -> None:
+def _serve(path: str, read: set[str]) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(16)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
-    # The environment the imports ran under, with what they set (litellm's defaults): the test
-    # process compares each request's with it.
-    print(json.dumps(dict(os.environ)), flush=True)
+    # The environment the imports ran under, with what they set (litellm's defaults), and what
+    # they read: the test process compares each request's with it.
+    print(json.dumps({"env": dict(os.environ), "read": sorted(read)}), flush=True)
     while True:
         conn, _ = listener.accept()
         data, fds, _flags, _addr = socket.recv_fds(conn, 1 << 16, 3)
@@ -119,9 +174,10 @@ def _wait_on_agentcli(listener: socket.socket, conn: socket.socket, request: dic
 def main() -> None:
     # Dies with the pytest worker that started it, whatever way that worker ends.
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    _import()
+    with _Reads() as reads:
+        _import()
     gc.freeze()  # the forked processes share these pages instead of copying them on a collection
-    _serve(sys.argv[1])
+    _serve(sys.argv[1], reads.names)
 
 
 if __name__ == "__main__":

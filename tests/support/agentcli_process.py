@@ -19,6 +19,7 @@ failure has to do with the fork, and for bench/suite_launch.py's comparison.
 from __future__ import annotations
 
 import atexit
+import fnmatch
 import json
 import os
 import selectors
@@ -36,10 +37,18 @@ from typing import IO
 AGENTCLI = [sys.executable, "-m", "agentcli"]
 
 READ_AT_RUN_TIME = frozenset({"XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "PYTEST_CURRENT_TEST", "COLUMNS",
-                              "TESTS_FRESH_AGENTCLI"})
+                              "TESTS_FRESH_AGENTCLI", "HOME"})
 """Variables that differ from test to test and that nothing reads at import: agentcli reads its
 folders when it opens them (``tests/conftest.py`` sets them per test), rich reads ``COLUMNS``
-when it makes a console, and only this module reads ``TESTS_FRESH_AGENTCLI``."""
+when it makes a console, and only this module reads ``TESTS_FRESH_AGENTCLI``. libgit2 reads
+``HOME`` and ``XDG_CONFIG_HOME`` for the git config when pygit2 is imported: the forked process
+has it look again (``agentcli_forkserver._become_agentcli``)."""
+
+READ_WHEN_USED = ("AGENTCLI_*", "*_API_KEY", "*_API_BASE", "*_BASE_URL", "*_TOKEN")
+"""Patterns of variables read when a command or a request uses them: agentcli's settings, and a
+provider's key and address (litellm and agentcli look them up per request). The server records
+what its imports read (``agentcli_forkserver._Reads``): a variable read there starts a process
+fresh whatever this says."""
 
 SERVER = Path(__file__).with_name("agentcli_forkserver.py")
 
@@ -135,8 +144,11 @@ class _ForkServer:
         ready = self._process.stdout.readline()
         if not ready.startswith("{"):
             raise RuntimeError(f"the agentcli fork server did not start (exit {self._process.wait()})")
-        self.env: dict[str, str] = json.loads(ready)
+        started = json.loads(ready)
+        self.env: dict[str, str] = started["env"]
         """The environment its imports ran under, defaults they set included."""
+        self.read: frozenset[str] = frozenset(started["read"])
+        """The variables its imports read (``*``: the whole environment was iterated)."""
         self._defaults = {k: v for k, v in self.env.items() if k not in given}
         atexit.register(self.stop)
 
@@ -152,8 +164,13 @@ class _ForkServer:
     def differences(self, env: dict[str, str]) -> set[str]:
         """The variables of ``env`` that make a forked process differ from a fresh one."""
         seen = {**self._defaults, **env}
-        keys = (set(seen) | set(self.env)) - READ_AT_RUN_TIME
+        keys = {key for key in set(seen) | set(self.env) if not self._run_time(key)}
         return {key for key in keys if seen.get(key) != self.env.get(key)}
+
+    def _run_time(self, key: str) -> bool:
+        if key in self.read or "*" in self.read:
+            return False
+        return key in READ_AT_RUN_TIME or any(fnmatch.fnmatchcase(key, pattern) for pattern in READ_WHEN_USED)
 
     def start(self, args: list[str], cwd: Path, env: dict[str, str], stdin: int | None) -> ForkedProcess:
         stdin_fd = os.open(os.devnull, os.O_RDONLY) if stdin == subprocess.DEVNULL else 0
@@ -236,4 +253,4 @@ def run(args: list[str], *, cwd: Path, env: dict[str, str] | None = None, timeou
     return subprocess.CompletedProcess([*AGENTCLI, *args], process.returncode, out, err)
 
 
-__all__ = ["AGENTCLI", "READ_AT_RUN_TIME", "ForkedProcess", "run", "start"]
+__all__ = ["AGENTCLI", "READ_AT_RUN_TIME", "READ_WHEN_USED", "ForkedProcess", "run", "start"]

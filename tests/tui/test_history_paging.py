@@ -211,7 +211,10 @@ async def test_the_page_mounted_on_reaching_the_top_does_not_move_the_view() -> 
 
 
 async def test_paging_up_through_the_whole_history_shows_every_message_once_in_order() -> None:
-    messages = 160
+    # 100 messages are 118 records: the first window (60) and three pages mounted above it, each
+    # trimming the window below; every press waits out a real scroll animation (~0.8 s a press),
+    # so more messages only repeat the same crossings at that cost.
+    messages = 100
     async with opened(messages) as (pilot, conversation):
         screens = [numbers(shown(pilot.app))]
         while conversation.scroll_y > 0 or conversation._first_mounted > 0:

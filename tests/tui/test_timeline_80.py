@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual.css.query import NoMatches
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey, FooterLabel
 
@@ -27,6 +28,14 @@ def footer_words(app: AgentApp) -> list[str]:
         assert item.region.right <= palette.region.x, f"{item!r} is cut off or under the palette key"
         whole.append(item.render().plain.strip())
     return whole
+
+
+def footer_says(app: AgentApp, label: str) -> bool:
+    """The footer draws ``label`` whole; False while it is being composed again (no palette key yet)."""
+    try:
+        return any(word.endswith(label) for word in footer_words(app))
+    except NoMatches:
+        return False
 
 
 async def test_a_restore_at_80x24_selects_its_entry_and_the_footer_names_the_keys(project: Path) -> None:
@@ -57,7 +66,7 @@ async def test_a_restore_at_80x24_selects_its_entry_and_the_footer_names_the_key
         assert timeline.following, "new snapshots are followed again"
 
         # Timeline focused, an undo available: the essentials are drawn whole.
-        await wait_for(pilot, lambda: any(w.endswith("Undo") for w in footer_words(app)), what="u in the footer")
+        await wait_for(pilot, lambda: footer_says(app, "Undo"), what="u in the footer")
         words = footer_words(app)
         for essential in ("Restore", "Undo", "Quit", "Help"):
             assert any(word.endswith(essential) for word in words), (essential, words)

@@ -49,8 +49,9 @@ async def test_resumed_into_a_question_the_first_answer_goes_through(project: Pa
         assert app.prompt.mode == "answer" and app.prompt.question is not None
         assert "Which style?" in app.query_one("#question-text").render().plain
         await pilot.click("#prompt-input")
+        asked = session.last_turn  # the resumed turn's end (clarify): the answer starts another
         await pilot.press("2", "enter")
-        await wait_for(pilot, lambda: session.last_turn is not None, what="the turn the answer starts to end")
+        await wait_for(pilot, lambda: session.last_turn is not asked, what="the turn the answer starts to end")
         assert session.last_turn is not None and session.last_turn.outcome == "completed"
         assert not [n for n in app._notifications if n.severity == "warning"], "the answer was not refused"
 
@@ -65,8 +66,9 @@ async def test_resumed_into_a_pause_ctrl_s_resumes_it(project: Path, tmp_path: P
         assert app.prompt.mode == "guidance"
         assert "need a review" in app.prompt.hint and "ctrl+s resumes" in app.prompt.hint
         assert app.check_action("resume", ()) is True and app.check_action("pause", ()) is False
+        paused = session.last_turn
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: session.last_turn is not None, what="the resumed turn to end")
+        await wait_for(pilot, lambda: session.last_turn is not paused, what="the resumed turn to end")
         assert session.last_turn is not None and session.last_turn.reason == "finished after the review"
 
 
@@ -80,8 +82,9 @@ async def test_resumed_into_an_approval_y_runs_the_call(project: Path, tmp_path:
         assert app.status.state == "awaitingPermission" and "awaitingPermission" in lit(app)
         assert app.prompt.mode == "permission" and "echo 4 passed" in app.query_one("#question-text").render().plain
         await pilot.click("#prompt-input")
+        waiting = session.last_turn  # the resumed turn's end (approval): y runs the call in another
         await pilot.press("y", "enter")
-        await wait_for(pilot, lambda: session.last_turn is not None, what="the approved turn to end")
+        await wait_for(pilot, lambda: session.last_turn is not waiting, what="the approved turn to end")
         assert session.last_turn is not None and session.last_turn.outcome == "completed"
 
 
