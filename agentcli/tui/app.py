@@ -534,6 +534,7 @@ class AgentApp(App[int]):
         if session is None and not await self._load_settings():
             return
         await self.commands.start(session)
+        self._say_missing_key()
         await self._load_prompt_aids()
         await self._save_css_cache()
         if self._warm_up:
@@ -543,6 +544,15 @@ class AgentApp(App[int]):
         if self.initial_prompt:
             prompt, self.initial_prompt = self.initial_prompt, None
             await self.commands.submit(prompt)
+
+    def _say_missing_key(self) -> None:
+        """Before any task is typed, a model that has no key (agentcli/tui/key_check.py)."""
+        from agentcli.tui.key_check import TITLE, missing_key_advice
+
+        settings = self.session.settings if self.session is not None else self.settings
+        advice = missing_key_advice(settings)
+        if advice is not None:
+            self.notify(advice, title=TITLE, severity="warning", timeout=60)
 
     async def _save_css_cache(self) -> None:
         """Keep what this start parsed for the next one (a cache that cannot be written is only
