@@ -705,6 +705,15 @@ class AgentApp(App[int]):
         """Pause now, even mid-stream or mid-command."""
         await self.commands.pause()
 
+    def action_help_quit(self) -> None:
+        """ctrl+c with nothing selected to copy (the prompt and the screen copy a selection first):
+        as in a shell and as headless runs do, it stops a running agent, like ctrl+s; with nothing
+        running, Textual's hint says how to quit."""
+        if self.check_action("pause", ()) is True:
+            self.action_pause()
+            return
+        super().action_help_quit()
+
     async def action_interrupt(self) -> None:
         """esc: in a side pane, back to the prompt (closing the overlay on a narrow screen);
         elsewhere take back the newest queued message, else pause a running agent."""
