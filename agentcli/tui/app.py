@@ -793,8 +793,13 @@ class AgentApp(App[int]):
 
     def _focus_moved(self, old: Widget | None, new: Widget | None) -> None:
         """On a narrow screen the overlay closes once the focus leaves it for the prompt or the
-        stream (f4, esc, a click): it floats over the stream, where the user now reads or types."""
-        if new is None or not self._panes_mounted or not self.screen.has_class("-narrow"):
+        stream (f4, esc, a click): it floats over the stream, where the user now reads or types.
+        On a wide one the tool list or the timeline in use takes the graph's rows (app.tcss)."""
+        if new is None or not self._panes_mounted:
+            return
+        in_use = any(pane.has_focus_within for pane in self.query("#tools-pane, #timeline-pane"))
+        self._sidebar.set_class(in_use, "-pane-in-use")
+        if not self.screen.has_class("-narrow"):
             return
         sidebar = self._sidebar
         if old is not None and sidebar in old.ancestors and sidebar not in new.ancestors:
