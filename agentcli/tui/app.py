@@ -534,6 +534,7 @@ class AgentApp(App[int]):
         if session is None and not await self._load_settings():
             return
         await self.commands.start(session)
+        self._say_missing_key()
         await self._load_prompt_aids()
         await self._save_css_cache()
         if self._warm_up:
@@ -543,6 +544,15 @@ class AgentApp(App[int]):
         if self.initial_prompt:
             prompt, self.initial_prompt = self.initial_prompt, None
             await self.commands.submit(prompt)
+
+    def _say_missing_key(self) -> None:
+        """Before any task is typed, a model that has no key (agentcli/tui/key_check.py)."""
+        from agentcli.tui.key_check import TITLE, missing_key_advice
+
+        settings = self.session.settings if self.session is not None else self.settings
+        advice = missing_key_advice(settings)
+        if advice is not None:
+            self.notify(advice, title=TITLE, severity="warning", timeout=60)
 
     async def _save_css_cache(self) -> None:
         """Keep what this start parsed for the next one (a cache that cannot be written is only
@@ -695,6 +705,15 @@ class AgentApp(App[int]):
         """Pause now, even mid-stream or mid-command."""
         await self.commands.pause()
 
+    def action_help_quit(self) -> None:
+        """ctrl+c with nothing selected to copy (the prompt and the screen copy a selection first):
+        as in a shell and as headless runs do, it stops a running agent, like ctrl+s; with nothing
+        running, Textual's hint says how to quit."""
+        if self.check_action("pause", ()) is True:
+            self.action_pause()
+            return
+        super().action_help_quit()
+
     async def action_interrupt(self) -> None:
         """esc: in a side pane, back to the prompt (closing the overlay on a narrow screen);
         elsewhere take back the newest queued message, else pause a running agent."""
@@ -774,8 +793,13 @@ class AgentApp(App[int]):
 
     def _focus_moved(self, old: Widget | None, new: Widget | None) -> None:
         """On a narrow screen the overlay closes once the focus leaves it for the prompt or the
-        stream (f4, esc, a click): it floats over the stream, where the user now reads or types."""
-        if new is None or not self._panes_mounted or not self.screen.has_class("-narrow"):
+        stream (f4, esc, a click): it floats over the stream, where the user now reads or types.
+        On a wide one the tool list or the timeline in use takes the graph's rows (app.tcss)."""
+        if new is None or not self._panes_mounted:
+            return
+        in_use = any(pane.has_focus_within for pane in self.query("#tools-pane, #timeline-pane"))
+        self._sidebar.set_class(in_use, "-pane-in-use")
+        if not self.screen.has_class("-narrow"):
             return
         sidebar = self._sidebar
         if old is not None and sidebar in old.ancestors and sidebar not in new.ancestors:

@@ -31,6 +31,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("!command", "run a shell command in the workspace; its output joins the conversation"),
     ("ctrl+s · esc", ("pause the agent / resume it, the prompt's text sent as guidance (esc first takes back "
                       "a queued message; in a side pane it goes back to the prompt)")),
+    ("ctrl+c", "copies selected text; with none, pauses a running agent as ctrl+s does"),
     ("pageup · pagedown", "page the conversation without leaving the prompt"),
     ("y · s · a · n  (1–4)", ("at an approval, with the prompt empty: allow once · for the session · "
                              "always · deny (? explains)")),
