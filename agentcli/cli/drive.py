@@ -19,7 +19,6 @@ import io
 import os
 import signal
 import sys
-import traceback
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -72,7 +71,7 @@ async def drive(session: Session, start: Callable[[], Awaitable[object]], output
         typer.echo(f"agentcli: {refused}", err=True)
         return EXIT_USAGE
     except Exception as error:  # noqa: BLE001 - a bug, not the user's doing: one line here, the traceback in the log
-        where = "details in the session log" if _record(session, error) else "the session log could not record it"
+        where = "details in the session log" if session.record_failure(error) else "the session log could not record it"
         message = " ".join(str(error).split())  # one line, whatever the exception says
         typer.echo(f"agentcli: internal error: {type(error).__name__}{': ' + message if message else ''} ({where})",
                    err=True)
@@ -95,18 +94,3 @@ async def _turn(session: Session, start: Callable[[], Awaitable[object]]) -> int
     return EXIT_CODES[ended.outcome]
 
 
-def _record(session: Session, error: Exception) -> bool:
-    """Write the failure, with its traceback, to the session's log (and to no one else: the
-    printers would show it, and the user gets one line). False if there is no log to write."""
-    from agentcli.events import ErrorOccurred
-
-    # The Session has no command for a front end's own failure; its log is the subscriber that
-    # records every event, so the event goes to it directly.
-    if session.log is None:
-        return False
-    try:
-        session.log(ErrorOccurred(kind="internal", message=str(error), fatal=True, exception=type(error).__name__,
-                                  traceback="".join(traceback.format_exception(error))))
-    except (OSError, ValueError):  # a full disk, or the log already closed
-        return False
-    return True

@@ -58,8 +58,9 @@ five on a missing key would start five sessions that each stop at once on it (an
 checks on their unchanged copies)."""
 
 
-def key_problem(settings: Settings, environ: Mapping[str, str] | None = None) -> str | None:
-    """A missing key for the model a session would call first, in one line, or None.
+def missing_key(settings: Settings, environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The key variables one of which the model a session would call first needs and none of
+    which is set (empty when none is missing, as far as can be told here).
 
     Lenient by design, never stricter than the session (which asks litellm, too slow to import
     here): only the providers above, and nothing when any server is named (``api_base``, or
@@ -73,12 +74,18 @@ def key_problem(settings: Settings, environ: Mapping[str, str] | None = None) ->
     provider, slash, _ = model.partition("/")
     if (not slash or provider not in KEYED_PROVIDERS or model.startswith(REPLAY_PREFIX) or settings.api_base
             or environ.get("OPENAI_API_BASE") or environ.get("OPENAI_BASE_URL")):
-        return None
+        return ()
     variables = key_variables(provider)
-    if any(environ.get(name) for name in variables):
+    return () if any(environ.get(name) for name in variables) else variables
+
+
+def key_problem(settings: Settings, environ: Mapping[str, str] | None = None) -> str | None:
+    """A missing key (:func:`missing_key`) for the model a session would call first, in one line, or None."""
+    variables = missing_key(settings, environ)
+    if not variables:
         return None
-    return (f"no API key for {model}: {' or '.join(variables)} is not set; set it in the environment the "
-            "sessions start from (this one), or name a server with --api-base")
+    return (f"no API key for {settings.model}: {' or '.join(variables)} is not set; set it in the environment "
+            "the sessions start from (this one), or name a server with --api-base")
 
 
 def task_problem(task: BatchTask, default_folder: Path, overrides: dict[str, object],

@@ -433,6 +433,24 @@ class Session(InputCommands, TimelineCommands, McpCommands):
             raise SessionStateError("no turn is running")
         return await asyncio.shield(self._turn_end)
 
+    def record_failure(self, error: BaseException) -> bool:
+        """A front end's own failure (a bug, not the user's doing), with its traceback, in the log
+        only: the front end says it in one line. False when there is no log to write it to."""
+        import traceback
+
+        from agentcli.events import ErrorOccurred
+
+        # The log is the subscriber that records every event; the event goes to it alone, as
+        # the printers and the TUI would show the traceback.
+        if self.log is None:
+            return False
+        try:
+            self.log(ErrorOccurred(kind="internal", message=str(error), fatal=True, exception=type(error).__name__,
+                                   traceback="".join(traceback.format_exception(error))))
+        except (OSError, ValueError):  # a full disk, or the log already closed
+            return False
+        return True
+
     def close(self) -> None:
         """Flush and close the log, pack the snapshot store's index; the session can be resumed later."""
         if self.mcp is not None:

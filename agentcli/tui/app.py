@@ -34,6 +34,7 @@ from textual.containers import Horizontal, ScrollableContainer, Vertical
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Static
+from textual.worker import Worker, WorkerState
 
 from agentcli import startup_gc
 from agentcli.config_sources import ConfigError, Layer, read_layers
@@ -672,6 +673,20 @@ class AgentApp(App[int]):
             f"snapshots ({len(self.timeline.entries)})" if self.snapshots == "on" else f"snapshots ({self.snapshots})")
 
     # -- commands: the controller carries them out, in these workers ---------------------
+
+    @on(Worker.StateChanged)
+    def _worker_failed(self, event: Worker.StateChanged) -> None:
+        """A command of the app's that raised (a bug, not the user's doing): its workers do not
+        end the app, so without this it did nothing, silently. One line on screen, the traceback
+        in the session's log; the session stays where it was, so the user can try again."""
+        error = event.worker.error
+        if event.state is not WorkerState.ERROR or error is None:
+            return
+        recorded = self.session is not None and self.session.record_failure(error)
+        message = " ".join(str(error).split())
+        where = "details in the session log" if recorded else "the session log could not record it"
+        self.notify(f"{type(error).__name__}{': ' + message if message else ''} ({where})",
+                    title="Internal error", severity="error", timeout=30)
 
     @on(PromptArea.Submitted)
     def _prompt_submitted(self, message: PromptArea.Submitted) -> None:

@@ -2,7 +2,7 @@
 
 Without this a new user in a fresh repository sees an empty screen, types a task, and only then
 learns the key is missing, with advice ("then resume") that needs a restart anyway. The check is
-the one ``race`` and ``batch`` use before they start (``fleet.preflight.key_problem``): lenient,
+the one ``race`` and ``batch`` use before they start (``fleet.preflight.missing_key``): lenient,
 silent when a server is named, since only litellm knows for sure and it is too slow to ask here.
 """
 
@@ -18,12 +18,12 @@ TITLE = "No API key"
 
 def missing_key_advice(settings: Settings) -> str | None:
     """What to do about a missing key for the session's model, in a few lines, or None."""
-    from agentcli.fleet.preflight import key_problem
-    from agentcli.llm.errors import key_variables
+    from agentcli.fleet.preflight import missing_key
 
-    if key_problem(settings) is None:
+    variables = missing_key(settings)
+    if not variables:
         return None
     model = settings.model
-    variable = key_variables(model.partition("/")[0])[0]  # the usual one; the others are in the error
+    variable = variables[0]  # the usual one; the others are in the error
     return (f"{variable} is not set: {model} cannot answer.\n"
             "Set it and restart, switch with /model MODEL (ollama/… needs none), or try `agentcli demo`.")

@@ -198,3 +198,13 @@ def test_a_restores_entry_is_named_by_the_snapshot_number_within_its_session() -
     assert TimelineEntry("x", 7, reason, None, (), "another").label == "restored #3 of 6a4b633d6fc7"
     assert TimelineEntry("x", 1, "session start", None, (), "6a4b633d6fc7").label == "session start"
     assert restored_from("restored snapshot by hand") is None
+
+
+def test_an_entry_without_files_says_as_found_or_no_changes_not_plus_zero_minus_zero() -> None:
+    from agentcli.tui.widgets._timeline import FileStat
+
+    assert TimelineEntry("x", 1, "session start", None, ()).prompt().plain == "#1   session start as found"
+    assert TimelineEntry("x", 4, "after bash", "bash", ()).prompt().plain == "#4   bash no changes"
+    changed = TimelineEntry("x", 5, "after bash", "bash", (FileStat("a.py", 2, 1, "modified"),
+                                                           FileStat("b.py", 0, 3, "modified")))
+    assert changed.prompt().plain == "#5   bash +2 −4 a.py +1"

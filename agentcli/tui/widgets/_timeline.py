@@ -90,7 +90,10 @@ class TimelineEntry:
         return short_reason(self.reason, self.session_id) or "snapshot"
 
     def prompt(self) -> Content:
-        paths = (self.files[0].path if self.files else "") + (f" +{len(self.files) - 1}" if len(self.files) > 1 else "")
+        if not self.files:  # "+0 −0" read as a change of nothing; a session's first has nothing before it
+            return Content.assemble((f"#{self.seq:<3}", "bold $timeline-tick"), " ", (self.label, "bold"), " ",
+                                    ("as found" if self.seq == 1 else "no changes", "$text-muted"))
+        paths = self.files[0].path + (f" +{len(self.files) - 1}" if len(self.files) > 1 else "")
         return Content.assemble(
             (f"#{self.seq:<3}", "bold $timeline-tick"), " ", (self.label, "bold"), " ",
             (f"+{self.added}", "$diff-added"), " ", (f"−{self.removed}", "$diff-removed"), " ",
