@@ -66,6 +66,15 @@ class FittedFooter(Footer):
                 shown.setdefault(binding.action, (binding, enabled, tooltip))
         return list(shown.values())
 
+    def _key(self, key: FooterKey) -> FooterKey:
+        """A key in the footer's style, set before it mounts. Textual's compose binds each key's
+        ``compact`` to the footer's, whose first assignment restyled every key twice (its own
+        default, then the footer's): ~1 ms a key on each compose, for a value this app never
+        changes while the footer shows."""
+        key.set_reactive(FooterKey.compact, self.compact)
+        key.set_class(self.compact, "-compact", update=False)
+        return key
+
     def compose(self) -> ComposeResult:
         # Textual's Footer.compose, on the bindings that fit.
         if not self._bindings_ready:
@@ -84,14 +93,14 @@ class FittedFooter(Footer):
             if group is not None and len(entries) > 1:
                 with KeyGroup(classes="-compact" if group.compact else ""):
                     for binding, enabled, tooltip in entries:
-                        yield FooterKey(binding.key, self.app.get_key_display(binding), "", binding.action,
-                                        disabled=not enabled, tooltip=tooltip or binding.description,
-                                        classes="-grouped").data_bind(compact=Footer.compact)
+                        yield self._key(FooterKey(binding.key, self.app.get_key_display(binding), "", binding.action,
+                                                  disabled=not enabled, tooltip=tooltip or binding.description,
+                                                  classes="-grouped"))
                 yield FooterLabel(group.description)
                 continue
             for binding, enabled, tooltip in entries:
-                yield FooterKey(binding.key, self.app.get_key_display(binding), binding.description, binding.action,
-                                disabled=not enabled, tooltip=tooltip).data_bind(compact=Footer.compact)
+                yield self._key(FooterKey(binding.key, self.app.get_key_display(binding), binding.description,
+                                          binding.action, disabled=not enabled, tooltip=tooltip))
         palette = self.screen.active_bindings.get(self.app.COMMAND_PALETTE_BINDING)
         if self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE and palette is not None:
             binding = palette.binding
