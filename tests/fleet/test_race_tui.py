@@ -25,6 +25,12 @@ async def _table_filled(app: RaceApp, pilot: object) -> DataTable[str]:
     return table
 
 
+async def _listed(pilot: object) -> None:
+    """Before a screenshot: the attempts listed and drawn."""
+    await _table_filled(pilot.app, pilot)  # type: ignore[attr-defined]
+    await pilot.pause()  # type: ignore[attr-defined]
+
+
 async def test_rows_rank_the_passing_attempt_first_and_d_shows_its_diff(finished_race: tuple[Path, Path]) -> None:
     from tests.support.waiting import eventually
 
@@ -82,13 +88,8 @@ def test_race_view_snapshot(finished_race: tuple[Path, Path], snap_compare: obje
     data, project = finished_race
     monkeypatch.setenv("HOME", str(project.parent))  # the folder shows under ~, whatever the machine
 
-    async def settle(pilot: object) -> None:
-        app = pilot.app  # type: ignore[attr-defined]
-        await _table_filled(app, pilot)
-        await pilot.pause()  # type: ignore[attr-defined]
-
     assert snap_compare(RaceApp(data, RACE_ID, theme="agentcli-dark"), terminal_size=(80, 24),  # type: ignore[operator]
-                        run_before=settle)
+                        run_before=_listed)
 
 
 def test_apply_takes_what_the_attempt_holds_now(finished_race: tuple[Path, Path]) -> None:
@@ -185,13 +186,8 @@ def test_running_race_view_snapshot(finished_race: tuple[Path, Path], snap_compa
     monkeypatch.setenv("HOME", str(project.parent))
     _running(data)
 
-    async def settle(pilot: object) -> None:
-        app = pilot.app  # type: ignore[attr-defined]
-        await _table_filled(app, pilot)
-        await pilot.pause()  # type: ignore[attr-defined]
-
     assert snap_compare(RaceApp(data, RACE_ID, theme="agentcli-dark"), terminal_size=(80, 24),  # type: ignore[operator]
-                        run_before=settle)
+                        run_before=_listed)
 
 
 async def test_a_on_an_attempt_that_changed_nothing_asks_nothing(finished_race: tuple[Path, Path]) -> None:
