@@ -71,9 +71,9 @@ async def drive(session: Session, start: Callable[[], Awaitable[object]], output
         typer.echo(f"agentcli: {refused}", err=True)
         return EXIT_USAGE
     except Exception as error:  # noqa: BLE001 - a bug, not the user's doing: one line here, the traceback in the log
-        where = "details in the session log" if session.record_failure(error) else "the session log could not record it"
-        message = " ".join(str(error).split())  # one line, whatever the exception says
-        typer.echo(f"agentcli: internal error: {type(error).__name__}{': ' + message if message else ''} ({where})",
+        from agentcli.session.errors import failure_line
+
+        typer.echo(f"agentcli: internal error: {failure_line(error, recorded=session.record_failure(error))}",
                    err=True)
         return EXIT_ERROR
     finally:

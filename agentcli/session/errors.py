@@ -9,3 +9,11 @@ class SessionStateError(Exception):
 
 class CommandFailed(Exception):
     """A command failed unexpectedly; the session goes on and its log has the details."""
+
+
+def failure_line(error: BaseException, *, recorded: bool) -> str:
+    """A front end's own failure in one line for the user (``Type: message (details in the
+    session log)``); ``recorded``: whether :meth:`Session.record_failure` wrote its traceback."""
+    message = " ".join(str(error).split())  # one line, whatever the exception says
+    where = "details in the session log" if recorded else "the session log could not record it"
+    return f"{type(error).__name__}{': ' + message if message else ''} ({where})"

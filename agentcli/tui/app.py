@@ -682,11 +682,10 @@ class AgentApp(App[int]):
         error = event.worker.error
         if event.state is not WorkerState.ERROR or error is None:
             return
+        from agentcli.session.errors import failure_line
+
         recorded = self.session is not None and self.session.record_failure(error)
-        message = " ".join(str(error).split())
-        where = "details in the session log" if recorded else "the session log could not record it"
-        self.notify(f"{type(error).__name__}{': ' + message if message else ''} ({where})",
-                    title="Internal error", severity="error", timeout=30)
+        self.notify(failure_line(error, recorded=recorded), title="Internal error", severity="error", timeout=30)
 
     @on(PromptArea.Submitted)
     def _prompt_submitted(self, message: PromptArea.Submitted) -> None:
